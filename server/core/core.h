@@ -1,0 +1,340 @@
+/*
+ * core.h - the native scaling core: the one interface between the algorithm of
+ * spec/flink-autoscaler.md (sections 1 to 5, with DESIGN.md section 4's differences) and
+ * everything around it (the server, replay, the Lua plugin host).
+ *
+ * The core is a pure function of (job state, one sample, effective config, hook results):
+ * it does no I/O, reads no clock and keeps no globals. Time comes from the sample's `at`.
+ * It may call only libc (malloc, math, string) and the hooks it is handed.
+ *
+ * Ownership, in jansson's terms:
+ *  - struct core_sample and struct core_config are borrowed by core_decide; the caller owns
+ *    them and their strings.
+ *  - struct core_state is owned by the caller, created with core_state_new and updated in
+ *    place by core_decide (it allocates what it stores; core_state_free releases all).
+ *  - struct core_decision is storage the caller owns (core_decision_init/deinit). Everything
+ *    core_decide hangs off it (strings, arrays) lives in the decision's arena and is freed
+ *    by core_decision_deinit or reused by core_decision_reset; ids are borrowed from the
+ *    sample, so the sample must outlive the decision.
+ *
+ * "Unset" doubles are NaN; "unset" int64 durations are -1.
+ */
+#ifndef GOVERNOR_CORE_H
+#define GOVERNOR_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ------------------------------------------------------------------ enums -- */
+
+enum core_ship {
+    CORE_SHIP_HASH,
+    CORE_SHIP_REBALANCE,
+    CORE_SHIP_RESCALE,
+    CORE_SHIP_FORWARD,
+    CORE_SHIP_CUSTOM,
+    CORE_SHIP_BROADCAST,
+    CORE_SHIP_GLOBAL,
+    CORE_SHIP_SHUFFLE,
+    CORE_SHIP_UNKNOWN,
+};
+
+/* Case-insensitive; anything unknown is CORE_SHIP_UNKNOWN (spec 1.1). */
+enum core_ship core_ship_parse(const char *s);
+const char *core_ship_name(enum core_ship s);
+
+enum core_aggregator { CORE_AGG_MAX, CORE_AGG_AVG, CORE_AGG_MIN };
+
+enum core_align_mode {
+    CORE_ALIGN_BALANCED,
+    CORE_ALIGN_EVENLY_SPREAD,
+    CORE_ALIGN_OFF,
+    CORE_ALIGN_PLUGIN,                      /* config.align_plugin names it */
+    CORE_ALIGN_LEGACY_EVENLY_SPREAD,        /* deprecated adjust.mode, blocking (spec 3.2) */
+    CORE_ALIGN_LEGACY_MAXIMIZE_UTILISATION, /* deprecated adjust.mode, blocking (spec 3.2) */
+};
+
+enum core_action { CORE_NO_CHANGE, CORE_SCALE_UP, CORE_SCALE_DOWN, CORE_SCALE };
+const char *core_action_name(enum core_action a);
+
+/* DESIGN 3.1 reason codes, for the job and for each vertex. */
+enum core_reason {
+    CORE_R_COLLECTING_METRICS,
+    CORE_R_WITHIN_TARGET,
+    CORE_R_HIGH_BACKLOG,
+    CORE_R_HIGH_UTILIZATION,
+    CORE_R_LOW_UTILIZATION,
+    CORE_R_SCALE_DOWN_DELAYED,
+    CORE_R_LIMIT_REACHED,
+    CORE_R_KEY_PARALLELISM_LIMIT,
+    CORE_R_INEFFECTIVE_SCALING,
+    CORE_R_MEMORY_PRESSURE,
+    CORE_R_QUOTA_REACHED,
+    CORE_R_EXCLUDED_PERIOD,
+    CORE_R_SCALING_DISABLED,
+    CORE_R_VETOED,
+    CORE_R_PLUGIN_ERROR,
+    CORE_R_JOB_NOT_RUNNING,
+    CORE_R__COUNT
+};
+const char *core_reason_name(enum core_reason r);
+
+/* DESIGN 3.1 vertex constraints: a bit each, names by core_constraint_name(bit index). */
+enum core_constraint {
+    CORE_C_CLAMPED_MAX_FACTOR = 1u << 0,
+    CORE_C_CLAMPED_MIN_PARALLELISM = 1u << 1,
+    CORE_C_CLAMPED_MAX_PARALLELISM = 1u << 2,
+    CORE_C_ALIGNED_TO_KEY_GROUPS = 1u << 3,
+    CORE_C_ALIGNED_TO_PARTITIONS = 1u << 4,
+    CORE_C_CAPPED_AT_PARTITIONS = 1u << 5,
+    CORE_C_ALIGNED_BY_PLUGIN = 1u << 6,
+    CORE_C_EXCLUDED_VERTEX = 1u << 7,
+    CORE_C_CHANGED_BY_EXECUTOR = 1u << 8,
+    CORE_C_CAPPED_BY_KEY_SKEW = 1u << 9, /* governor's own: DESIGN 4 skew diagnosis */
+};
+#define CORE_C__COUNT 10
+/* Name of constraint bit i (0 <= i < CORE_C__COUNT), e.g. "CLAMPED_MAX_FACTOR". */
+const char *core_constraint_name(int bit);
+
+/* ----------------------------------------------------------------- config -- */
+
+/* Flink's TaskManager memory model keys (spec 5), in bytes / fractions. -1 or NaN = unset. */
+struct core_tm_memory {
+    int64_t process_size, flink_size, task_heap, managed_size, framework_heap,
+        framework_offheap, task_offheap, metaspace, network_min, network_max, overhead_min,
+        overhead_max, segment_size;
+    double managed_fraction, network_fraction, overhead_fraction;
+    int buffers_per_channel, floating_buffers;
+};
+
+/*
+ * The effective options of one job (spec 6.5 plus governor's own), already parsed and
+ * validated by the options module. Strings and lists are borrowed from whoever built it.
+ */
+struct core_config {
+    bool enabled;         /* job.autoscaler.enabled (governor default: true) */
+    bool scaling_enabled; /* false: advisor mode */
+    int64_t metrics_window_ms, stabilization_ms;
+    const char *excluded_periods; /* raw ';' list, "" = none */
+    const char *excluded_tz;      /* IANA name, default "UTC" */
+    double util_target, util_boundary, util_max, util_min; /* max/min NaN = unset */
+    int64_t scale_down_interval_ms;
+    int vertex_min_parallelism, vertex_max_parallelism;
+    double scale_down_max_factor, scale_up_max_factor;
+    int64_t catch_up_ms, restart_time_ms;
+    bool restart_tracking_enabled;
+    int64_t restart_tracking_limit_ms;
+    int64_t backlog_lag_threshold_ms;
+    int64_t otpr_lag_threshold_ms;
+    double otpr_switch_threshold;
+    int otpr_min_observations;
+    bool effectiveness_detection;
+    double effectiveness_threshold;
+    double gc_pressure_threshold, heap_usage_threshold;
+    bool mem_tuning_enabled;
+    double mem_tuning_overhead;
+    bool mem_maximize_managed, mem_scale_down_compensation;
+    int history_max_count;
+    int64_t history_max_age_ms;
+    enum core_aggregator busy_aggregator;
+    const char *const *exclude_ids; /* vertex.exclude.ids */
+    int n_exclude_ids;
+    int64_t event_interval_ms;
+    double quota_cpu;    /* NaN = unset */
+    double quota_memory; /* bytes, NaN = unset */
+    enum core_align_mode align_mode;
+    const char *align_plugin; /* plugin name when align_mode == CORE_ALIGN_PLUGIN */
+    bool observed_scalability_enabled;
+    int observed_scalability_min_observations;
+    double observed_scalability_coefficient_min;
+    const char *const *evaluators; /* metrics.custom-evaluators, in order */
+    int n_evaluators;
+    const char *const *executors; /* scaling.custom-executors, in listed order */
+    int n_executors;
+    /* governor's key-skew diagnosis (DESIGN 4) */
+    bool skew_enabled;
+    double skew_min_ratio;  /* max/avg busy time below this: no skew */
+    double skew_saturation; /* stop where the hot subtask is within this of its floor */
+    /* Flink cluster keys the algorithm reads */
+    int slots_per_tm;      /* taskmanager.numberOfTaskSlots, default 1 */
+    double tm_cpu;         /* taskmanager.cpu.cores, NaN = unknown */
+    struct core_tm_memory tm;
+};
+
+/*
+ * Fills c with the built-in defaults of every option (spec 6.5, with governor's
+ * differences). The options table's default column must agree (tests/unit/test_options.c
+ * checks every row against this).
+ */
+void core_config_defaults(struct core_config *c);
+
+/* ----------------------------------------------------------------- sample -- */
+
+struct core_input {
+    const char *from; /* id of the upstream vertex */
+    enum core_ship ship;
+};
+
+/* One vertex of a sample (DESIGN 3.1). Absent metrics are NaN. */
+struct core_vertex_in {
+    const char *id;
+    int parallelism, max_parallelism;
+    int partitions;                  /* 0 = unknown */
+    const char *slot_sharing_group;  /* NULL = unknown */
+    bool finished;
+    const struct core_input *inputs; /* none: a source */
+    int n_inputs;
+    double busy_min, busy_avg, busy_max; /* busy_ms_per_s; a single number sets all three */
+    double backpressured;                /* ms/s, average over subtasks */
+    double records_in, records_out;      /* cumulative counters */
+    double accumulated_busy_ms;          /* cumulative, summed over subtasks */
+    double records_in_per_s;             /* gauge: non-sources' input; sources' own input */
+    double records_out_per_s;            /* gauge */
+    double pending_records;              /* source backlog */
+};
+
+struct core_sample {
+    int64_t at;            /* epoch ms */
+    int64_t running_since; /* epoch ms */
+    bool running;          /* status == RUNNING */
+    /* job_metrics; NaN when absent */
+    double heap_used, heap_max, gc_ms_per_s, managed_used, metaspace_used;
+    double task_slots_total, task_slots_available;
+    const struct core_vertex_in *vertices;
+    int n_vertices;
+};
+
+/* --------------------------------------------------------------- decision -- */
+
+/* Evaluated figures of one vertex (spec 2), NaN = undefined, inf allowed. */
+struct core_evaluated {
+    double load;                  /* LOAD.average */
+    double true_processing_rate;  /* TRUE_PROCESSING_RATE.average */
+    double target_data_rate;      /* TARGET_DATA_RATE.average */
+    double catch_up_data_rate;    /* CATCH_UP_DATA_RATE.current */
+    double lag;                   /* LAG.current (sources) */
+    double scale_up_rate_threshold, scale_down_rate_threshold;
+    double expected_processing_rate; /* set when the target differs from current */
+    double parallelism, max_parallelism, num_source_partitions;
+    /* governor's skew diagnosis (NaN when not assessed) */
+    double busy_max_avg_ratio; /* r = max/avg busy time */
+    double hot_key_share;      /* h */
+    double key_rate_bound;     /* the most the vertex can ever process, records/s */
+    double salting_fanout;     /* subtasks a hot key should be spread over */
+};
+
+struct core_vdecision {
+    const char *id; /* borrowed from the sample */
+    int current;
+    int raw_target; /* ceil(factor x p) before any clamp; = current when not computed */
+    int target;     /* final, what the client should apply */
+    enum core_reason reason;
+    unsigned constraints; /* enum core_constraint bits */
+    bool outside_bounds;  /* TPR outside the utilization bounds (spec 2.6) */
+    bool excluded;        /* vertex.exclude.ids, finished, or no busy time */
+    struct core_evaluated ev;
+    const char *message; /* arena; NULL when nothing to say */
+};
+
+struct core_event {
+    const char *type;    /* "Normal" | "Warning" */
+    const char *reason;  /* spec 6.3, e.g. "ScalingReport" */
+    const char *message; /* arena */
+    const char *key;     /* dedupe key (arena), NULL = never deduplicated */
+    int count;           /* times seen within the interval, including this one */
+    bool suppressed;     /* deduplicated: the client need not show it again */
+};
+
+struct core_kv {
+    const char *key, *value; /* arena */
+};
+
+struct core_arena_block; /* opaque */
+
+struct core_decision {
+    int64_t at;
+    enum core_action action;
+    bool execute;
+    enum core_reason reason;
+    const char *message; /* arena */
+    int n_vertices;
+    struct core_vdecision *vertices; /* topological order */
+    int n_events;
+    struct core_event *events;
+    int n_config_changes; /* memory tuning overrides */
+    struct core_kv *config_changes;
+    int n_config_removals;
+    const char **config_removals;
+    /* internal: the arena */
+    struct core_arena_block *arena;
+    int cap_events, cap_changes;
+};
+
+void core_decision_init(struct core_decision *d);
+/* Forgets the content but keeps the first arena block for the next decision. */
+void core_decision_reset(struct core_decision *d);
+void core_decision_deinit(struct core_decision *d);
+
+/* ------------------------------------------------------------------ hooks -- */
+
+/*
+ * The four hook points (DESIGN 5.2). Every hook is optional (NULL = not provided). A hook
+ * returns 0 on success, -1 on failure with a message in err (e.g. "freeze.lua:12: boom");
+ * on failure the native result stands and the decision says PLUGIN_ERROR naming `name`.
+ */
+struct core_align_ctx {
+    const char *vertex;
+    int current, proposed; /* p and the clamped P' */
+    int lower, upper;      /* parallelism limits (spec 3 step 6) */
+    int max_parallelism;   /* key groups */
+    int partitions;        /* 0 = unknown */
+    const enum core_ship *input_ships;
+    int n_inputs;
+    const struct core_evaluated *ev;
+};
+
+struct core_hooks {
+    void *ud;
+    /* Excluded period? *excluded = true and why filled when inside one. */
+    int (*excluded)(void *ud, const struct core_config *cfg, int64_t now, bool *excluded,
+                    char *why, size_t why_len, char *err, size_t err_len);
+    /* One evaluator over one vertex; may overwrite figures in ev (NaN = keep built-in). */
+    int (*evaluate)(void *ud, const char *name, const struct core_vertex_in *v,
+                    struct core_evaluated *ev, bool processing_backlog, int64_t now, char *err,
+                    size_t err_len);
+    /* One executor over the decision; may change vertices[].target, or veto (*veto = true,
+     * reason in err). */
+    int (*execute)(void *ud, const char *name, struct core_decision *d, int64_t now, bool *veto,
+                   char *err, size_t err_len);
+    /* A plugin alignment mode; *out = the aligned parallelism. */
+    int (*align)(void *ud, const char *name, const struct core_align_ctx *a, int *out, char *err,
+                 size_t err_len);
+};
+
+/* ------------------------------------------------------------------ state -- */
+
+struct core_state; /* opaque: metric window, history, tracking, delayed scale-downs, events */
+
+/* new: an empty job state. Aborts on out-of-memory. */
+struct core_state *core_state_new(void);
+void core_state_free(struct core_state *s);
+/* Forgets everything (job.autoscaler.enabled=false, DELETE /v1/jobs/{job}). */
+void core_state_clear(struct core_state *s);
+/* The `at` of the last sample the state accepted, or INT64_MIN. */
+int64_t core_state_last_at(const struct core_state *s);
+
+/* ----------------------------------------------------------------- decide -- */
+
+/*
+ * One scaling cycle (spec 0). Validates the sample's topology first (unknown input,
+ * duplicate id, cycle, bad parallelism): on such an error returns -1 with a message in
+ * err naming the field (e.g. "vertices[2].inputs[0].from: unknown vertex \"x\""), and
+ * neither the state nor the decision is touched. Otherwise updates st in place, fills d
+ * (reset first) and returns 0.
+ */
+int core_decide(struct core_state *st, const struct core_sample *sm, const struct core_config *cfg,
+                const struct core_hooks *hooks, struct core_decision *d, char *err,
+                size_t err_len);
+
+#endif

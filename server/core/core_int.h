@@ -1,0 +1,266 @@
+/*
+ * core_int.h - names shared inside the core only (prefix core__). One section per file;
+ * each file mirrors a section of spec/flink-autoscaler.md:
+ *
+ *   util.c       rounding, allocation, the decision arena, events, enum names
+ *   config.c     built-in defaults (spec 6.5)
+ *   topo.c       topology validation and topological order (spec 1.1)
+ *   window.c     per-sample metrics, the metric window and its aggregates (spec 1.3-1.5)
+ *   evaluate.c   backlog, target/catch-up rate, true processing rate, thresholds (spec 2)
+ *   scaling.c    scale factor, clamps, limits, observed scalability (spec 3, 3.1)
+ *   alignment.c  key-group / partition alignment and plugin modes (spec 3.2, 3.3)
+ *   history.c    scaling history, retention, restart-time tracking (spec 4.7-4.9)
+ *   gating.c     memory pressure, delayed scale-down, ineffective scaling, summary (spec 4)
+ *   resources.c  CPU/memory quota and slot estimation (spec 4.6, 5.1)
+ *   memory.c     memory tuning (spec 5)
+ *   skew.c       governor's key-parallelism diagnosis (DESIGN 4)
+ *   decide.c     the cycle (spec 0)
+ *
+ * Nothing here does I/O or reads a clock.
+ */
+#ifndef GOVERNOR_CORE_INT_H
+#define GOVERNOR_CORE_INT_H
+
+#include <math.h>
+#include <stdarg.h>
+
+#include "core/core.h"
+#include "core/state.h"
+
+/* ------------------------------------------------------------------ util.c */
+
+/* Spec 1.3: round half-up to 3 decimals, except a value that would round to 0 keeps its
+ * original value; NaN and inf pass through. */
+double core__round3(double x);
+/* Java Math.round: floor(x + 0.5); NaN -> 0; clamps to int64. */
+int64_t core__java_round(double x);
+
+void *core__xmalloc(size_t n);                         /* aborts on failure */
+void *core__xcalloc(size_t n, size_t size);            /* aborts on failure */
+void *core__xrealloc(void *p, size_t n);               /* aborts on failure */
+char *core__strdup(const char *s);                     /* new; aborts on failure */
+/* Ensures *arr (elements of elem bytes) has room for need elements; *cap grows x2. */
+void core__grow(void *arr, int *cap, int need, size_t elem);
+
+/* Decision arena: memory freed with the decision. Zeroed. Aborts on failure. */
+void *core__alloc(struct core_decision *d, size_t n);
+char *core__astrdup(struct core_decision *d, const char *s);
+char *core__asprintf(struct core_decision *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Appends an event to d (message formatted into the arena). key NULL = never deduplicated.
+ * De-duplication against the state happens once at the end of the cycle (core__events_dedupe). */
+void core__event(struct core_decision *d, const char *type, const char *reason, const char *key,
+                 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* Applies spec 4.10 (JDBC semantics) to every event of d with a key: marks suppressed ones and
+ * updates the state's table. interval_ms <= 0 disables suppression. */
+void core__events_dedupe(struct core_state *st, struct core_decision *d, int64_t now,
+                         int64_t interval_ms);
+
+/* Records the first plugin failure of a cycle. */
+struct core_plugin_err {
+    bool set;
+    char plugin[64];
+    char message[512];
+};
+void core__plugin_fail(struct core_plugin_err *pe, const char *plugin, const char *msg);
+
+/* Case-sensitive membership in a borrowed list. */
+bool core__in_list(const char *const *list, int n, const char *s);
+
+/* ------------------------------------------------------------------ topo.c */
+
+/* The sample's topology, indexed by the sample's vertex index. */
+struct core_topo {
+    int n;
+    int *order;       /* [n] sample indices in topological order (Kahn, stable by input order) */
+    int *in_start;    /* [n+1] CSR: inputs of i are in_src[in_start[i] .. in_start[i+1]) */
+    int *in_src;      /* [edges] upstream sample index */
+    enum core_ship *in_ship; /* [edges] */
+    int *n_outputs;   /* [n] number of output edges */
+    bool *is_source;  /* [n] no inputs */
+    bool *hash_input; /* [n] any input ship strategy HASH */
+};
+
+/* Validates the sample (ids, parallelism >= 1, <= max_parallelism, duplicate ids, unknown
+ * inputs, cycles) and builds t in d's arena. -1 with err naming the field on a bad one. */
+int core__topo_build(const struct core_sample *sm, struct core_decision *d, struct core_topo *t,
+                     char *err, size_t err_len);
+/* Index of vertex id in the sample, -1 if absent. */
+int core__topo_find(const struct core_sample *sm, const char *id);
+
+/* ---------------------------------------------------------------- window.c */
+
+struct core_window_status {
+    int n_samples;
+    bool stabilizing;
+    bool fully_collected; /* spec 1.4 */
+    bool restarted;       /* the window was restarted by this sample */
+};
+
+/*
+ * Spec 1.1 restart detection and 1.3/1.4 collection: if running_since changed, or the
+ * vertex set or any parallelism differs from the window's, the window restarts. Then the
+ * sample's per-sample metrics are computed (with the OBSERVED_TPR fallback over the
+ * window), rounded (core__round3), appended, and the window trimmed when full.
+ */
+void core__window_ingest(struct core_state *st, const struct core_sample *sm,
+                         const struct core_topo *t, const struct core_config *cfg,
+                         struct core_window_status *out);
+
+/* Releases the window's samples and topology, leaving it empty (state.c). */
+void core__window_free(struct core_window *w);
+
+/* Window index of a vertex id, -1 if absent. */
+int core__window_index(const struct core_window *w, const char *id);
+
+/* Spec 1.5 over the vertex vi's field at byte offset off (offsetof(struct core_vmetrics, x)).
+ * min_obs <= 0: no minimum. */
+double core__w_avg(const struct core_window *w, int vi, size_t off, int min_obs);
+double core__w_rate(const struct core_window *w, int vi, size_t off);
+double core__w_avg_rate_fallback(const struct core_window *w, int vi, size_t gauge_off,
+                                 size_t counter_off);
+/* The latest sample's value of the field, NaN if absent. */
+double core__w_latest(const struct core_window *w, int vi, size_t off);
+/* Global metrics (offsetof(struct core_gmetrics, x)): window mean and latest. */
+double core__w_gavg(const struct core_window *w, size_t off);
+double core__w_glatest(const struct core_window *w, size_t off);
+
+/* -------------------------------------------------------------- evaluate.c */
+
+struct core_global_eval {
+    double gc_pressure;     /* latest */
+    double heap_ratio_avg;  /* HEAP_MAX_USAGE_RATIO.average */
+    double heap_used_avg, managed_used_avg, metaspace_used_avg;
+    double slots_used;      /* latest NUM_TASK_SLOTS_USED */
+};
+
+/*
+ * Spec 2 for every vertex in topological order, into ev[] (indexed like the sample). After a
+ * vertex's built-in figures (and thresholds) are computed, each evaluator hook in
+ * cfg->evaluators runs in order and its non-NaN figures replace the built-in ones (spec 6.1);
+ * downstream vertices see the merged values; a failing hook is recorded in pe. Every figure
+ * is rounded with core__round3. *backlog gets spec 2.1's processingBacklog.
+ */
+void core__evaluate(const struct core_state *st, const struct core_sample *sm,
+                    const struct core_topo *t, const struct core_config *cfg, int64_t restart_ms,
+                    const struct core_hooks *h, struct core_evaluated *ev, bool *backlog,
+                    struct core_global_eval *g, struct core_plugin_err *pe);
+
+/* Spec 2.5 capacity(); NaN when catch-up or TDR is NaN. */
+double core__capacity(const struct core_evaluated *ev, double util, bool with_restart,
+                      int64_t restart_ms, int64_t catch_up_ms);
+
+/* Spec 2.6: outside the utilization bounds? */
+bool core__outside_bounds(const struct core_evaluated *ev);
+
+/* --------------------------------------------------------------- scaling.c */
+
+struct core_scale_result {
+    bool computed;        /* false: NaN TPR or NaN target: no change, delayed entry untouched */
+    int raw;              /* ceil(factor x p) before clamps */
+    int target;           /* after limits and alignment; == current for no change */
+    unsigned constraints; /* bits set on the way */
+    double expected_rate; /* spec 3 step 10, NaN when no change */
+    double factor;        /* after alpha and clamp */
+};
+
+/*
+ * Spec 3 steps 1-10 (no gating) for vertex i: scale factor, observed scalability alpha over
+ * hist (may be NULL), max-factor clamp, min/max parallelism, DESIGN 4's cap of a source at
+ * its partition count, then alignment (core__align). Events (legacy ScalingLimited) go to d;
+ * a failing alignment plugin is recorded in pe.
+ */
+void core__scale_target(const struct core_config *cfg, const struct core_sample *sm,
+                        const struct core_topo *t, int i, const struct core_evaluated *ev,
+                        const struct core_vhistory *hist, int64_t restart_ms,
+                        const struct core_hooks *h, struct core_decision *d,
+                        struct core_plugin_err *pe, struct core_scale_result *out);
+
+/* Spec 3.1: alpha in [coefficient-min, 1], rounded up to 2 decimals; 1 when not enough data. */
+double core__scalability_alpha(const struct core_config *cfg, const struct core_vhistory *hist);
+
+/* ------------------------------------------------------------- alignment.c */
+
+/*
+ * Spec 3.2/3.3 for a vertex whose clamped P' (a->proposed) differs from p: resolves the
+ * mode from cfg, checks applicability (partitions > 0 or a HASH input, for built-ins and
+ * legacy; plugins decide themselves), and returns the aligned parallelism. Sets
+ * ALIGNED_TO_PARTITIONS / ALIGNED_TO_KEY_GROUPS / ALIGNED_BY_PLUGIN in *constraints when the
+ * value changed. Legacy modes emit ScalingLimited into d. A plugin failure returns
+ * a->proposed and is recorded in pe.
+ */
+int core__align(const struct core_config *cfg, const struct core_align_ctx *a,
+                const struct core_hooks *h, struct core_decision *d, unsigned *constraints,
+                struct core_plugin_err *pe);
+
+/* firstAligned of spec 3.2 over [from, to]: first q with N % q == 0, or (accept_reducing)
+ * N / q < N / proposed. 0 if none. */
+int core__first_aligned(int n_keys, int proposed, int from, int to, bool accept_reducing);
+
+/* --------------------------------------------------------------- history.c */
+
+/* The vertex's history (NULL if none). */
+struct core_vhistory *core__history_find(struct core_state *st, const char *id);
+/* Spec 4.9 retention on every vertex, and deletes vertices not in the sample (spec 1.1). */
+void core__history_trim(struct core_state *st, const struct core_sample *sm,
+                        const struct core_config *cfg, int64_t now);
+/* Spec 4.7 step 3: appends an entry. */
+void core__history_add(struct core_state *st, const char *id, const struct core_hist_entry *e);
+/* Spec 4.8: measures the pending tracking record's restart duration if the topology now
+ * runs at the recorded parallelisms; trims the records. */
+void core__tracking_update(struct core_state *st, const struct core_sample *sm,
+                           const struct core_config *cfg, int64_t now);
+void core__tracking_add(struct core_state *st, int64_t now);
+/* Spec 4.8: the restart time to use, ms (whole seconds). */
+int64_t core__restart_time(const struct core_state *st, const struct core_config *cfg);
+
+/* ---------------------------------------------------------------- gating.c */
+
+/* Spec 4.1 step 1: MEMORY_PRESSURE? Emits the MemoryPressure event when it triggers. */
+bool core__memory_pressure(const struct core_config *cfg, const struct core_global_eval *g,
+                           struct core_decision *d);
+/* Spec 4.3: is a scale-up of vertex id to `target` ineffective? Emits IneffectiveScaling.
+ * Returns true when the scale-up must be blocked (detection enabled and ineffective). */
+bool core__ineffective_blocked(const struct core_config *cfg, const struct core_vhistory *hist,
+                               const char *id, int current, double tpr,
+                               struct core_decision *d);
+/* Spec 4.2: records a scale-down recommendation; returns the parallelism to apply now
+ * (current = still delayed) and its outside-bound flag in *outside. */
+int core__delayed_scale_down(struct core_state *st, const struct core_config *cfg,
+                             const char *id, int current, int target, bool outside,
+                             int64_t now, bool *outside_out);
+void core__delayed_clear(struct core_state *st, const char *id);
+void core__delayed_clear_all(struct core_state *st);
+
+/* -------------------------------------------------------------- resources.c */
+
+/* Spec 5.1: slots needed after scaling, given new parallelism per sample vertex. */
+int core__slots_after(const struct core_sample *sm, const int *new_p, double slots_used);
+/* Spec 4.6 quota: true when the quota would be exceeded (event ResourceQuotaReached emitted).
+ * in_summary[i] says whether vertex i is in the scaling summary. */
+bool core__quota_reached(const struct core_config *cfg, const struct core_sample *sm,
+                         const bool *in_summary, const int *new_p, struct core_decision *d);
+
+/* ----------------------------------------------------------------- memory.c */
+
+/*
+ * Spec 5: memory tuning. Always emits the "Configuration recommendation" event when it
+ * runs; when cfg->mem_tuning_enabled, fills d->config_changes / d->config_removals. Skipped
+ * (no event) if the TM memory spec is invalid or its process size unknown.
+ */
+void core__memory_tune(const struct core_config *cfg, const struct core_sample *sm,
+                       const struct core_topo *t, const int *new_p,
+                       const struct core_global_eval *g, struct core_decision *d);
+
+/* ------------------------------------------------------------------- skew.c */
+
+/*
+ * DESIGN 4 key-parallelism diagnosis for a HASH-input vertex about to scale up from
+ * `current` to `target`. Fills the skew figures of ev; returns the parallelism past which
+ * more subtasks cannot help (>= 1), or 0 when no skew limit applies.
+ */
+int core__skew_limit(const struct core_config *cfg, const struct core_window *w, int wi,
+                     int current, struct core_evaluated *ev);
+
+#endif

@@ -1,0 +1,306 @@
+/*
+ * util.c - small shared pieces of the core: spec 1.3's rounding, Java's Math.round,
+ * aborting allocators, the decision arena, events and their de-duplication (spec 4.10),
+ * and the names of the enums.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core_int.h"
+
+double core__round3(double x)
+{
+    if (!isfinite(x))
+        return x;
+    /* Round half-up on the decimal value: BigDecimal of the double's shortest repr in Java;
+     * printing with 17 significant digits and rounding that string keeps 2.0005 -> 2.001. */
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.17g", x);
+    double v = strtod(buf, NULL);
+    double r = floor(fabs(v) * 1000.0 + 0.5 + 1e-9) / 1000.0;
+    r = copysign(r, v);
+    if (r == 0.0)
+        return x;
+    return r;
+}
+
+int64_t core__java_round(double x)
+{
+    if (isnan(x))
+        return 0;
+    double r = floor(x + 0.5);
+    if (r >= 9.2233720368547758e18)
+        return INT64_MAX;
+    if (r <= -9.2233720368547758e18)
+        return INT64_MIN;
+    return (int64_t)r;
+}
+
+void *core__xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        abort();
+    return p;
+}
+
+void *core__xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        abort();
+    return p;
+}
+
+void *core__xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        abort();
+    return q;
+}
+
+char *core__strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = core__xmalloc(n);
+    memcpy(p, s, n);
+    return p;
+}
+
+void core__grow(void *arr, int *cap, int need, size_t elem)
+{
+    void **a = arr;
+    if (need <= *cap)
+        return;
+    int c = *cap ? *cap : 4;
+    while (c < need)
+        c *= 2;
+    *a = core__xrealloc(*a, (size_t)c * elem);
+    memset((char *)*a + (size_t)*cap * elem, 0, (size_t)(c - *cap) * elem);
+    *cap = c;
+}
+
+/* ---------------------------------------------------------------- arena -- */
+
+struct core_arena_block {
+    struct core_arena_block *next;
+    size_t size, used;
+    _Alignas(16) unsigned char data[];
+};
+
+#define ARENA_BLOCK 16384
+
+void *core__alloc(struct core_decision *d, size_t n)
+{
+    n = (n + 15) & ~(size_t)15;
+    struct core_arena_block *b = d->arena;
+    if (!b || b->size - b->used < n) {
+        size_t sz = n > ARENA_BLOCK ? n : ARENA_BLOCK;
+        struct core_arena_block *nb = core__xmalloc(sizeof *nb + sz);
+        nb->size = sz;
+        nb->used = 0;
+        /* Keep the first (reusable) block at the tail of the list. */
+        nb->next = b;
+        d->arena = nb;
+        b = nb;
+    }
+    void *p = b->data + b->used;
+    b->used += n;
+    memset(p, 0, n);
+    return p;
+}
+
+char *core__astrdup(struct core_decision *d, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = core__alloc(d, n);
+    memcpy(p, s, n);
+    return p;
+}
+
+static char *avprintf(struct core_decision *d, const char *fmt, va_list ap)
+{
+    va_list aq;
+    va_copy(aq, ap);
+    int n = vsnprintf(NULL, 0, fmt, aq);
+    va_end(aq);
+    if (n < 0)
+        n = 0;
+    char *p = core__alloc(d, (size_t)n + 1);
+    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    return p;
+}
+
+char *core__asprintf(struct core_decision *d, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *p = avprintf(d, fmt, ap);
+    va_end(ap);
+    return p;
+}
+
+void core_decision_init(struct core_decision *d)
+{
+    memset(d, 0, sizeof *d);
+}
+
+void core_decision_reset(struct core_decision *d)
+{
+    struct core_arena_block *b = d->arena;
+    /* Free all but the last (oldest) block, which is kept for reuse. */
+    while (b && b->next) {
+        struct core_arena_block *n = b->next;
+        free(b);
+        b = n;
+    }
+    if (b)
+        b->used = 0;
+    memset(d, 0, sizeof *d);
+    d->arena = b;
+}
+
+void core_decision_deinit(struct core_decision *d)
+{
+    struct core_arena_block *b = d->arena;
+    while (b) {
+        struct core_arena_block *n = b->next;
+        free(b);
+        b = n;
+    }
+    memset(d, 0, sizeof *d);
+}
+
+/* --------------------------------------------------------------- events -- */
+
+void core__event(struct core_decision *d, const char *type, const char *reason, const char *key,
+                 const char *fmt, ...)
+{
+    if (d->n_events == d->cap_events) {
+        int cap = d->cap_events ? d->cap_events * 2 : 8;
+        struct core_event *ev = core__alloc(d, (size_t)cap * sizeof *ev);
+        if (d->n_events)
+            memcpy(ev, d->events, (size_t)d->n_events * sizeof *ev);
+        d->events = ev;
+        d->cap_events = cap;
+    }
+    struct core_event *e = &d->events[d->n_events++];
+    va_list ap;
+    va_start(ap, fmt);
+    e->message = avprintf(d, fmt, ap);
+    va_end(ap);
+    e->type = type;
+    e->reason = reason;
+    e->key = key ? core__astrdup(d, key) : NULL;
+    e->count = 1;
+    e->suppressed = false;
+}
+
+void core__events_dedupe(struct core_state *st, struct core_decision *d, int64_t now,
+                         int64_t interval_ms)
+{
+    for (int i = 0; i < d->n_events; i++) {
+        struct core_event *e = &d->events[i];
+        if (!e->key)
+            continue;
+        size_t kl = strlen(e->reason) + 1 + strlen(e->key) + 1;
+        char *key = core__alloc(d, kl);
+        snprintf(key, kl, "%s\x1f%s", e->reason, e->key);
+        struct core_event_seen *seen = NULL;
+        for (int j = 0; j < st->n_events; j++)
+            if (strcmp(st->events[j].key, key) == 0) {
+                seen = &st->events[j];
+                break;
+            }
+        if (seen && interval_ms > 0 && now - seen->first_at < interval_ms) {
+            seen->count++;
+            seen->last_at = now;
+            e->count = seen->count;
+            e->suppressed = true;
+            continue;
+        }
+        if (!seen) {
+            core__grow(&st->events, &st->cap_events, st->n_events + 1, sizeof *st->events);
+            seen = &st->events[st->n_events++];
+            seen->key = core__strdup(key);
+        }
+        seen->first_at = now;
+        seen->last_at = now;
+        seen->count = 1;
+    }
+    /* Forget rows that can no longer suppress anything, so the table stays small. */
+    int k = 0;
+    for (int j = 0; j < st->n_events; j++) {
+        if (interval_ms <= 0 || now - st->events[j].first_at >= interval_ms) {
+            free(st->events[j].key);
+            continue;
+        }
+        st->events[k++] = st->events[j];
+    }
+    st->n_events = k;
+}
+
+void core__plugin_fail(struct core_plugin_err *pe, const char *plugin, const char *msg)
+{
+    if (!pe || pe->set)
+        return;
+    pe->set = true;
+    snprintf(pe->plugin, sizeof pe->plugin, "%s", plugin ? plugin : "?");
+    snprintf(pe->message, sizeof pe->message, "%s", msg ? msg : "");
+}
+
+bool core__in_list(const char *const *list, int n, const char *s)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(list[i], s) == 0)
+            return true;
+    return false;
+}
+
+/* ---------------------------------------------------------------- names -- */
+
+static const char *const ship_names[] = {"HASH",      "REBALANCE", "RESCALE", "FORWARD", "CUSTOM",
+                                         "BROADCAST", "GLOBAL",    "SHUFFLE", "UNKNOWN"};
+
+enum core_ship core_ship_parse(const char *s)
+{
+    for (int i = 0; i < CORE_SHIP_UNKNOWN; i++)
+        if (strcasecmp(s, ship_names[i]) == 0)
+            return (enum core_ship)i;
+    return CORE_SHIP_UNKNOWN;
+}
+
+const char *core_ship_name(enum core_ship s)
+{
+    return (unsigned)s <= CORE_SHIP_UNKNOWN ? ship_names[s] : "UNKNOWN";
+}
+
+const char *core_action_name(enum core_action a)
+{
+    static const char *const n[] = {"NO_CHANGE", "SCALE_UP", "SCALE_DOWN", "SCALE"};
+    return (unsigned)a <= CORE_SCALE ? n[a] : "NO_CHANGE";
+}
+
+const char *core_reason_name(enum core_reason r)
+{
+    static const char *const n[] = {
+        "COLLECTING_METRICS", "WITHIN_TARGET",         "HIGH_BACKLOG",
+        "HIGH_UTILIZATION",   "LOW_UTILIZATION",       "SCALE_DOWN_DELAYED",
+        "LIMIT_REACHED",      "KEY_PARALLELISM_LIMIT", "INEFFECTIVE_SCALING",
+        "MEMORY_PRESSURE",    "QUOTA_REACHED",         "EXCLUDED_PERIOD",
+        "SCALING_DISABLED",   "VETOED",                "PLUGIN_ERROR",
+        "JOB_NOT_RUNNING"};
+    return (unsigned)r < CORE_R__COUNT ? n[r] : "?";
+}
+
+const char *core_constraint_name(int bit)
+{
+    static const char *const n[CORE_C__COUNT] = {
+        "CLAMPED_MAX_FACTOR",     "CLAMPED_MIN_PARALLELISM", "CLAMPED_MAX_PARALLELISM",
+        "ALIGNED_TO_KEY_GROUPS",  "ALIGNED_TO_PARTITIONS",   "CAPPED_AT_PARTITIONS",
+        "ALIGNED_BY_PLUGIN",      "EXCLUDED_VERTEX",         "CHANGED_BY_EXECUTOR",
+        "CAPPED_BY_KEY_SKEW"};
+    return bit >= 0 && bit < CORE_C__COUNT ? n[bit] : "?";
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds (plain -Werror, then ASan+UBSan) and runs every test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+for p in build-essential cmake pkg-config clang-format liblua5.4-dev libevent-dev \
+         libjansson-dev libsqlite3-dev sqlite3 tzdata curl python3; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+done
+if [ ${#need[@]} -gt 0 ]; then
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "missing packages: ${need[*]} (run as root to install them)" >&2
+        exit 1
+    fi
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+jobs=$(nproc 2>/dev/null || echo 2)
+
+echo "== format check"
+files=$(git ls-files '*.c' '*.h' 2>/dev/null || find server tests -name '*.[ch]')
+clang-format --dry-run -Werror $files
+
+echo "== plain build (-Werror)"
+cmake -S . -B build -DWERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j "$jobs"
+(cd build && ctest --output-on-failure -j "$jobs")
+
+echo "== sanitized build (address;undefined)"
+cmake -S . -B build-san -DWERROR=ON -DSANITIZE='address;undefined' \
+      -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build build-san -j "$jobs"
+(cd build-san && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --output-on-failure -j "$jobs")
