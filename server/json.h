@@ -1,0 +1,63 @@
+/*
+ * json.h - jansson in and out of the core (prefix json_): the decide request (DESIGN 3.1)
+ * into a struct core_sample, a struct core_decision into the response object, and a job's
+ * struct core_state to JSON and back (the round trip must not change any later decision).
+ *
+ * May call: core, options (for the request's `config`), jansson. No I/O.
+ */
+#ifndef GOVERNOR_JSON_H
+#define GOVERNOR_JSON_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "core/core.h"
+#include "options.h"
+
+/* A parse error: the HTTP status it maps to, a code, the message, the JSON path. */
+struct json_err {
+    int status;         /* 400, 409, 413, 415, 422 */
+    char code[32];      /* "INVALID_ARGUMENT", "FAILED_PRECONDITION", ... */
+    char message[512];
+    char field[256];    /* e.g. "vertices[2].parallelism", "" when not about one field */
+};
+
+/*
+ * A parsed sample: the core_sample and everything it points to (ids, inputs), owned by
+ * this struct. Reusable: json_sample_reset keeps its buffers for the next request.
+ */
+struct json_sample {
+    struct core_sample s;
+    /* internal storage */
+    void *priv;
+};
+
+void json_sample_init(struct json_sample *js);
+void json_sample_deinit(struct json_sample *js);
+
+/*
+ * Parses a decide request body (borrowed). `now_ms` is used when `at` is absent. Every
+ * value is checked: types, parallelism >= 1 and <= max_parallelism, numbers finite and
+ * >= 0 where the metric cannot be negative, `status` a string, `at` epoch ms or RFC 3339,
+ * ids 1-128 chars. The request's `config` object (strings or numbers) is set into `opts`
+ * at OPT_REQUEST (opts may be NULL to ignore it); a bad option is a 422 naming the key.
+ * Topology errors (unknown input, duplicate id, cycle) are left to core_decide. Returns 0,
+ * or -1 with *e filled.
+ */
+int json_parse_sample(json_t *body, int64_t now_ms, struct json_sample *js, struct opt_job *opts,
+                      struct json_err *e);
+
+/*
+ * new: the DESIGN 3.1 response object for d (decision_id is added by the caller once the
+ * decision has an id). Non-finite figures become null.
+ */
+json_t *json_render_decision(const struct core_decision *d, const char *job,
+                             const char *policy_revision, const char *config_hash);
+
+/* new: the whole state as JSON (objects and arrays; non-finite doubles as strings
+ * "NaN"/"Infinity"/"-Infinity" so the round trip is exact). */
+json_t *json_state_dump(const struct core_state *st);
+/* Loads a dumped state into st (cleared first). -1 with a message in err on a bad one. */
+int json_state_load(json_t *in, struct core_state *st, char *err, size_t err_len);
+
+#endif

@@ -1,0 +1,129 @@
+/*
+ * options.h - the one options table (prefix opt_): every job option of spec 6.5 (with the
+ * deprecated aliases and the `kubernetes.operator.` fallback prefix), governor's own job
+ * options, the Flink cluster keys the algorithm reads, and the server's own settings
+ * (listen address, database, limits). The table feeds the value parsers, validation (spec
+ * 6.4), layering (built-in < server < job < request), `governor options`, the `--flag`
+ * parser of `governor serve`, the config file reader, and the README's option table.
+ *
+ * May call: core (core_config_defaults, enum names), libc. No I/O except opt_print_*
+ * (to a FILE the caller gives) and opt_server_load_file (reads the config file).
+ */
+#ifndef GOVERNOR_OPTIONS_H
+#define GOVERNOR_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/core.h"
+
+enum opt_layer { OPT_BUILTIN, OPT_SERVER, OPT_JOB, OPT_REQUEST };
+const char *opt_layer_name(enum opt_layer l); /* "default", "server", "job", "request" */
+
+/* ------------------------------------------------------------ value parsers -- */
+
+/* Flink durations: "5 min", "5min", "5m", "30 s", "500 ms", "1 h", "1 d", bare = ms.
+ * 0 / -1 with *errp (new) naming what is allowed. */
+int opt_parse_duration(const char *s, int64_t *ms, char **errp);
+/* Memory sizes: "4 gb", "512m", "1024 kb", bare = bytes. */
+int opt_parse_memory(const char *s, int64_t *bytes, char **errp);
+int opt_parse_bool(const char *s, bool *out, char **errp);
+
+/* -------------------------------------------------------------- job options -- */
+
+/*
+ * The options of one job, layered. Owns copies of every key and value. Keys are stored
+ * under their canonical name (aliases and the kubernetes.operator. prefix are mapped);
+ * plugin parameter keys (`<prefix>.<name>.<param>` under custom-evaluator,
+ * custom-executor and parallelism-alignment.mode) are kept verbatim.
+ */
+struct opt_job;
+
+struct opt_job *opt_job_new(void);
+void opt_job_free(struct opt_job *j);
+/* new: a deep copy (the server copies a job's stored layers, then adds the request's). */
+struct opt_job *opt_job_clone(const struct opt_job *j);
+/* Removes every key of one layer (PUT /v1/jobs/{job}/config replaces the job layer). */
+void opt_job_clear_layer(struct opt_job *j, enum opt_layer layer);
+
+/*
+ * Sets key = value at layer. An unknown `job.autoscaler.*` key, or a value that does not
+ * parse or is out of its row's range, is -1 with *errp (new) naming the key, the value and
+ * what is allowed, e.g. `job.autoscaler.utilization.target: "1.5" is out of range [0, 1]`;
+ * nothing is changed then. A key the algorithm does not read (outside job.autoscaler.* and
+ * the cluster keys of the table) is accepted and recorded as ignored (opt_job_warnings).
+ */
+int opt_job_set(struct opt_job *j, enum opt_layer layer, const char *key, const char *value,
+                char **errp);
+
+/*
+ * Resolves the effective options (highest layer wins per key) into cfg, which borrows
+ * strings and lists from j (valid until j is changed or freed), and runs the cross-field
+ * checks of spec 6.4 (utilization.max in [target, 1], ...; feature-gated ones only when
+ * the feature is on; excluded-period syntax via cron_validate). -1 with *errp on the first
+ * error.
+ */
+int opt_job_resolve(struct opt_job *j, struct core_config *cfg, char **errp);
+
+/* Calls fn for each effective key (every table row, plus set plugin keys), in table order:
+ * key, value as text, and the layer it came from. */
+void opt_job_each(const struct opt_job *j,
+                  void (*fn)(void *ud, const char *key, const char *value, enum opt_layer layer),
+                  void *ud);
+
+/* Calls fn for each set key that starts with prefix (e.g.
+ * "job.autoscaler.scaling.custom-executor.freeze."), with the prefix stripped. */
+void opt_job_params(const struct opt_job *j, const char *prefix,
+                    void (*fn)(void *ud, const char *param, const char *value), void *ud);
+
+/* The keys that were accepted but are not read by the algorithm (for `warnings`). */
+int opt_job_n_warnings(const struct opt_job *j);
+const char *opt_job_warning(const struct opt_job *j, int i);
+
+/* A stable hash of the effective options (hex, 16 chars) for `config_hash`. */
+void opt_job_hash(const struct opt_job *j, char out[17]);
+
+/* ----------------------------------------------------------- server options -- */
+
+struct opt_server {
+    char *listen;     /* "127.0.0.1:8080" */
+    char *db;         /* "./governor.db" */
+    char *policies;   /* "./policies" */
+    char *token_file; /* NULL = no auth */
+    char *config;     /* the --config file, NULL = none */
+    char *log_level;  /* "info" */
+    int64_t max_body_bytes;      /* 1 MiB */
+    int64_t max_header_bytes;    /* 16 KiB */
+    int64_t read_timeout_ms;     /* 10 s */
+    char *synchronous;           /* "FULL" | "NORMAL" | "OFF" */
+    int max_batch;               /* decisions per group commit, 256 */
+    int64_t sql_timeout_ms;      /* POST /v1/sql time limit, 2 s */
+    int sql_max_rows;            /* 10000 */
+    int64_t audit_retention_ms;  /* 90 d; 0 = keep forever */
+    int64_t plugin_instructions; /* Lua instruction budget per call */
+    int64_t plugin_timeout_ms;   /* Lua wall-clock deadline per call */
+    int64_t plugin_memory_bytes; /* Lua memory cap per state */
+};
+
+/* Fills s with the table's defaults (strings are new; opt_server_deinit frees). */
+void opt_server_init(struct opt_server *s);
+void opt_server_deinit(struct opt_server *s);
+/* Sets a server option by its table name (`listen`, `db`, `max-body`, ...); -1 + *errp. */
+int opt_server_set(struct opt_server *s, const char *key, const char *value, char **errp);
+/*
+ * Reads a `key = value` config file (# comments, blank lines). Server keys set s; job keys
+ * (job.autoscaler.*, cluster keys) go to the OPT_SERVER layer of jobdefaults. -1 + *errp
+ * naming file:line.
+ */
+int opt_server_load_file(struct opt_server *s, struct opt_job *jobdefaults, const char *path,
+                         char **errp);
+
+/* ------------------------------------------------------------------- output -- */
+
+/* `governor options`: every row, name, type, default, range, help; aligned text. */
+void opt_print_table(FILE *out);
+/* The README's table (markdown), generated from the same rows. */
+void opt_print_markdown(FILE *out);
+
+#endif
