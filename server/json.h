@@ -16,10 +16,10 @@
 
 /* A parse error: the HTTP status it maps to, a code, the message, the JSON path. */
 struct json_err {
-    int status;         /* 400, 409, 413, 415, 422 */
-    char code[32];      /* "INVALID_ARGUMENT", "FAILED_PRECONDITION", ... */
+    int status;    /* 400, 409, 413, 415, 422 */
+    char code[32]; /* "INVALID_ARGUMENT", "FAILED_PRECONDITION", ... */
     char message[512];
-    char field[256];    /* e.g. "vertices[2].parallelism", "" when not about one field */
+    char field[256]; /* e.g. "vertices[2].parallelism", "" when not about one field */
 };
 
 /*
