@@ -181,8 +181,9 @@ void core__scale_target(const struct core_config *cfg, const struct core_sample 
 
     /* Step 7, then DESIGN 4: a source never gets more subtasks than partitions. The bounds
      * are applied one after the other so each one that moved the value is reported. */
+    /* Java's Math.min keeps a NaN (0 / 0 factor), and (int) NaN is 0: spec 3 edge cases. */
     double scaled = ceil(factor * (double)p);
-    int raw = java_d2i(scaled < (double)INT_MAX ? scaled : (double)INT_MAX);
+    int raw = java_d2i(isnan(scaled) || scaled < (double)INT_MAX ? scaled : (double)INT_MAX);
     out->computed = true;
     out->raw = raw;
     out->factor = factor;
