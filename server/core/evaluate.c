@@ -162,7 +162,8 @@ static void ev_blank(struct core_evaluated *ev)
     ev->salting_fanout = NAN;
 }
 
-/* Copies every non-NaN figure of the hook's result over the built-in one (spec 6.1). */
+/* Copies every figure of the hook's result that is not NaN and differs from the vertex's
+ * over it, rounded like every evaluated figure (spec 6.1). */
 static void merge(struct core_evaluated *ev, const struct core_evaluated *out)
 {
 #define MERGE(f)                                                                                   \
