@@ -8,6 +8,7 @@
 
 #include "core/core_int.h"
 
+/* Index of vertex id in sm (linear scan; NULL id or absent: -1). */
 int core__topo_find(const struct core_sample *sm, const char *id)
 {
     if (!id)

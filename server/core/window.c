@@ -26,6 +26,7 @@ static double gfield(const struct core_gmetrics *g, size_t off)
     return x;
 }
 
+/* Window index of vertex id (a linear scan: topologies are small), -1 if absent. */
 int core__window_index(const struct core_window *w, const char *id)
 {
     for (int i = 0; i < w->n_vertices; i++)
