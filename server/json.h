@@ -16,10 +16,10 @@
 
 /* A parse error: the HTTP status it maps to, a code, the message, the JSON path. */
 struct json_err {
-    int status;         /* 400, 409, 413, 415, 422 */
-    char code[32];      /* "INVALID_ARGUMENT", "FAILED_PRECONDITION", ... */
+    int status;    /* 400, 409, 413, 415, 422 */
+    char code[32]; /* "INVALID_ARGUMENT", "FAILED_PRECONDITION", ... */
     char message[512];
-    char field[256];    /* e.g. "vertices[2].parallelism", "" when not about one field */
+    char field[256]; /* e.g. "vertices[2].parallelism", "" when not about one field */
 };
 
 /*
@@ -33,6 +33,8 @@ struct json_sample {
 };
 
 void json_sample_init(struct json_sample *js);
+/* Forgets the parsed sample but keeps the buffers (json_parse_sample calls it itself). */
+void json_sample_reset(struct json_sample *js);
 void json_sample_deinit(struct json_sample *js);
 
 /*
