@@ -488,13 +488,13 @@ static void real_text(double x, char *buf, size_t len)
     }
 }
 
-static int apply_config(const json_t *cfg, struct opt_job *opts, struct json_err *e,
-                        const struct sink *k)
+/* Sets each config entry into opts at OPT_REQUEST (values as text). -1 with e filled. */
+static int apply_config(json_t *cfg, struct opt_job *opts, struct json_err *e, const struct sink *k)
 {
     struct path cp = {NULL, "config", 0};
     const char *key;
     json_t *val;
-    json_object_foreach((json_t *)cfg, key, val)
+    json_object_foreach(cfg, key, val)
     {
         struct path p = {&cp, key, 0};
         char num[64];
@@ -516,9 +516,13 @@ static int apply_config(const json_t *cfg, struct opt_job *opts, struct json_err
             continue;
         char *err = NULL;
         if (opt_job_set(opts, OPT_REQUEST, key, text, &err) < 0) {
+            /* 422: valid JSON, invalid content. The options module's message already names
+             * the key, so it is the message as is; the field still gets the path. */
             e->status = 422;
-            fail(k, &p, "%s", err ? err : "invalid value");
-            /* the options module's message already names the key: use it as is */
+            if (err)
+                path_fmt(&p, e->field, sizeof e->field);
+            else
+                fail(k, &p, "invalid value");
             if (err)
                 snprintf(e->message, sizeof e->message, "%s", err);
             free(err);
