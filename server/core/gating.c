@@ -28,18 +28,30 @@ bool core__memory_pressure(const struct core_config *cfg, const struct core_glob
     return false;
 }
 
-/* Java's Double.toString is the shortest decimal that reads back; close enough for a key. */
-static void shortest(double x, char *buf, size_t n)
+/* Java's Double.toString: the shortest decimal that reads back, "1000.0" or "1.0E7". */
+static void java_double(double x, char *buf, size_t n)
 {
     if (!isfinite(x)) {
         snprintf(buf, n, "%s", isnan(x) ? "NaN" : x > 0 ? "Infinity" : "-Infinity");
         return;
     }
-    for (int p = 1; p <= 17; p++) {
-        snprintf(buf, n, "%.*g", p, x);
+    int p = 1;
+    for (; p < 17; p++) {
+        snprintf(buf, n, "%.*e", p - 1, x);
         if (strtod(buf, NULL) == x)
-            return;
+            break;
     }
+    snprintf(buf, n, "%.*e", p - 1, x);
+    int exp10 = atoi(strchr(buf, 'e') + 1);
+    double ax = fabs(x);
+    if (x == 0.0 || (ax >= 1e-3 && ax < 1e7)) {
+        int decimals = p - 1 - exp10;
+        snprintf(buf, n, "%.*f", decimals < 1 ? 1 : decimals, x);
+        return;
+    }
+    char mant[32];
+    snprintf(mant, sizeof mant, "%.*f", p - 1 < 1 ? 1 : p - 1, x / pow(10.0, exp10));
+    snprintf(buf, n, "%sE%d", mant, exp10);
 }
 
 bool core__ineffective_blocked(const struct core_config *cfg, const struct core_vhistory *hist,
@@ -58,7 +70,7 @@ bool core__ineffective_blocked(const struct core_config *cfg, const struct core_
     if (ratio >= cfg->effectiveness_threshold)
         return false;
     char key[96], exp_s[40];
-    shortest(expected, exp_s, sizeof exp_s);
+    java_double(expected, exp_s, sizeof exp_s);
     snprintf(key, sizeof key, "ineffective%s%s", id, exp_s);
     core__event(d, "Normal", "IneffectiveScaling", key,
                 "Ineffective scaling detected for %s (expected increase: %.2f, actual "

@@ -8,30 +8,6 @@
 
 #include "core/core_int.h"
 
-#ifndef GOVERNOR_HAVE_CAPACITY
-/*
- * Test double for evaluate.c's capacity, spec 2.5, written literally from the spec so this
- * test links before evaluate.c exists. Weak: once evaluate.c is linked its definition wins;
- * define GOVERNOR_HAVE_CAPACITY (or delete this) after the merge to test against the real one.
- */
-__attribute__((weak)) double core__capacity(const struct core_evaluated *ev, double util,
-                                            bool with_restart, int64_t restart_ms,
-                                            int64_t catch_up_ms)
-{
-    double catch_up = ev->catch_up_data_rate;
-    double tdr = ev->target_data_rate;
-    if (isnan(catch_up) || isnan(tdr))
-        return NAN;
-    util = util < 0 ? 0 : util > 1 ? 1 : util;
-    if (util == 0)
-        return INFINITY;
-    int64_t catch_up_s = catch_up_ms / 1000, restart_s = restart_ms / 1000;
-    double restart_rate =
-        with_restart && catch_up_s > 0 ? tdr * (double)restart_s / (double)catch_up_s : 0.0;
-    return (double)core__java_round(catch_up + restart_rate + tdr / util);
-}
-#endif
-
 /*
  * Two vertices: "src" (index 0, a source) and "op" (index 1, one input from src with the
  * given ship strategy). The config has utilization.target 1 and the cycle restart time 0, so
