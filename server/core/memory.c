@@ -254,6 +254,11 @@ static int metaspace_and_overhead(const struct core_tm_memory *m, const struct r
     return 0;
 }
 
+/*
+ * Which keys drive the derivation follows Flink's precedence: task.heap + managed.size (every
+ * pool explicit but the network), else flink.size, else process.size. *out is written only
+ * on success; err gets a message naming the offending keys otherwise.
+ */
 int core__tm_derive(const struct core_tm_memory *m, struct core_tm_pools *out, char *err,
                     size_t err_len)
 {
@@ -417,6 +422,13 @@ static void add_change(struct core_kv *kv, int *n, struct core_decision *d, cons
     (*n)++;
 }
 
+/*
+ * The budget is the process size of the user's own memory model (spec 5 step 1): in Flink that
+ * is the TM container size, which the operator sets as process.size; here a model given by
+ * flink.size or explicit pools is sized the way Flink would size it. new_p is indexed like
+ * the sample (summary value, else current). Everything stored in d lives in its arena; keys
+ * and the removal list are static strings.
+ */
 void core__memory_tune(const struct core_config *cfg, const struct core_sample *sm,
                        const struct core_topo *t, const int *new_p,
                        const struct core_global_eval *g, struct core_decision *d)
