@@ -245,6 +245,21 @@ bool core__quota_reached(const struct core_config *cfg, const struct core_sample
 
 /* ----------------------------------------------------------------- memory.c */
 
+/* Every pool of a TaskManager's memory, bytes, as Flink derives them (spec 5). */
+struct core_tm_pools {
+    int64_t process, flink, framework_heap, task_heap, framework_offheap, task_offheap, managed,
+        network, metaspace, overhead;
+};
+
+/*
+ * Flink's TaskExecutor memory model (TaskExecutorProcessUtils): derives every pool of *out
+ * from m, from task.heap + managed.size, else flink.size, else process.size, with Flink's
+ * float fractions and truncating multiplication. -1 with a message in err when m is invalid
+ * (none of those set, negative sizes, a bad range, pools that do not fit).
+ */
+int core__tm_derive(const struct core_tm_memory *m, struct core_tm_pools *out, char *err,
+                    size_t err_len);
+
 /*
  * Spec 5: memory tuning. Always emits the "Configuration recommendation" event when it
  * runs; when cfg->mem_tuning_enabled, fills d->config_changes / d->config_removals. Skipped
