@@ -66,6 +66,15 @@ int opt_job_set(struct opt_job *j, enum opt_layer layer, const char *key, const 
  */
 int opt_job_resolve(struct opt_job *j, struct core_config *cfg, char **errp);
 
+/*
+ * The excluded-period syntax check (spec 4.5) used by opt_job_set and opt_job_resolve for
+ * `job.autoscaler.excluded.periods`: 0, or -1 with *errp (new). main sets it to
+ * cron_validate (server/cron.c) before any option is parsed; NULL (the default, and in unit
+ * tests that do not link cron.c) skips the syntax check. A pointer rather than a direct call
+ * so the options module does not depend on the cron module.
+ */
+extern int (*opt_periods_validator)(const char *periods, char **errp);
+
 /* Calls fn for each effective key (every table row, plus set plugin keys), in table order:
  * key, value as text, and the layer it came from. */
 void opt_job_each(const struct opt_job *j,
@@ -87,12 +96,12 @@ void opt_job_hash(const struct opt_job *j, char out[17]);
 /* ----------------------------------------------------------- server options -- */
 
 struct opt_server {
-    char *listen;     /* "127.0.0.1:8080" */
-    char *db;         /* "./governor.db" */
-    char *policies;   /* "./policies" */
-    char *token_file; /* NULL = no auth */
-    char *config;     /* the --config file, NULL = none */
-    char *log_level;  /* "info" */
+    char *listen;                /* "127.0.0.1:8080" */
+    char *db;                    /* "./governor.db" */
+    char *policies;              /* "./policies" */
+    char *token_file;            /* NULL = no auth */
+    char *config;                /* the --config file, NULL = none */
+    char *log_level;             /* "info" */
     int64_t max_body_bytes;      /* 1 MiB */
     int64_t max_header_bytes;    /* 16 KiB */
     int64_t read_timeout_ms;     /* 10 s */
