@@ -418,8 +418,9 @@ static const struct opt_row opt_rows[] = {
      CF(quota_memory), .help = "Total TaskManager memory a scale-up may not exceed."},
     {JOB("quota.cpu"), .type = T_DOUBLE, .def = "", MIN(0), .flags = F_OPTIONAL, .land = L_DOUBLE,
      CF(quota_cpu), .help = "Total TaskManager CPU a scale-up may not exceed."},
-    {JOB("scaling.key-group.partitions.adjust.mode"), .type = T_ENUM, .def = "EVENLY_SPREAD",
-     .values = adjust_values, .flags = F_DEPRECATED, .land = L_HOOK, .apply = apply_adjust_mode,
+    {JOB("scaling.key-group.partitions.adjust.mode"), .type = T_ENUM, .def = "",
+     .values = adjust_values, .flags = F_DEPRECATED | F_OPTIONAL, .land = L_HOOK,
+     .apply = apply_adjust_mode,
      .help = "Legacy (blocking) alignment; used only when set and "
              "scaling.parallelism-alignment.mode is not."},
     {JOB("scaling.parallelism-alignment.mode"), .type = T_ENUM, .def = "BALANCED",
@@ -560,7 +561,7 @@ static void apply_adjust_mode(struct core_config *c, const struct opt_row *r, co
                               const char *text, enum opt_layer layer)
 {
     (void)r, (void)text;
-    if (layer == OPT_BUILTIN)
+    if (layer == OPT_BUILTIN || v->unset)
         return;
     c->align_mode =
         v->e == 0 ? CORE_ALIGN_LEGACY_EVENLY_SPREAD : CORE_ALIGN_LEGACY_MAXIMIZE_UTILISATION;
