@@ -1,0 +1,1347 @@
+/*
+ * Unit tests for server/options.c: the value parsers, the table's defaults against
+ * core_config_defaults(), aliases and the kubernetes.operator. fallback, layering, spec 6.4
+ * validation, plugin parameters, ignored keys, the hash, server options and the config
+ * file, and the README's generated options block.
+ */
+#include "test.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "options.h"
+
+#define KEY(k) "job.autoscaler." k
+
+/* ---------------------------------------------------------------- helpers -- */
+
+static int64_t dur(const char *s)
+{
+    int64_t v = -12345;
+    if (opt_parse_duration(s, &v, NULL) < 0)
+        return -1;
+    return v;
+}
+
+static int64_t mem(const char *s)
+{
+    int64_t v = -12345;
+    if (opt_parse_memory(s, &v, NULL) < 0)
+        return -1;
+    return v;
+}
+
+/* Sets key = value at layer; returns the error message (new) or NULL. */
+static char *set_err(struct opt_job *j, enum opt_layer l, const char *k, const char *v)
+{
+    char *e = NULL;
+    if (opt_job_set(j, l, k, v, &e) == 0) {
+        free(e);
+        return NULL;
+    }
+    return e ? e : strdup("(no message)");
+}
+
+static bool set_ok(struct opt_job *j, enum opt_layer l, const char *k, const char *v)
+{
+    char *e = set_err(j, l, k, v);
+    if (e)
+        fprintf(stderr, "    set %s=%s: %s\n", k, v, e);
+    free(e);
+    return e == NULL;
+}
+
+/* Resolves; returns the error message (new) or NULL. */
+static char *resolve_err(struct opt_job *j, struct core_config *c)
+{
+    char *e = NULL;
+    if (opt_job_resolve(j, c, &e) == 0) {
+        free(e);
+        return NULL;
+    }
+    return e ? e : strdup("(no message)");
+}
+
+/* One key's effective value and layer, via opt_job_each. */
+struct find {
+    const char *key;
+    char value[256];
+    enum opt_layer layer;
+    int found;
+};
+
+static void find_cb(void *ud, const char *key, const char *value, enum opt_layer layer)
+{
+    struct find *f = ud;
+    if (strcmp(key, f->key) == 0) {
+        snprintf(f->value, sizeof f->value, "%s", value);
+        f->layer = layer;
+        f->found++;
+    }
+}
+
+static struct find find_key(const struct opt_job *j, const char *key)
+{
+    struct find f = {.key = key};
+    opt_job_each(j, find_cb, &f);
+    return f;
+}
+
+static bool deq(double a, double b)
+{
+    return (isnan(a) && isnan(b)) || a == b;
+}
+
+static bool seq(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+static bool list_eq(const char *const *a, int na, const char *const *b, int nb)
+{
+    if (na != nb)
+        return false;
+    for (int i = 0; i < na; i++)
+        if (strcmp(a[i], b[i]) != 0)
+            return false;
+    return true;
+}
+
+/* Name of the first field where a and b differ, or NULL when they agree everywhere. */
+static const char *config_diff(const struct core_config *a, const struct core_config *b)
+{
+#define B(f)                                                                                       \
+    if (a->f != b->f)                                                                              \
+        return #f;
+#define D(f)                                                                                       \
+    if (!deq(a->f, b->f))                                                                          \
+        return #f;
+#define S(f)                                                                                       \
+    if (!seq(a->f, b->f))                                                                          \
+        return #f;
+#define L(f, n)                                                                                    \
+    if (!list_eq(a->f, a->n, b->f, b->n))                                                          \
+        return #f;
+    B(enabled) B(scaling_enabled) B(metrics_window_ms) B(stabilization_ms);
+    S(excluded_periods) S(excluded_tz);
+    D(util_target) D(util_boundary) D(util_max) D(util_min);
+    B(scale_down_interval_ms) B(vertex_min_parallelism) B(vertex_max_parallelism);
+    D(scale_down_max_factor) D(scale_up_max_factor);
+    B(catch_up_ms) B(restart_time_ms) B(restart_tracking_enabled) B(restart_tracking_limit_ms);
+    B(backlog_lag_threshold_ms) B(otpr_lag_threshold_ms);
+    D(otpr_switch_threshold) B(otpr_min_observations);
+    B(effectiveness_detection) D(effectiveness_threshold);
+    D(gc_pressure_threshold) D(heap_usage_threshold);
+    B(mem_tuning_enabled) D(mem_tuning_overhead) B(mem_maximize_managed);
+    B(mem_scale_down_compensation) B(history_max_count) B(history_max_age_ms);
+    B(busy_aggregator) L(exclude_ids, n_exclude_ids) B(event_interval_ms);
+    D(quota_cpu) D(quota_memory) B(align_mode) S(align_plugin);
+    B(observed_scalability_enabled) B(observed_scalability_min_observations);
+    D(observed_scalability_coefficient_min);
+    L(evaluators, n_evaluators) L(executors, n_executors);
+    B(skew_enabled) D(skew_min_ratio) D(skew_saturation);
+    B(slots_per_tm) D(tm_cpu);
+    B(tm.process_size) B(tm.flink_size) B(tm.task_heap) B(tm.managed_size);
+    B(tm.framework_heap) B(tm.framework_offheap) B(tm.task_offheap) B(tm.metaspace);
+    B(tm.network_min) B(tm.network_max) B(tm.overhead_min) B(tm.overhead_max);
+    B(tm.segment_size) D(tm.managed_fraction) D(tm.network_fraction) D(tm.overhead_fraction);
+    B(tm.buffers_per_channel) B(tm.floating_buffers);
+#undef B
+#undef D
+#undef S
+#undef L
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- parsers -- */
+
+static void duration_good_forms(void)
+{
+    /* 5 min = 5 x 60 x 1000 ms = 300000 */
+    ASSERT_EQ(dur("5 min"), 300000);
+    ASSERT_EQ(dur("5min"), 300000);
+    ASSERT_EQ(dur("5m"), 300000);
+    ASSERT_EQ(dur("5 minutes"), 300000);
+    ASSERT_EQ(dur("5 MIN"), 300000);
+    ASSERT_EQ(dur("1 mins"), 60000);
+    /* 30 s = 30000 ms */
+    ASSERT_EQ(dur("30 s"), 30000);
+    ASSERT_EQ(dur("30s"), 30000);
+    ASSERT_EQ(dur("30 sec"), 30000);
+    ASSERT_EQ(dur("30 secs"), 30000);
+    ASSERT_EQ(dur("1 second"), 1000);
+    ASSERT_EQ(dur(" 10 Seconds "), 10000);
+    ASSERT_EQ(dur("500 ms"), 500);
+    ASSERT_EQ(dur("500ms"), 500);
+    ASSERT_EQ(dur("7 milli"), 7);
+    ASSERT_EQ(dur("7 millis"), 7);
+    ASSERT_EQ(dur("1 millisecond"), 1);
+    ASSERT_EQ(dur("2 milliseconds"), 2);
+    /* 1 h = 3600 s; 2 hours = 7200000 ms; 1 d = 86400000 ms */
+    ASSERT_EQ(dur("1 h"), 3600000);
+    ASSERT_EQ(dur("1 hour"), 3600000);
+    ASSERT_EQ(dur("2 hours"), 7200000);
+    ASSERT_EQ(dur("1 d"), 86400000);
+    ASSERT_EQ(dur("1 day"), 86400000);
+    ASSERT_EQ(dur("3 days"), 3 * 86400000LL);
+    /* a bare number is milliseconds */
+    ASSERT_EQ(dur("250"), 250);
+    ASSERT_EQ(dur("0"), 0);
+    /* the largest d that fits: INT64_MAX / 86400000 = 106751991167 */
+    ASSERT_EQ(dur("106751991167 d"), 106751991167LL * 86400000LL);
+}
+
+static void duration_bad_forms(void)
+{
+    const char *bad[] = {"",
+                         "  ",
+                         "5 fortnights",
+                         "-5 min",
+                         "1.5 h",
+                         "min",
+                         "5 min x",
+                         "5 m s",
+                         "0x10",
+                         "+5 min",
+                         "5,000 ms",
+                         "9223372036854775808",
+                         "106751991168 d"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int64_t v = 77;
+        char *e = NULL;
+        ASSERT_EQ(opt_parse_duration(bad[i], &v, &e), -1);
+        ASSERT_EQ(v, 77); /* untouched */
+        ASSERT_CONTAINS(e, "is not a duration (e.g. \"5 min\", \"30 s\", \"500 ms\")");
+        free(e);
+    }
+}
+
+static void memory_good_forms(void)
+{
+    /* 4 gb = 4 x 1024^3 = 4294967296 */
+    ASSERT_EQ(mem("4 gb"), 4294967296LL);
+    ASSERT_EQ(mem("4g"), 4294967296LL);
+    ASSERT_EQ(mem("4 GB"), 4294967296LL);
+    ASSERT_EQ(mem("4 gibibytes"), 4294967296LL);
+    /* 512 mb = 512 x 1024^2 = 536870912 */
+    ASSERT_EQ(mem("512m"), 536870912LL);
+    ASSERT_EQ(mem("512 mb"), 536870912LL);
+    ASSERT_EQ(mem("512 mebibytes"), 536870912LL);
+    /* 1024 kb = 1 MiB = 1048576; 1k = 1024 */
+    ASSERT_EQ(mem("1024 kb"), 1048576);
+    ASSERT_EQ(mem("1k"), 1024);
+    ASSERT_EQ(mem("3 kibibytes"), 3072);
+    /* 1 tb = 1024^4 = 1099511627776 */
+    ASSERT_EQ(mem("1 TB"), 1099511627776LL);
+    ASSERT_EQ(mem("1t"), 1099511627776LL);
+    ASSERT_EQ(mem("2 tebibytes"), 2199023255552LL);
+    ASSERT_EQ(mem("100 bytes"), 100);
+    ASSERT_EQ(mem("100b"), 100);
+    ASSERT_EQ(mem("100"), 100);
+    ASSERT_EQ(mem(" 0 "), 0);
+}
+
+static void memory_bad_forms(void)
+{
+    const char *bad[] = {"", "4 gigs", "-1", "1.5gb", "gb", "4 gb 2", "8388608 tb"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int64_t v = 77;
+        char *e = NULL;
+        ASSERT_EQ(opt_parse_memory(bad[i], &v, &e), -1);
+        ASSERT_EQ(v, 77);
+        ASSERT_CONTAINS(e, "is not a memory size (e.g. \"4 gb\"");
+        free(e);
+    }
+}
+
+static void bool_forms(void)
+{
+    bool b = false;
+    ASSERT_EQ(opt_parse_bool("true", &b, NULL), 0);
+    ASSERT(b);
+    ASSERT_EQ(opt_parse_bool("FALSE", &b, NULL), 0);
+    ASSERT(!b);
+    ASSERT_EQ(opt_parse_bool(" True ", &b, NULL), 0);
+    ASSERT(b);
+    const char *bad[] = {"yes", "1", "0", "", "truee", "on"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *e = NULL;
+        b = true;
+        ASSERT_EQ(opt_parse_bool(bad[i], &b, &e), -1);
+        ASSERT(b);
+        ASSERT_CONTAINS(e, "is not a boolean (true or false)");
+        free(e);
+    }
+}
+
+static void numbers_are_parsed_strictly(void)
+{
+    struct opt_job *j = opt_job_new();
+    struct core_config c;
+    /* ints: decimal text, or an integral JSON number printed as a real */
+    ASSERT(set_ok(j, OPT_JOB, KEY("vertex.max-parallelism"), "150"));
+    ASSERT(set_ok(j, OPT_JOB, KEY("history.max.count"), "4.0"));
+    ASSERT(set_ok(j, OPT_JOB, KEY("observed-scalability.min-observations"), "1e1"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_EQ(c.vertex_max_parallelism, 150);
+    ASSERT_EQ(c.history_max_count, 4);
+    ASSERT_EQ(c.observed_scalability_min_observations, 10);
+    const char *bad_int[] = {"2.5", "12abc", "", "abc", "0x10", "1 2"};
+    for (size_t i = 0; i < sizeof bad_int / sizeof bad_int[0]; i++) {
+        char *e = set_err(j, OPT_JOB, KEY("vertex.max-parallelism"), bad_int[i]);
+        ASSERT_CONTAINS(e, "job.autoscaler.vertex.max-parallelism: \"");
+        ASSERT_CONTAINS(e, "\" is not an integer");
+        free(e);
+    }
+    char *e = set_err(j, OPT_JOB, KEY("vertex.max-parallelism"), "3000000000");
+    ASSERT_CONTAINS(e, "is out of range");
+    free(e);
+    /* doubles: finite decimal only */
+    ASSERT(set_ok(j, OPT_JOB, KEY("utilization.target"), " 0.65 "));
+    ASSERT(set_ok(j, OPT_JOB, KEY("scale-up.max-factor"), "1e3"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_DEQ(c.util_target, 0.65);
+    ASSERT_DEQ(c.scale_up_max_factor, 1000.0);
+    const char *bad_dbl[] = {"nan", "inf", "-inf", "1e999", "0x1p-1", "0.5x", "", ".", "0,5"};
+    for (size_t i = 0; i < sizeof bad_dbl / sizeof bad_dbl[0]; i++) {
+        e = set_err(j, OPT_JOB, KEY("utilization.target"), bad_dbl[i]);
+        ASSERT_CONTAINS(e, "job.autoscaler.utilization.target: \"");
+        ASSERT_CONTAINS(e, "\" is not a number");
+        free(e);
+    }
+    opt_job_free(j);
+}
+
+/* ------------------------------------------------------------- messages -- */
+
+static void error_messages_name_key_value_and_allowed(void)
+{
+    struct opt_job *j = opt_job_new();
+    char *e = set_err(j, OPT_REQUEST, KEY("utilization.target"), "1.5");
+    ASSERT_STR(e, "job.autoscaler.utilization.target: \"1.5\" is out of range [0, 1]");
+    free(e);
+    e = set_err(j, OPT_REQUEST, KEY("metrics.window"), "5 fortnights");
+    ASSERT_STR(e, "job.autoscaler.metrics.window: \"5 fortnights\" is not a duration (e.g. "
+                  "\"5 min\", \"30 s\", \"500 ms\")");
+    free(e);
+    e = set_err(j, OPT_REQUEST, KEY("foo"), "1");
+    ASSERT_STR(e, "job.autoscaler.foo: unknown option");
+    free(e);
+    e = set_err(j, OPT_REQUEST, KEY("metrics.busy-time.aggregator"), "MEDIAN");
+    ASSERT_STR(e, "job.autoscaler.metrics.busy-time.aggregator: \"MEDIAN\" is not one of MAX, "
+                  "AVG, MIN");
+    free(e);
+    e = set_err(j, OPT_REQUEST, KEY("scaling.enabled"), "yes");
+    ASSERT_STR(e, "job.autoscaler.scaling.enabled: \"yes\" is not a boolean (true or false)");
+    free(e);
+    e = set_err(j, OPT_REQUEST, KEY("quota.memory"), "lots");
+    ASSERT_CONTAINS(e, "job.autoscaler.quota.memory: \"lots\" is not a memory size");
+    free(e);
+    /* a one-sided range is written as an interval to infinity */
+    e = set_err(j, OPT_REQUEST, KEY("scale-up.max-factor"), "-1");
+    ASSERT_STR(e, "job.autoscaler.scale-up.max-factor: \"-1\" is out of range [0, inf)");
+    free(e);
+    /* an error names the key as the user wrote it (alias, legacy prefix) */
+    e = set_err(j, OPT_REQUEST, KEY("target.utilization"), "2");
+    ASSERT_STR(e, "job.autoscaler.target.utilization: \"2\" is out of range [0, 1]");
+    free(e);
+    e = set_err(j, OPT_REQUEST, "kubernetes.operator.job.autoscaler.utilization.target", "-0.5");
+    ASSERT_STR(e, "kubernetes.operator.job.autoscaler.utilization.target: \"-0.5\" is out of "
+                  "range [0, 1]");
+    free(e);
+    opt_job_free(j);
+}
+
+struct keys {
+    char *k[256];
+    int n;
+};
+
+static void keys_cb(void *ud, const char *key, const char *value, enum opt_layer layer)
+{
+    (void)value, (void)layer;
+    struct keys *ks = ud;
+    if (ks->n < 256)
+        ks->k[ks->n++] = strdup(key);
+}
+
+static void keys_free(struct keys *ks)
+{
+    for (int i = 0; i < ks->n; i++)
+        free(ks->k[i]);
+}
+
+/* Every row that rejects a junk value says which key, and keeps the value it had. */
+static void every_error_names_the_key(void)
+{
+    struct opt_job *j = opt_job_new();
+    struct keys ks = {0};
+    opt_job_each(j, keys_cb, &ks);
+    int rejected = 0;
+    for (int i = 0; i < ks.n; i++) {
+        struct find before = find_key(j, ks.k[i]);
+        char *e = set_err(j, OPT_REQUEST, ks.k[i], "?? junk ??");
+        if (e) {
+            char prefix[300];
+            snprintf(prefix, sizeof prefix, "%s: \"?? junk ??\" ", ks.k[i]);
+            ASSERT(strncmp(e, prefix, strlen(prefix)) == 0);
+            struct find after = find_key(j, ks.k[i]);
+            ASSERT_STR(after.value, before.value);
+            ASSERT_EQ(after.layer, OPT_BUILTIN);
+            rejected++;
+        }
+        free(e);
+    }
+    /* Only free-text rows take "?? junk ??": excluded.periods (no validator linked) and
+     * vertex.exclude.ids. 49 JOB and 20 CLUSTER rows in all. */
+    ASSERT_EQ(ks.n, 69);
+    ASSERT_EQ(rejected, ks.n - 2);
+    keys_free(&ks);
+    opt_job_free(j);
+}
+
+/* ---------------------------------------------------------- validation 6.4 -- */
+
+static void single_value_ranges(void)
+{
+    struct opt_job *j = opt_job_new();
+    struct {
+        const char *key, *bad, *good, *range;
+    } t[] = {
+        {KEY("scale-down.max-factor"), "-0.1", "0", "[0, 1]"},
+        {KEY("scale-down.max-factor"), "1.01", "1", "[0, 1]"},
+        {KEY("scale-up.max-factor"), "-0.5", "0", "[0, inf)"},
+        {KEY("utilization.target"), "-0.01", "0", "[0, 1]"},
+        {KEY("utilization.target"), "1.5", "1", "[0, 1]"},
+        {KEY("target.utilization.boundary"), "-0.1", "0", "[0, inf)"},
+        {KEY("utilization.max"), "1.2", "1", "[0, 1]"},
+        {KEY("utilization.min"), "-0.2", "0", "[0, 1]"},
+        {KEY("memory.gc-pressure.threshold"), "1.1", "1", "[0, 1]"},
+        {KEY("memory.gc-pressure.threshold"), "-1", "0", "[0, 1]"},
+        {KEY("memory.heap-usage.threshold"), "1.1", "1", "[0, 1]"},
+        {KEY("memory.heap-usage.threshold"), "-0.1", "0", "[0, 1]"},
+        {KEY("vertex.min-parallelism"), "0", "1", "[1, inf)"},
+        {KEY("vertex.max-parallelism"), "0", "1", "[1, inf)"},
+        {KEY("skew.min-ratio"), "0.9", "1", "[1, inf)"},
+        {KEY("skew.saturation"), "0", "0.01", "(0, 1)"},
+        {KEY("skew.saturation"), "1", "0.99", "(0, 1)"},
+        {KEY("metrics.window"), "0", "1", "[1 ms, inf)"},
+        {"taskmanager.numberOfTaskSlots", "0", "1", "[1, inf)"},
+        {"taskmanager.cpu.cores", "0", "0.5", "(0, inf)"},
+        {"taskmanager.memory.managed.fraction", "1.5", "1", "[0, 1]"},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        char *e = set_err(j, OPT_JOB, t[i].key, t[i].bad);
+        char want[300];
+        snprintf(want, sizeof want, "%s: \"%s\" is out of range %s", t[i].key, t[i].bad,
+                 t[i].range);
+        ASSERT_STR(e, want);
+        free(e);
+        ASSERT(set_ok(j, OPT_JOB, t[i].key, t[i].good)); /* the bound itself is allowed */
+    }
+    opt_job_free(j);
+}
+
+static void utilization_bounds_depend_on_target(void)
+{
+    struct opt_job *j = opt_job_new();
+    struct core_config c;
+    /* max must lie in [target, 1]: 0.5 < 0.7 */
+    ASSERT(set_ok(j, OPT_JOB, KEY("utilization.max"), "0.5"));
+    char *e = resolve_err(j, &c);
+    ASSERT_STR(e, "job.autoscaler.utilization.max: \"0.5\" is out of range [0.7, 1]");
+    free(e);
+    ASSERT(set_ok(j, OPT_JOB, KEY("utilization.max"), "0.7")); /* = target: allowed */
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_DEQ(c.util_max, 0.7);
+    /* lowering the target at another layer makes 0.5 valid: [0.4, 1] */
+    ASSERT(set_ok(j, OPT_JOB, KEY("utilization.max"), "0.5"));
+    ASSERT(set_ok(j, OPT_REQUEST, KEY("utilization.target"), "0.4"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    opt_job_clear_layer(j, OPT_REQUEST);
+    opt_job_clear_layer(j, OPT_JOB);
+    /* min must lie in [0, target]: 0.8 > 0.7 */
+    ASSERT(set_ok(j, OPT_JOB, KEY("utilization.min"), "0.8"));
+    e = resolve_err(j, &c);
+    ASSERT_STR(e, "job.autoscaler.utilization.min: \"0.8\" is out of range [0, 0.7]");
+    free(e);
+    ASSERT(set_ok(j, OPT_JOB, KEY("utilization.min"), "0.7"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_DEQ(c.util_min, 0.7);
+    /* "" sets it back to unset (NaN) */
+    ASSERT(set_ok(j, OPT_REQUEST, KEY("utilization.min"), ""));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT(isnan(c.util_min));
+    opt_job_free(j);
+}
+
+static void feature_gated_ranges(void)
+{
+    struct {
+        const char *key, *bad, *gate, *range;
+    } t[] = {
+        {KEY("observed-scalability.coefficient-min"), "0.001", KEY("observed-scalability.enabled"),
+         "[0.01, 1]"},
+        {KEY("observed-scalability.coefficient-min"), "1.5", KEY("observed-scalability.enabled"),
+         "[0.01, 1]"},
+        {KEY("scaling.effectiveness.threshold"), "2",
+         KEY("scaling.effectiveness.detection.enabled"), "[0, 1]"},
+        {KEY("memory.tuning.overhead"), "1.5", KEY("memory.tuning.enabled"), "[0, 1]"},
+        {KEY("memory.tuning.overhead"), "-0.5", KEY("memory.tuning.enabled"), "[0, 1]"},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        struct opt_job *j = opt_job_new();
+        struct core_config c;
+        /* feature off: the value is accepted and not checked (spec 6.4) */
+        ASSERT(set_ok(j, OPT_JOB, t[i].key, t[i].bad));
+        ASSERT(resolve_err(j, &c) == NULL);
+        /* feature on: out of range */
+        ASSERT(set_ok(j, OPT_REQUEST, t[i].gate, "true"));
+        char *e = resolve_err(j, &c);
+        char want[300];
+        snprintf(want, sizeof want, "%s: \"%s\" is out of range %s", t[i].key, t[i].bad,
+                 t[i].range);
+        ASSERT_STR(e, want);
+        free(e);
+        opt_job_free(j);
+    }
+    /* still a number, feature on or off */
+    struct opt_job *j = opt_job_new();
+    char *e = set_err(j, OPT_JOB, KEY("memory.tuning.overhead"), "much");
+    ASSERT_STR(e, "job.autoscaler.memory.tuning.overhead: \"much\" is not a number");
+    free(e);
+    opt_job_free(j);
+}
+
+static void min_parallelism_not_above_max(void)
+{
+    struct opt_job *j = opt_job_new();
+    struct core_config c;
+    ASSERT(set_ok(j, OPT_SERVER, KEY("vertex.min-parallelism"), "300"));
+    char *e = resolve_err(j, &c);
+    ASSERT_STR(e, "job.autoscaler.vertex.min-parallelism: \"300\" is out of range [1, 200]");
+    free(e);
+    ASSERT(set_ok(j, OPT_JOB, KEY("vertex.max-parallelism"), "300")); /* min = max: fine */
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_EQ(c.vertex_min_parallelism, 300);
+    ASSERT_EQ(c.vertex_max_parallelism, 300);
+    opt_job_free(j);
+}
+
+static void first_error_wins_in_spec_order(void)
+{
+    struct opt_job *j = opt_job_new();
+    struct core_config c;
+    /* spec 6.4 order: utilization.max, utilization.min, then the feature-gated ranges */
+    ASSERT(set_ok(j, OPT_JOB, KEY("memory.tuning.enabled"), "true"));
+    ASSERT(set_ok(j, OPT_JOB, KEY("memory.tuning.overhead"), "5"));
+    ASSERT(set_ok(j, OPT_JOB, KEY("utilization.min"), "0.9"));
+    ASSERT(set_ok(j, OPT_JOB, KEY("utilization.max"), "0.6"));
+    char *e = resolve_err(j, &c);
+    ASSERT_CONTAINS(e, "job.autoscaler.utilization.max:");
+    free(e);
+    opt_job_clear_layer(j, OPT_JOB);
+    ASSERT(set_ok(j, OPT_JOB, KEY("memory.tuning.enabled"), "true"));
+    ASSERT(set_ok(j, OPT_JOB, KEY("memory.tuning.overhead"), "5"));
+    ASSERT(set_ok(j, OPT_JOB, KEY("scaling.effectiveness.detection.enabled"), "true"));
+    ASSERT(set_ok(j, OPT_JOB, KEY("scaling.effectiveness.threshold"), "5"));
+    ASSERT(set_ok(j, OPT_JOB, KEY("utilization.min"), "0.9"));
+    e = resolve_err(j, &c);
+    ASSERT_CONTAINS(e, "job.autoscaler.utilization.min:");
+    free(e);
+    ASSERT(set_ok(j, OPT_JOB, KEY("utilization.min"), "0.1"));
+    e = resolve_err(j, &c);
+    ASSERT_CONTAINS(e, "job.autoscaler.scaling.effectiveness.threshold:");
+    free(e);
+    opt_job_free(j);
+}
+
+static void no_cross_checks_when_disabled(void)
+{
+    struct opt_job *j = opt_job_new();
+    struct core_config c;
+    ASSERT(set_ok(j, OPT_JOB, KEY("utilization.max"), "0.1"));
+    ASSERT(set_ok(j, OPT_JOB, KEY("vertex.min-parallelism"), "500"));
+    char *e = resolve_err(j, &c);
+    ASSERT(e != NULL);
+    free(e);
+    ASSERT(set_ok(j, OPT_REQUEST, KEY("enabled"), "false"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT(!c.enabled);
+    opt_job_free(j);
+}
+
+/* A stand-in for cron_validate: anything containing "bad" is a syntax error. */
+static int fake_cron(const char *periods, char **errp)
+{
+    if (strstr(periods, "bad")) {
+        *errp = strdup("cannot parse \"bad\"");
+        return -1;
+    }
+    return 0;
+}
+
+static void excluded_periods_use_the_validator(void)
+{
+    struct opt_job *j = opt_job_new();
+    struct core_config c;
+    /* without a validator (unit tests, nothing linked) the text is taken as is */
+    ASSERT(set_ok(j, OPT_JOB, KEY("excluded.periods"), "bad"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_STR(c.excluded_periods, "bad");
+    opt_periods_validator = fake_cron;
+    /* at resolve: a value stored before the validator was installed */
+    char *e = resolve_err(j, &c);
+    ASSERT_STR(e, "job.autoscaler.excluded.periods: \"bad\" is not a valid excluded period: "
+                  "cannot parse \"bad\"");
+    free(e);
+    /* at set */
+    e = set_err(j, OPT_REQUEST, KEY("excluded.periods"), "9:00-17:00;bad");
+    ASSERT_STR(e, "job.autoscaler.excluded.periods: \"9:00-17:00;bad\" is not a valid excluded "
+                  "period: cannot parse \"bad\"");
+    free(e);
+    ASSERT(set_ok(j, OPT_REQUEST, KEY("excluded.periods"), "9:00-17:00; * * * ? * 1,7"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_STR(c.excluded_periods, "9:00-17:00; * * * ? * 1,7");
+    opt_periods_validator = NULL;
+    opt_job_free(j);
+}
+
+static void timezone_names(void)
+{
+    struct opt_job *j = opt_job_new();
+    struct core_config c;
+    const char *good[] = {"UTC",       "Europe/Berlin", "America/Argentina/Buenos_Aires",
+                          "Etc/GMT+5", "Etc/GMT-14",    "America/Port-au-Prince"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        ASSERT(set_ok(j, OPT_JOB, KEY("excluded.periods.timezone"), good[i]));
+        ASSERT(resolve_err(j, &c) == NULL);
+        ASSERT_STR(c.excluded_tz, good[i]);
+    }
+    const char *bad[] = {
+        "",       "../etc/passwd", "/etc/localtime", "Europe/../x", "Europe Berlin",
+        "UTC;rm", "Europe\\Berlin"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *e = set_err(j, OPT_JOB, KEY("excluded.periods.timezone"), bad[i]);
+        ASSERT_CONTAINS(e, "job.autoscaler.excluded.periods.timezone: \"");
+        ASSERT_CONTAINS(e, "is not a time zone name");
+        free(e);
+    }
+    opt_job_free(j);
+}
+
+/* ------------------------------------------------- aliases, legacy prefix -- */
+
+static void deprecated_aliases_map_to_the_canonical_key(void)
+{
+    struct opt_job *j = opt_job_new();
+    struct core_config c;
+    ASSERT(set_ok(j, OPT_JOB, KEY("target.utilization"), "0.6"));
+    ASSERT(set_ok(j, OPT_JOB, KEY("scale-up.grace-period"), "10 min"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_DEQ(c.util_target, 0.6);
+    ASSERT_EQ(c.scale_down_interval_ms, 600000); /* 10 x 60000 */
+    struct find f = find_key(j, KEY("utilization.target"));
+    ASSERT_EQ(f.found, 1);
+    ASSERT_STR(f.value, "0.6");
+    ASSERT_EQ(f.layer, OPT_JOB);
+    ASSERT_EQ(find_key(j, KEY("target.utilization")).found, 0); /* reported canonically */
+    /* canonical wins within a layer, whatever the order */
+    ASSERT(set_ok(j, OPT_JOB, KEY("utilization.target"), "0.5"));
+    ASSERT(set_ok(j, OPT_JOB, KEY("target.utilization"), "0.9"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_DEQ(c.util_target, 0.5);
+    /* but a higher layer wins over the canonical key of a lower one */
+    ASSERT(set_ok(j, OPT_REQUEST, KEY("target.utilization"), "0.8"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_DEQ(c.util_target, 0.8);
+    opt_job_free(j);
+}
+
+static void kubernetes_operator_prefix_is_a_fallback(void)
+{
+    struct opt_job *j = opt_job_new();
+    struct core_config c;
+    ASSERT(set_ok(j, OPT_JOB, "kubernetes.operator.job.autoscaler.utilization.target", "0.55"));
+    ASSERT(set_ok(j, OPT_JOB, "kubernetes.operator.job.autoscaler.vertex.max-parallelism", "64"));
+    ASSERT(set_ok(j, OPT_JOB, "kubernetes.operator.job.autoscaler.scale-up.grace-period", "2 h"));
+    ASSERT(set_ok(j, OPT_JOB, "kubernetes.operator.job.autoscaler.skew.enabled", "false"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_DEQ(c.util_target, 0.55);
+    ASSERT_EQ(c.vertex_max_parallelism, 64);
+    ASSERT_EQ(c.scale_down_interval_ms, 7200000); /* 2 x 3600000 */
+    ASSERT(!c.skew_enabled);
+    ASSERT_STR(find_key(j, KEY("vertex.max-parallelism")).value, "64");
+    /* canonical key wins at the same layer, set before or after the fallback */
+    ASSERT(set_ok(j, OPT_JOB, KEY("vertex.max-parallelism"), "32"));
+    ASSERT(set_ok(j, OPT_JOB, "kubernetes.operator.job.autoscaler.vertex.max-parallelism", "16"));
+    /* a deprecated alias beats the legacy-prefixed canonical key */
+    ASSERT(set_ok(j, OPT_JOB, "kubernetes.operator.job.autoscaler.utilization.target", "0.3"));
+    ASSERT(set_ok(j, OPT_JOB, KEY("target.utilization"), "0.45"));
+    ASSERT(set_ok(j, OPT_JOB, "kubernetes.operator.job.autoscaler.utilization.target", "0.35"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_EQ(c.vertex_max_parallelism, 32);
+    ASSERT_DEQ(c.util_target, 0.45);
+    /* unknown under the legacy prefix is unknown too; cluster keys take no prefix */
+    char *e = set_err(j, OPT_JOB, "kubernetes.operator.job.autoscaler.bogus", "1");
+    ASSERT_STR(e, "kubernetes.operator.job.autoscaler.bogus: unknown option");
+    free(e);
+    ASSERT(set_ok(j, OPT_JOB, "kubernetes.operator.taskmanager.numberOfTaskSlots", "4"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_EQ(c.slots_per_tm, 1);
+    ASSERT_EQ(opt_job_n_warnings(j), 1);
+    opt_job_free(j);
+}
+
+/* ---------------------------------------------------------------- layers -- */
+
+static void layers_take_precedence_in_order(void)
+{
+    struct opt_job *j = opt_job_new();
+    struct core_config c;
+    ASSERT_STR(opt_layer_name(OPT_BUILTIN), "default");
+    ASSERT_STR(opt_layer_name(OPT_SERVER), "server");
+    ASSERT_STR(opt_layer_name(OPT_JOB), "job");
+    ASSERT_STR(opt_layer_name(OPT_REQUEST), "request");
+    struct find f = find_key(j, KEY("utilization.target"));
+    ASSERT_STR(f.value, "0.7");
+    ASSERT_EQ(f.layer, OPT_BUILTIN);
+    /* set out of order: the layer decides, not the order of calls */
+    ASSERT(set_ok(j, OPT_REQUEST, KEY("utilization.target"), "0.8"));
+    ASSERT(set_ok(j, OPT_SERVER, KEY("utilization.target"), "0.5"));
+    ASSERT(set_ok(j, OPT_JOB, KEY("utilization.target"), "0.6"));
+    ASSERT(set_ok(j, OPT_SERVER, KEY("metrics.window"), "10 min"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_DEQ(c.util_target, 0.8);
+    ASSERT_EQ(c.metrics_window_ms, 600000);
+    f = find_key(j, KEY("utilization.target"));
+    ASSERT_STR(f.value, "0.8");
+    ASSERT_EQ(f.layer, OPT_REQUEST);
+    f = find_key(j, KEY("metrics.window"));
+    ASSERT_STR(f.value, "10 min");
+    ASSERT_EQ(f.layer, OPT_SERVER);
+    opt_job_clear_layer(j, OPT_REQUEST);
+    f = find_key(j, KEY("utilization.target"));
+    ASSERT_STR(f.value, "0.6");
+    ASSERT_EQ(f.layer, OPT_JOB);
+    opt_job_clear_layer(j, OPT_JOB);
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_DEQ(c.util_target, 0.5);
+    opt_job_clear_layer(j, OPT_SERVER);
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_DEQ(c.util_target, 0.7);
+    ASSERT_EQ(find_key(j, KEY("metrics.window")).layer, OPT_BUILTIN);
+    /* the default layer is the table's, not settable */
+    char *e = set_err(j, OPT_BUILTIN, KEY("utilization.target"), "0.1");
+    ASSERT_CONTAINS(e, "job.autoscaler.utilization.target: cannot be set at the default layer");
+    free(e);
+    opt_job_free(j);
+}
+
+static void failed_set_changes_nothing(void)
+{
+    struct opt_job *j = opt_job_new();
+    ASSERT(set_ok(j, OPT_JOB, KEY("utilization.target"), "0.6"));
+    char *e = set_err(j, OPT_JOB, KEY("utilization.target"), "1.6");
+    ASSERT(e != NULL);
+    free(e);
+    ASSERT_STR(find_key(j, KEY("utilization.target")).value, "0.6");
+    e = set_err(j, OPT_JOB, "", "1");
+    ASSERT(e != NULL);
+    free(e);
+    opt_job_free(j);
+}
+
+static void clone_is_deep(void)
+{
+    struct opt_job *j = opt_job_new();
+    ASSERT(set_ok(j, OPT_JOB, KEY("utilization.target"), "0.6"));
+    ASSERT(set_ok(j, OPT_JOB, KEY("scaling.custom-executor.freeze.window"), "1 h"));
+    ASSERT(set_ok(j, OPT_JOB, "pipeline.name", "x"));
+    struct opt_job *k = opt_job_clone(j);
+    ASSERT(set_ok(k, OPT_REQUEST, KEY("utilization.target"), "0.9"));
+    opt_job_clear_layer(j, OPT_JOB);
+    ASSERT_STR(find_key(k, KEY("utilization.target")).value, "0.9");
+    ASSERT_STR(find_key(k, KEY("scaling.custom-executor.freeze.window")).value, "1 h");
+    ASSERT_EQ(opt_job_n_warnings(k), 1);
+    ASSERT_STR(find_key(j, KEY("utilization.target")).value, "0.7");
+    ASSERT_EQ(opt_job_n_warnings(j), 0);
+    opt_job_free(j);
+    opt_job_free(k);
+}
+
+/* --------------------------------------------------- plugin parameters -- */
+
+struct params {
+    char buf[1024];
+};
+
+static void params_cb(void *ud, const char *param, const char *value)
+{
+    struct params *p = ud;
+    snprintf(p->buf + strlen(p->buf), sizeof p->buf - strlen(p->buf), "%s=%s;", param, value);
+}
+
+static void plugin_params_are_kept_and_stripped(void)
+{
+    struct opt_job *j = opt_job_new();
+    ASSERT(set_ok(j, OPT_SERVER, KEY("scaling.custom-executor.freeze.window"), "10 min"));
+    ASSERT(set_ok(j, OPT_JOB, KEY("scaling.custom-executor.freeze.window"), "20 min"));
+    ASSERT(set_ok(j, OPT_JOB, KEY("scaling.custom-executor.freeze.class"), "x.Freeze"));
+    ASSERT(set_ok(j, OPT_JOB, "kubernetes.operator.job.autoscaler.scaling.custom-executor.freeze.c",
+                  "legacy"));
+    /* canonical beats legacy for the same parameter */
+    ASSERT(set_ok(j, OPT_JOB,
+                  "kubernetes.operator.job.autoscaler.scaling.custom-executor.freeze."
+                  "class",
+                  "y.Other"));
+    ASSERT(set_ok(j, OPT_JOB, KEY("scaling.custom-executor.freezer.x"), "no"));
+    ASSERT(set_ok(j, OPT_JOB, KEY("metrics.custom-evaluator.lag.weight"), "2"));
+    ASSERT(set_ok(j, OPT_JOB, KEY("scaling.parallelism-alignment.mode.snap.a.b"), "deep"));
+    struct params p = {""};
+    opt_job_params(j, KEY("scaling.custom-executor.freeze."), params_cb, &p);
+    ASSERT_STR(p.buf, "window=20 min;class=x.Freeze;c=legacy;");
+    memset(&p, 0, sizeof p);
+    opt_job_params(j, KEY("metrics.custom-evaluator.lag."), params_cb, &p);
+    ASSERT_STR(p.buf, "weight=2;");
+    memset(&p, 0, sizeof p);
+    opt_job_params(j, KEY("scaling.parallelism-alignment.mode.snap."), params_cb, &p);
+    ASSERT_STR(p.buf, "a.b=deep;");
+    /* reported by opt_job_each after the rows, with their layer */
+    struct find f = find_key(j, KEY("scaling.custom-executor.freeze.window"));
+    ASSERT_EQ(f.found, 1);
+    ASSERT_STR(f.value, "20 min");
+    ASSERT_EQ(f.layer, OPT_JOB);
+    /* no warnings: these are read by plugins */
+    ASSERT_EQ(opt_job_n_warnings(j), 0);
+    /* a plugin key needs <name>.<param> */
+    const char *bad[] = {KEY("scaling.custom-executor.freeze"), KEY("scaling.custom-executor."),
+                         KEY("scaling.custom-executor.fr eeze.x"),
+                         KEY("metrics.custom-evaluator.lag.")};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *e = set_err(j, OPT_JOB, bad[i], "1");
+        char want[200];
+        snprintf(want, sizeof want, "%s: unknown option", bad[i]);
+        ASSERT_STR(e, want);
+        free(e);
+    }
+    opt_job_free(j);
+}
+
+/* --------------------------------------------------------- ignored keys -- */
+
+static void unknown_autoscaler_key_is_rejected(void)
+{
+    struct opt_job *j = opt_job_new();
+    const char *bad[] = {KEY("foo"), KEY("utilization.targets"), KEY(""), "job.autoscaler",
+                         KEY("Enabled")};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *e = set_err(j, OPT_REQUEST, bad[i], "1");
+        if (strcmp(bad[i], "job.autoscaler") == 0) {
+            /* not under the prefix (no dot): an ignored key */
+            ASSERT(e == NULL);
+            continue;
+        }
+        char want[200];
+        snprintf(want, sizeof want, "%s: unknown option", bad[i]);
+        ASSERT_STR(e, want);
+        free(e);
+    }
+    opt_job_free(j);
+}
+
+static void other_keys_are_ignored_with_a_warning(void)
+{
+    struct opt_job *j = opt_job_new();
+    struct core_config c, d;
+    ASSERT(set_ok(j, OPT_REQUEST, "pipeline.name", "orders"));
+    ASSERT(set_ok(j, OPT_JOB, "taskmanager.memory.foo", "1"));
+    ASSERT(set_ok(j, OPT_REQUEST, "listen", "0.0.0.0:1"));    /* a server key is not a job key */
+    ASSERT(set_ok(j, OPT_REQUEST, "pipeline.name", "again")); /* listed once */
+    ASSERT_EQ(opt_job_n_warnings(j), 3);
+    ASSERT_STR(opt_job_warning(j, 0), "pipeline.name");
+    ASSERT_STR(opt_job_warning(j, 1), "taskmanager.memory.foo");
+    ASSERT_STR(opt_job_warning(j, 2), "listen");
+    ASSERT(opt_job_warning(j, 3) == NULL);
+    ASSERT(resolve_err(j, &c) == NULL);
+    core_config_defaults(&d);
+    ASSERT(config_diff(&c, &d) == NULL);
+    /* not among the effective options */
+    ASSERT_EQ(find_key(j, "pipeline.name").found, 0);
+    opt_job_clear_layer(j, OPT_REQUEST);
+    ASSERT_EQ(opt_job_n_warnings(j), 1);
+    ASSERT_STR(opt_job_warning(j, 0), "taskmanager.memory.foo");
+    opt_job_free(j);
+}
+
+/* ------------------------------------------------------ defaults, landing -- */
+
+struct each_set {
+    struct opt_job *j;
+    int n, failed;
+};
+
+static void set_default_cb(void *ud, const char *key, const char *value, enum opt_layer layer)
+{
+    (void)layer;
+    struct each_set *s = ud;
+    s->n++;
+    char *e = NULL;
+    if (opt_job_set(s->j, OPT_REQUEST, key, value, &e) < 0) {
+        fprintf(stderr, "    default of %s (\"%s\") does not parse: %s\n", key, value, e);
+        s->failed++;
+    }
+    free(e);
+}
+
+/* The table's default column agrees with core_config_defaults(), row by row: each row's
+ * default text is parsed as if a user had written it and must land on the same value. */
+static void defaults_agree_with_core_config(void)
+{
+    struct core_config want, got;
+    core_config_defaults(&want);
+    struct opt_job *j = opt_job_new();
+    ASSERT(resolve_err(j, &got) == NULL);
+    const char *diff = config_diff(&got, &want);
+    if (diff)
+        fprintf(stderr, "    built-in layer: %s differs\n", diff);
+    ASSERT(diff == NULL);
+
+    struct opt_job *src = opt_job_new();
+    struct keys ks = {0};
+    opt_job_each(src, keys_cb, &ks);
+    for (int i = 0; i < ks.n; i++) {
+        struct opt_job *one = opt_job_new();
+        struct each_set s = {.j = one};
+        struct find f = find_key(src, ks.k[i]);
+        set_default_cb(&s, ks.k[i], f.value, OPT_BUILTIN);
+        ASSERT_EQ(s.failed, 0);
+        ASSERT_EQ(find_key(one, ks.k[i]).layer, OPT_REQUEST);
+        ASSERT(resolve_err(one, &got) == NULL);
+        diff = config_diff(&got, &want);
+        if (diff)
+            fprintf(stderr, "    %s = \"%s\": %s differs\n", ks.k[i], f.value, diff);
+        ASSERT(diff == NULL);
+        opt_job_free(one);
+    }
+    keys_free(&ks);
+    opt_job_free(src);
+    opt_job_free(j);
+}
+
+/* Every row lands somewhere in core_config: a value other than its default changes the
+ * resolved config (except flink.rest-client.timeout, which governor accepts but needs not). */
+static void every_row_lands_in_core_config(void)
+{
+    static const char *const candidates[] = {
+        "false", "true",         "7",   "0.42", "0.9",
+        "3 min", "3 mb",         "AVG", "OFF",  "MAXIMIZE_UTILISATION",
+        "a;b",   "Europe/Paris",
+    };
+    struct core_config def;
+    core_config_defaults(&def);
+    struct opt_job *src = opt_job_new();
+    struct keys ks = {0};
+    opt_job_each(src, keys_cb, &ks);
+    for (int i = 0; i < ks.n; i++) {
+        struct find f = find_key(src, ks.k[i]);
+        bool landed = false;
+        for (size_t k = 0; k < sizeof candidates / sizeof candidates[0] && !landed; k++) {
+            if (strcmp(candidates[k], f.value) == 0)
+                continue;
+            struct opt_job *one = opt_job_new();
+            struct core_config got;
+            char *e = set_err(one, OPT_REQUEST, ks.k[i], candidates[k]);
+            char *r = e ? NULL : resolve_err(one, &got);
+            landed = !e && !r && config_diff(&got, &def) != NULL;
+            free(e);
+            free(r);
+            opt_job_free(one);
+        }
+        if (strcmp(ks.k[i], KEY("flink.rest-client.timeout")) == 0) {
+            ASSERT(!landed);
+            continue;
+        }
+        if (!landed)
+            fprintf(stderr, "    %s does not reach core_config\n", ks.k[i]);
+        ASSERT(landed);
+    }
+    keys_free(&ks);
+    opt_job_free(src);
+}
+
+static void values_land_where_expected(void)
+{
+    struct opt_job *j = opt_job_new();
+    struct core_config c;
+    ASSERT(set_ok(j, OPT_JOB, KEY("metrics.busy-time.aggregator"), "avg")); /* any case */
+    ASSERT(set_ok(j, OPT_JOB, KEY("quota.memory"), "4 gb"));
+    ASSERT(set_ok(j, OPT_JOB, KEY("quota.cpu"), "8.5"));
+    ASSERT(set_ok(j, OPT_JOB, "taskmanager.memory.process.size", "4g"));
+    ASSERT(set_ok(j, OPT_JOB, "taskmanager.memory.managed.fraction", "0.5"));
+    ASSERT(set_ok(j, OPT_JOB, "taskmanager.memory.segment-size", "64 kb"));
+    ASSERT(set_ok(j, OPT_JOB, "taskmanager.cpu.cores", "2"));
+    ASSERT(set_ok(j, OPT_JOB, "taskmanager.numberOfTaskSlots", "4"));
+    ASSERT(set_ok(j, OPT_JOB, "taskmanager.network.memory.floating-buffers-per-gate", "16"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_EQ(c.busy_aggregator, CORE_AGG_AVG);
+    ASSERT_DEQ(c.quota_memory, 4294967296.0); /* 4 x 1024^3 */
+    ASSERT_DEQ(c.quota_cpu, 8.5);
+    ASSERT_EQ(c.tm.process_size, 4294967296LL);
+    ASSERT_DEQ(c.tm.managed_fraction, 0.5);
+    ASSERT_EQ(c.tm.segment_size, 65536);
+    ASSERT_DEQ(c.tm_cpu, 2.0);
+    ASSERT_EQ(c.slots_per_tm, 4);
+    ASSERT_EQ(c.tm.floating_buffers, 16);
+    /* unset again from a higher layer */
+    ASSERT(set_ok(j, OPT_REQUEST, KEY("quota.memory"), ""));
+    ASSERT(set_ok(j, OPT_REQUEST, "taskmanager.memory.process.size", " "));
+    ASSERT(set_ok(j, OPT_REQUEST, KEY("metrics.busy-time.aggregator"), "MIN"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT(isnan(c.quota_memory));
+    ASSERT_EQ(c.tm.process_size, -1);
+    ASSERT_EQ(c.busy_aggregator, CORE_AGG_MIN);
+    /* a row with a default cannot be emptied */
+    char *e = set_err(j, OPT_REQUEST, KEY("metrics.window"), "");
+    ASSERT_CONTAINS(e, "job.autoscaler.metrics.window: \"\" is not a duration");
+    free(e);
+    opt_job_free(j);
+}
+
+static void lists_split_on_semicolons(void)
+{
+    struct opt_job *j = opt_job_new();
+    struct core_config c;
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_EQ(c.n_exclude_ids, 0);
+    ASSERT_EQ(c.n_evaluators, 0);
+    ASSERT_EQ(c.n_executors, 0);
+    ASSERT(set_ok(j, OPT_JOB, KEY("vertex.exclude.ids"), " a1 ; b2;;c3 "));
+    ASSERT(set_ok(j, OPT_JOB, KEY("metrics.custom-evaluators"), "lag;burst"));
+    ASSERT(set_ok(j, OPT_JOB, KEY("scaling.custom-executors"), "freeze; cap;freeze"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_EQ(c.n_exclude_ids, 3);
+    ASSERT_STR(c.exclude_ids[0], "a1");
+    ASSERT_STR(c.exclude_ids[1], "b2");
+    ASSERT_STR(c.exclude_ids[2], "c3");
+    ASSERT_EQ(c.n_evaluators, 2);
+    ASSERT_STR(c.evaluators[0], "lag");
+    ASSERT_STR(c.evaluators[1], "burst");
+    /* spec 6.2: duplicate executor names are ignored */
+    ASSERT_EQ(c.n_executors, 2);
+    ASSERT_STR(c.executors[0], "freeze");
+    ASSERT_STR(c.executors[1], "cap");
+    char *e = set_err(j, OPT_JOB, KEY("scaling.custom-executors"), "ok;not ok");
+    ASSERT_STR(e, "job.autoscaler.scaling.custom-executors: \"not ok\" is not a plugin name "
+                  "(letters, digits, '_', '-'; names separated by ';')");
+    free(e);
+    opt_job_free(j);
+}
+
+/* Spec 3.2 mode resolution. */
+static void alignment_mode_resolution(void)
+{
+    struct opt_job *j = opt_job_new();
+    struct core_config c;
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_EQ(c.align_mode, CORE_ALIGN_BALANCED); /* step 3 */
+    ASSERT(c.align_plugin == NULL);
+    /* step 2: only the deprecated key set -> the legacy blocking mode */
+    ASSERT(set_ok(j, OPT_SERVER, KEY("scaling.key-group.partitions.adjust.mode"), "EVENLY_SPREAD"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_EQ(c.align_mode, CORE_ALIGN_LEGACY_EVENLY_SPREAD);
+    ASSERT(set_ok(j, OPT_JOB, KEY("scaling.key-group.partitions.adjust.mode"),
+                  "maximize_utilisation"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_EQ(c.align_mode, CORE_ALIGN_LEGACY_MAXIMIZE_UTILISATION);
+    /* step 1: the new key set explicitly wins, even at a lower layer, even = default text */
+    ASSERT(set_ok(j, OPT_SERVER, KEY("scaling.parallelism-alignment.mode"), "BALANCED"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_EQ(c.align_mode, CORE_ALIGN_BALANCED);
+    ASSERT(set_ok(j, OPT_REQUEST, KEY("scaling.parallelism-alignment.mode"), "EVENLY_SPREAD"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_EQ(c.align_mode, CORE_ALIGN_EVENLY_SPREAD);
+    ASSERT(set_ok(j, OPT_REQUEST, KEY("scaling.parallelism-alignment.mode"), "OFF"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_EQ(c.align_mode, CORE_ALIGN_OFF);
+    /* any other name is a plugin; built-in names match with exact case only */
+    ASSERT(set_ok(j, OPT_REQUEST, KEY("scaling.parallelism-alignment.mode"), "snap_down"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_EQ(c.align_mode, CORE_ALIGN_PLUGIN);
+    ASSERT_STR(c.align_plugin, "snap_down");
+    ASSERT(set_ok(j, OPT_REQUEST, KEY("scaling.parallelism-alignment.mode"), "balanced"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_EQ(c.align_mode, CORE_ALIGN_PLUGIN);
+    ASSERT_STR(c.align_plugin, "balanced");
+    char *e = set_err(j, OPT_REQUEST, KEY("scaling.parallelism-alignment.mode"), "a.b");
+    ASSERT_STR(e, "job.autoscaler.scaling.parallelism-alignment.mode: \"a.b\" is neither one of "
+                  "BALANCED, EVENLY_SPREAD, OFF nor a plugin name (letters, digits, '_', '-')");
+    free(e);
+    e = set_err(j, OPT_REQUEST, KEY("scaling.key-group.partitions.adjust.mode"), "BALANCED");
+    ASSERT_STR(e, "job.autoscaler.scaling.key-group.partitions.adjust.mode: \"BALANCED\" is not "
+                  "one of EVENLY_SPREAD, MAXIMIZE_UTILISATION");
+    free(e);
+    opt_job_free(j);
+}
+
+/* ------------------------------------------------------------------ hash -- */
+
+static void hash_is_stable_and_sensitive(void)
+{
+    struct opt_job *a = opt_job_new(), *b = opt_job_new();
+    char ha[17], hb[17];
+    opt_job_hash(a, ha);
+    ASSERT_EQ(strlen(ha), 16);
+    ASSERT_EQ(strspn(ha, "0123456789abcdef"), 16);
+    /* same effective options set in another order and at other layers: same hash */
+    ASSERT(set_ok(a, OPT_JOB, KEY("utilization.target"), "0.6"));
+    ASSERT(set_ok(a, OPT_JOB, KEY("scaling.custom-executor.x.p"), "1"));
+    ASSERT(set_ok(b, OPT_REQUEST, KEY("scaling.custom-executor.x.p"), "1"));
+    ASSERT(set_ok(b, OPT_SERVER, KEY("utilization.target"), "0.6"));
+    opt_job_hash(a, ha);
+    opt_job_hash(b, hb);
+    ASSERT_STR(ha, hb);
+    /* ignored keys do not count */
+    ASSERT(set_ok(b, OPT_REQUEST, "pipeline.name", "x"));
+    opt_job_hash(b, hb);
+    ASSERT_STR(ha, hb);
+    /* a changed value or plugin parameter does */
+    ASSERT(set_ok(b, OPT_REQUEST, KEY("scaling.custom-executor.x.p"), "2"));
+    opt_job_hash(b, hb);
+    ASSERT(strcmp(ha, hb) != 0);
+    struct opt_job *c = opt_job_clone(a);
+    char hc[17];
+    opt_job_hash(c, hc);
+    ASSERT_STR(ha, hc);
+    opt_job_free(a);
+    opt_job_free(b);
+    opt_job_free(c);
+}
+
+/* --------------------------------------------------------- server options -- */
+
+static void server_defaults(void)
+{
+    struct opt_server s;
+    opt_server_init(&s);
+    ASSERT_STR(s.listen, "127.0.0.1:8080");
+    ASSERT_STR(s.db, "./governor.db");
+    ASSERT_STR(s.policies, "./policies");
+    ASSERT(s.token_file == NULL);
+    ASSERT(s.config == NULL);
+    ASSERT_STR(s.log_level, "info");
+    ASSERT_EQ(s.max_body_bytes, 1048576); /* 1 MiB */
+    ASSERT_EQ(s.max_header_bytes, 16384); /* 16 KiB */
+    ASSERT_EQ(s.read_timeout_ms, 10000);  /* 10 s */
+    ASSERT_STR(s.synchronous, "FULL");
+    ASSERT_EQ(s.max_batch, 256);
+    ASSERT_EQ(s.sql_timeout_ms, 2000);
+    ASSERT_EQ(s.sql_max_rows, 10000);
+    ASSERT_EQ(s.audit_retention_ms, 7776000000LL); /* 90 x 86400000 */
+    ASSERT_EQ(s.plugin_instructions, 1000000);
+    ASSERT_EQ(s.plugin_timeout_ms, 100);
+    ASSERT_EQ(s.plugin_memory_bytes, 67108864); /* 64 x 1024^2 */
+    opt_server_deinit(&s);
+}
+
+static void server_set(void)
+{
+    struct opt_server s;
+    opt_server_init(&s);
+    char *e = NULL;
+    ASSERT_EQ(opt_server_set(&s, "listen", "127.0.0.1:9999", &e), 0);
+    ASSERT_STR(s.listen, "127.0.0.1:9999");
+    ASSERT_EQ(opt_server_set(&s, "synchronous", "normal", &e), 0);
+    ASSERT_STR(s.synchronous, "NORMAL");
+    ASSERT_EQ(opt_server_set(&s, "token-file", "/etc/governor/tokens", &e), 0);
+    ASSERT_STR(s.token_file, "/etc/governor/tokens");
+    ASSERT_EQ(opt_server_set(&s, "max-body", "4 mb", &e), 0);
+    ASSERT_EQ(s.max_body_bytes, 4194304);
+    ASSERT_EQ(opt_server_set(&s, "audit-retention", "0", &e), 0);
+    ASSERT_EQ(s.audit_retention_ms, 0);
+    ASSERT_EQ(opt_server_set(&s, "log-level", "DEBUG", &e), 0);
+    ASSERT_STR(s.log_level, "debug");
+    ASSERT_EQ(opt_server_set(&s, "synchronous", "EXTRA", &e), -1);
+    ASSERT_STR(e, "synchronous: \"EXTRA\" is not one of FULL, NORMAL, OFF");
+    free(e);
+    e = NULL;
+    ASSERT_EQ(opt_server_set(&s, "max-batch", "0", &e), -1);
+    ASSERT_STR(e, "max-batch: \"0\" is out of range [1, inf)");
+    free(e);
+    e = NULL;
+    ASSERT_EQ(opt_server_set(&s, "plugin-timeout", "soon", &e), -1);
+    ASSERT_CONTAINS(e, "plugin-timeout: \"soon\" is not a duration");
+    free(e);
+    e = NULL;
+    ASSERT_EQ(opt_server_set(&s, "job.autoscaler.enabled", "true", &e), -1);
+    ASSERT_STR(e, "job.autoscaler.enabled: unknown server option");
+    free(e);
+    opt_server_deinit(&s);
+}
+
+static char *write_tmp(const char *text)
+{
+    char *path = strdup("/tmp/governor-opt-XXXXXX");
+    int fd = mkstemp(path);
+    FILE *f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static void server_config_file(void)
+{
+    struct opt_server s;
+    opt_server_init(&s);
+    struct opt_job *j = opt_job_new();
+    char *path = write_tmp("# governor.conf\n"
+                           "\n"
+                           "listen = 127.0.0.1:7000\n"
+                           "  max-batch=64\n"
+                           "db = \"/var/lib/governor/db\"\n"
+                           "job.autoscaler.utilization.target = 0.6\n"
+                           "job.autoscaler.excluded.periods = * * 9-17 ? * 2#1\n"
+                           "taskmanager.numberOfTaskSlots = 2\n"
+                           "job.autoscaler.scaling.custom-executor.freeze.window = 1 h\n");
+    char *e = NULL;
+    ASSERT_EQ(opt_server_load_file(&s, j, path, &e), 0);
+    ASSERT_STR(s.listen, "127.0.0.1:7000");
+    ASSERT_EQ(s.max_batch, 64);
+    ASSERT_STR(s.db, "/var/lib/governor/db");
+    struct find f = find_key(j, KEY("utilization.target"));
+    ASSERT_STR(f.value, "0.6");
+    ASSERT_EQ(f.layer, OPT_SERVER);
+    ASSERT_STR(find_key(j, KEY("excluded.periods")).value, "* * 9-17 ? * 2#1");
+    ASSERT_EQ(find_key(j, "taskmanager.numberOfTaskSlots").layer, OPT_SERVER);
+    ASSERT_EQ(find_key(j, KEY("scaling.custom-executor.freeze.window")).layer, OPT_SERVER);
+    unlink(path);
+    free(path);
+
+    struct {
+        const char *text, *want;
+    } bad[] = {
+        {"listen = x\n\nmax-batch = none\n", ":3: max-batch: \"none\" is not an integer"},
+        {"# c\nbogus = 1\n", ":2: bogus: unknown option"},
+        {"pipeline.name = x\n", ":1: pipeline.name: unknown option"},
+        {"job.autoscaler.utilization.target = 2\n",
+         ":1: job.autoscaler.utilization.target: \"2\" is out of range [0, 1]"},
+        {"job.autoscaler.nope = 2\n", ":1: job.autoscaler.nope: unknown option"},
+        {"listen\n", ":1: expected `key = value`"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        path = write_tmp(bad[i].text);
+        e = NULL;
+        ASSERT_EQ(opt_server_load_file(&s, j, path, &e), -1);
+        char want[300];
+        snprintf(want, sizeof want, "%s%s", path, bad[i].want);
+        ASSERT_STR(e, want);
+        free(e);
+        unlink(path);
+        free(path);
+    }
+    e = NULL;
+    ASSERT_EQ(opt_server_load_file(&s, j, "/nonexistent/governor.conf", &e), -1);
+    ASSERT_CONTAINS(e, "/nonexistent/governor.conf: ");
+    free(e);
+    opt_job_free(j);
+    opt_server_deinit(&s);
+}
+
+/* ---------------------------------------------------------------- output -- */
+
+static char *capture(void (*print)(FILE *))
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    print(f);
+    fclose(f);
+    return buf;
+}
+
+static void table_lists_every_option(void)
+{
+    char *t = capture(opt_print_table);
+    struct opt_job *j = opt_job_new();
+    struct keys ks = {0};
+    opt_job_each(j, keys_cb, &ks);
+    for (int i = 0; i < ks.n; i++)
+        ASSERT_CONTAINS(t, ks.k[i]);
+    ASSERT_CONTAINS(t, "plugin-memory");
+    ASSERT_CONTAINS(t, "Deprecated alias: `job.autoscaler.target.utilization`");
+    char *m = capture(opt_print_markdown);
+    ASSERT_CONTAINS(m, "| `job.autoscaler.utilization.target` | double | `0.7` | [0, 1] |");
+    ASSERT_CONTAINS(m, "| `listen` | string | `127.0.0.1:8080` |");
+    keys_free(&ks);
+    opt_job_free(j);
+    free(t);
+    free(m);
+}
+
+static char *read_all(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    size_t got = fread(s, 1, (size_t)n, f);
+    s[got] = '\0';
+    fclose(f);
+    return s;
+}
+
+#define BEGIN "<!-- options:begin -->\n"
+#define END   "<!-- options:end -->"
+
+/* README.md's generated block equals opt_print_markdown(); UPDATE_GOLDEN=1 rewrites it. */
+static void readme_table_is_current(void)
+{
+    char *readme = read_all("README.md");
+    ASSERT(readme != NULL);
+    char *md = capture(opt_print_markdown);
+    char *b = strstr(readme, BEGIN);
+    char *e = b ? strstr(b, END) : NULL;
+    ASSERT(b && e);
+    b += strlen(BEGIN);
+    bool same = (size_t)(e - b) == strlen(md) && memcmp(b, md, strlen(md)) == 0;
+    const char *upd = getenv("UPDATE_GOLDEN");
+    if (!same && upd && strcmp(upd, "1") == 0) {
+        FILE *f = fopen("README.md", "wb");
+        ASSERT(f != NULL);
+        fwrite(readme, 1, (size_t)(b - readme), f);
+        fputs(md, f);
+        fputs(e, f);
+        fclose(f);
+        fprintf(stderr, "    README.md options block rewritten\n");
+        same = true;
+    }
+    if (!same)
+        fprintf(stderr, "    README.md's options block is stale: run UPDATE_GOLDEN=1 "
+                        "build/test_options from the repository root\n");
+    ASSERT(same);
+    free(readme);
+    free(md);
+}
+
+TEST_MAIN(TEST_ENTRY(duration_good_forms), TEST_ENTRY(duration_bad_forms),
+          TEST_ENTRY(memory_good_forms), TEST_ENTRY(memory_bad_forms), TEST_ENTRY(bool_forms),
+          TEST_ENTRY(numbers_are_parsed_strictly),
+          TEST_ENTRY(error_messages_name_key_value_and_allowed),
+          TEST_ENTRY(every_error_names_the_key), TEST_ENTRY(single_value_ranges),
+          TEST_ENTRY(utilization_bounds_depend_on_target), TEST_ENTRY(feature_gated_ranges),
+          TEST_ENTRY(min_parallelism_not_above_max), TEST_ENTRY(first_error_wins_in_spec_order),
+          TEST_ENTRY(no_cross_checks_when_disabled), TEST_ENTRY(excluded_periods_use_the_validator),
+          TEST_ENTRY(timezone_names), TEST_ENTRY(deprecated_aliases_map_to_the_canonical_key),
+          TEST_ENTRY(kubernetes_operator_prefix_is_a_fallback),
+          TEST_ENTRY(layers_take_precedence_in_order), TEST_ENTRY(failed_set_changes_nothing),
+          TEST_ENTRY(clone_is_deep), TEST_ENTRY(plugin_params_are_kept_and_stripped),
+          TEST_ENTRY(unknown_autoscaler_key_is_rejected),
+          TEST_ENTRY(other_keys_are_ignored_with_a_warning),
+          TEST_ENTRY(defaults_agree_with_core_config), TEST_ENTRY(every_row_lands_in_core_config),
+          TEST_ENTRY(values_land_where_expected), TEST_ENTRY(lists_split_on_semicolons),
+          TEST_ENTRY(alignment_mode_resolution), TEST_ENTRY(hash_is_stable_and_sensitive),
+          TEST_ENTRY(server_defaults), TEST_ENTRY(server_set), TEST_ENTRY(server_config_file),
+          TEST_ENTRY(table_lists_every_option), TEST_ENTRY(readme_table_is_current))
