@@ -23,14 +23,6 @@
 #include "core/core_int.h"
 #include "json.h"
 
-/*
- * options.c is written on another branch; until it is merged, a strong reference to
- * opt_job_set would break linking of everything in server_lib. The weak declaration
- * resolves to NULL when options.c is absent, and the call is skipped. The lead removes
- * this guard after merging options.c.
- */
-#pragma weak opt_job_set
-
 /* ---------------------------------------------------------------- paths -- */
 
 /* One step of a JSON path: `.key` when key is set, else `[index]`. */
@@ -512,7 +504,7 @@ static int apply_config(json_t *cfg, struct opt_job *opts, struct json_err *e, c
         } else {
             return fail(k, &p, "expected a string or a number, got %s", type_name(val));
         }
-        if (!opts || !opt_job_set)
+        if (!opts)
             continue;
         char *err = NULL;
         if (opt_job_set(opts, OPT_REQUEST, key, text, &err) < 0) {

@@ -7,35 +7,21 @@
 #include "core/core_int.h"
 #include "json.h"
 
-/*
- * A stand-in for options.c (not on this branch): json.c references opt_job_set weakly, and
- * this strong definition records what reaches it. Key "bad.key" is refused like the real
- * table refuses a bad value. Once options.c is merged, the lead can replace this with
- * opt_job_new + opt_job_each.
- */
-#define MAX_SET 16
-static struct {
-    int n;
-    char key[MAX_SET][128];
-    char value[MAX_SET][128];
-    int layer[MAX_SET];
-} fake_opts;
+/* What reached the options: the effective value and layer of a few keys. */
+struct seen {
+    const char *key;
+    char value[128];
+    int layer;
+};
 
-int opt_job_set(struct opt_job *j, enum opt_layer layer, const char *key, const char *value,
-                char **errp)
+static void seen_cb(void *ud, const char *key, const char *value, enum opt_layer layer)
 {
-    (void)j;
-    if (strcmp(key, "bad.key") == 0) {
-        *errp = strdup("bad.key: \"x\" is not a duration");
-        return -1;
-    }
-    if (fake_opts.n < MAX_SET) {
-        snprintf(fake_opts.key[fake_opts.n], 128, "%s", key);
-        snprintf(fake_opts.value[fake_opts.n], 128, "%s", value);
-        fake_opts.layer[fake_opts.n] = layer;
-        fake_opts.n++;
-    }
-    return 0;
+    struct seen *s = ud;
+    for (; s->key; s++)
+        if (strcmp(s->key, key) == 0) {
+            snprintf(s->value, sizeof s->value, "%s", value);
+            s->layer = layer;
+        }
 }
 
 static json_t *load(const char *text)
@@ -454,49 +440,57 @@ static void config_reaches_opts(void)
     json_t *body = load("{\"config\": {\"job.autoscaler.utilization.target\": \"0.6\","
                         " \"job.autoscaler.vertex.max-parallelism\": 200,"
                         " \"job.autoscaler.utilization.max\": 0.85,"
-                        " \"job.autoscaler.tiny\": 2.5e-7,"
-                        " \"job.autoscaler.whole-real\": 3.0,"
+                        " \"job.autoscaler.scaling.effectiveness.threshold\": 2.5e-7,"
+                        " \"job.autoscaler.history.max.count\": 3.0,"
                         " \"job.autoscaler.scaling.enabled\": false},"
                         " \"vertices\": [" V0 "]}");
     struct json_sample js;
     json_sample_init(&js);
     struct json_err e;
-    struct opt_job *opts = (struct opt_job *)&fake_opts; /* only the fake dereferences it */
-    memset(&fake_opts, 0, sizeof fake_opts);
+    struct opt_job *opts = opt_job_new();
     ASSERT_EQ(json_parse_sample(body, 0, &js, opts, &e), 0);
-    ASSERT_EQ(fake_opts.n, 6);
-    ASSERT_STR(fake_opts.key[0], "job.autoscaler.utilization.target");
-    ASSERT_STR(fake_opts.value[0], "0.6");
-    ASSERT_EQ(fake_opts.layer[0], OPT_REQUEST);
-    ASSERT_STR(fake_opts.value[1], "200");  /* integer: no ".0" */
-    ASSERT_STR(fake_opts.value[2], "0.85"); /* shortest form, not 0.84999999999999998 */
-    ASSERT_STR(fake_opts.value[3], "2.5e-07");
-    ASSERT_STR(fake_opts.value[4], "3");
-    ASSERT_STR(fake_opts.value[5], "false");
+    struct seen seen[] = {{.key = "job.autoscaler.utilization.target"},
+                          {.key = "job.autoscaler.vertex.max-parallelism"},
+                          {.key = "job.autoscaler.utilization.max"},
+                          {.key = "job.autoscaler.scaling.effectiveness.threshold"},
+                          {.key = "job.autoscaler.history.max.count"},
+                          {.key = "job.autoscaler.scaling.enabled"},
+                          {.key = NULL}};
+    opt_job_each(opts, seen_cb, seen);
+    ASSERT_STR(seen[0].value, "0.6");
+    ASSERT_EQ(seen[0].layer, OPT_REQUEST);
+    ASSERT_STR(seen[1].value, "200");  /* integer: no ".0" */
+    ASSERT_STR(seen[2].value, "0.85"); /* shortest form, not 0.84999999999999998 */
+    ASSERT_STR(seen[3].value, "2.5e-07");
+    ASSERT_STR(seen[4].value, "3");
+    ASSERT_STR(seen[5].value, "false");
     json_decref(body);
+    opt_job_free(opts);
 
     /* opts == NULL: the config is checked for types but not applied */
-    memset(&fake_opts, 0, sizeof fake_opts);
     body = load("{\"config\": {\"a\": \"1\"}, \"vertices\": [" V0 "]}");
     ASSERT_EQ(json_parse_sample(body, 0, &js, NULL, &e), 0);
-    ASSERT_EQ(fake_opts.n, 0);
     json_decref(body);
 
     /* a refused value: 422 naming the key, the options module's message */
-    body = load("{\"config\": {\"bad.key\": \"x\"}, \"vertices\": [" V0 "]}");
+    opts = opt_job_new();
+    body = load("{\"config\": {\"job.autoscaler.metrics.window\": \"x\"}, \"vertices\": [" V0 "]}");
     ASSERT_EQ(json_parse_sample(body, 0, &js, opts, &e), -1);
     ASSERT_EQ(e.status, 422);
     ASSERT_STR(e.code, "INVALID_ARGUMENT");
-    ASSERT_STR(e.field, "config.bad.key");
-    ASSERT_STR(e.message, "bad.key: \"x\" is not a duration");
+    ASSERT_STR(e.field, "config.job.autoscaler.metrics.window");
+    ASSERT_CONTAINS(e.message, "job.autoscaler.metrics.window");
     json_decref(body);
 
     /* an otherwise bad request never touches opts */
-    memset(&fake_opts, 0, sizeof fake_opts);
-    body = load("{\"config\": {\"a\": \"1\"}, \"vertices\": []}");
+    body = load("{\"config\": {\"job.autoscaler.utilization.target\": \"0.5\"}, "
+                "\"vertices\": []}");
     ASSERT_EQ(json_parse_sample(body, 0, &js, opts, &e), -1);
-    ASSERT_EQ(fake_opts.n, 0);
+    struct seen t[] = {{.key = "job.autoscaler.utilization.target"}, {.key = NULL}};
+    opt_job_each(opts, seen_cb, t);
+    ASSERT_EQ(t[0].layer, OPT_BUILTIN);
     json_decref(body);
+    opt_job_free(opts);
     json_sample_deinit(&js);
 }
 
