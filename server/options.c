@@ -16,9 +16,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cron.h"
 #include "options.h"
-
-int (*opt_periods_validator)(const char *periods, char **errp) = NULL;
+#include "tz.h"
 
 /* ------------------------------------------------------------------ errors -- */
 
@@ -250,7 +250,7 @@ enum land {
 #define F_DEPRECATED (1u << 1)
 #define F_OPEN       (1u << 2) /* enum: any other name selects a plugin of that name */
 #define F_NAMES      (1u << 3) /* list of plugin names */
-#define F_PERIODS    (1u << 4) /* excluded-period syntax, via opt_periods_validator */
+#define F_PERIODS    (1u << 4) /* excluded-period syntax, checked with cron_validate */
 #define F_CASE       (1u << 5) /* enum values match with exact case */
 
 /* A parsed value. */
@@ -754,9 +754,9 @@ static int parse_row_value(const struct opt_row *r, const char *t, struct val *v
                     p++;
             }
         }
-        if ((r->flags & F_PERIODS) && *t && opt_periods_validator) {
+        if ((r->flags & F_PERIODS) && *t) {
             char *e = NULL;
-            if (opt_periods_validator(t, &e) < 0) {
+            if (cron_validate(t, &e) < 0) {
                 int rc =
                     fail(errp, "\"%s\" is not a valid excluded period: %s", t, e ? e : "invalid");
                 free(e);
@@ -772,6 +772,15 @@ static int parse_row_value(const struct opt_row *r, const char *t, struct val *v
                         "\"%s\" is not a time zone name (IANA, e.g. \"UTC\", "
                         "\"Europe/Berlin\")",
                         t);
+        {
+            /* The zone must exist in the system's zoneinfo (read once, then cached). */
+            char *e = NULL;
+            if (!tz_get(t, &e)) {
+                int rc = fail(errp, "\"%s\" is not a known time zone: %s", t, e ? e : "");
+                free(e);
+                return rc;
+            }
+        }
         return 0;
     }
     if (!r->gate && !in_range(r, x)) {
@@ -1184,9 +1193,9 @@ int opt_job_resolve(struct opt_job *j, struct core_config *cfg, char **errp)
     if (cfg->vertex_min_parallelism > cfg->vertex_max_parallelism)
         return range_error(errp, j, JOB_PREFIX "vertex.min-parallelism", 1.0, 1,
                            (double)cfg->vertex_max_parallelism, 1);
-    if (*cfg->excluded_periods && opt_periods_validator) {
+    if (*cfg->excluded_periods) {
         char *e = NULL;
-        if (opt_periods_validator(cfg->excluded_periods, &e) < 0) {
+        if (cron_validate(cfg->excluded_periods, &e) < 0) {
             fail(errp, "%sexcluded.periods: \"%s\" is not a valid excluded period: %s", JOB_PREFIX,
                  cfg->excluded_periods, e ? e : "invalid");
             free(e);

@@ -66,15 +66,6 @@ int opt_job_set(struct opt_job *j, enum opt_layer layer, const char *key, const 
  */
 int opt_job_resolve(struct opt_job *j, struct core_config *cfg, char **errp);
 
-/*
- * The excluded-period syntax check (spec 4.5) used by opt_job_set and opt_job_resolve for
- * `job.autoscaler.excluded.periods`: 0, or -1 with *errp (new). main sets it to
- * cron_validate (server/cron.c) before any option is parsed; NULL (the default, and in unit
- * tests that do not link cron.c) skips the syntax check. A pointer rather than a direct call
- * so the options module does not depend on the cron module.
- */
-extern int (*opt_periods_validator)(const char *periods, char **errp);
-
 /* Calls fn for each effective key (every table row, plus set plugin keys), in table order:
  * key, value as text, and the layer it came from. */
 void opt_job_each(const struct opt_job *j,

@@ -392,10 +392,10 @@ static void every_error_names_the_key(void)
         }
         free(e);
     }
-    /* Only free-text rows take "?? junk ??": excluded.periods (no validator linked) and
-     * vertex.exclude.ids. 49 JOB and 20 CLUSTER rows in all. */
+    /* Only the free-text row vertex.exclude.ids takes "?? junk ??". 49 JOB and 20 CLUSTER
+     * rows in all. */
     ASSERT_EQ(ks.n, 69);
-    ASSERT_EQ(rejected, ks.n - 2);
+    ASSERT_EQ(rejected, ks.n - 1);
     keys_free(&ks);
     opt_job_free(j);
 }
@@ -571,39 +571,30 @@ static void no_cross_checks_when_disabled(void)
     opt_job_free(j);
 }
 
-/* A stand-in for cron_validate: anything containing "bad" is a syntax error. */
-static int fake_cron(const char *periods, char **errp)
-{
-    if (strstr(periods, "bad")) {
-        *errp = strdup("cannot parse \"bad\"");
-        return -1;
-    }
-    return 0;
-}
-
-static void excluded_periods_use_the_validator(void)
+static void excluded_periods_are_checked(void)
 {
     struct opt_job *j = opt_job_new();
     struct core_config c;
-    /* without a validator (unit tests, nothing linked) the text is taken as is */
-    ASSERT(set_ok(j, OPT_JOB, KEY("excluded.periods"), "bad"));
-    ASSERT(resolve_err(j, &c) == NULL);
-    ASSERT_STR(c.excluded_periods, "bad");
-    opt_periods_validator = fake_cron;
-    /* at resolve: a value stored before the validator was installed */
-    char *e = resolve_err(j, &c);
-    ASSERT_STR(e, "job.autoscaler.excluded.periods: \"bad\" is not a valid excluded period: "
-                  "cannot parse \"bad\"");
+    char *e = set_err(j, OPT_REQUEST, KEY("excluded.periods"), "9:00-17:00;bad");
+    ASSERT_CONTAINS(e, "job.autoscaler.excluded.periods: \"9:00-17:00;bad\" is not a valid "
+                       "excluded period: ");
     free(e);
-    /* at set */
-    e = set_err(j, OPT_REQUEST, KEY("excluded.periods"), "9:00-17:00;bad");
-    ASSERT_STR(e, "job.autoscaler.excluded.periods: \"9:00-17:00;bad\" is not a valid excluded "
-                  "period: cannot parse \"bad\"");
+    e = set_err(j, OPT_REQUEST, KEY("excluded.periods"), "* * 25 * * ?");
+    ASSERT_CONTAINS(e, "hour");
     free(e);
     ASSERT(set_ok(j, OPT_REQUEST, KEY("excluded.periods"), "9:00-17:00; * * * ? * 1,7"));
     ASSERT(resolve_err(j, &c) == NULL);
     ASSERT_STR(c.excluded_periods, "9:00-17:00; * * * ? * 1,7");
-    opt_periods_validator = NULL;
+    opt_job_free(j);
+}
+
+static void unknown_time_zone_is_refused(void)
+{
+    struct opt_job *j = opt_job_new();
+    char *e = set_err(j, OPT_JOB, KEY("excluded.periods.timezone"), "Mars/Olympus_Mons");
+    ASSERT_CONTAINS(e, "job.autoscaler.excluded.periods.timezone: \"Mars/Olympus_Mons\" is not "
+                       "a known time zone");
+    free(e);
     opt_job_free(j);
 }
 
@@ -934,9 +925,19 @@ static void defaults_agree_with_core_config(void)
 static void every_row_lands_in_core_config(void)
 {
     static const char *const candidates[] = {
-        "false", "true",         "7",   "0.42", "0.9",
-        "3 min", "3 mb",         "AVG", "OFF",  "MAXIMIZE_UTILISATION",
-        "a;b",   "Europe/Paris",
+        "false",
+        "true",
+        "7",
+        "0.42",
+        "0.9",
+        "3 min",
+        "3 mb",
+        "AVG",
+        "OFF",
+        "MAXIMIZE_UTILISATION",
+        "a;b",
+        "Europe/Paris",
+        "* * 10 * * ?",
     };
     struct core_config def;
     core_config_defaults(&def);
@@ -1333,8 +1334,9 @@ TEST_MAIN(TEST_ENTRY(duration_good_forms), TEST_ENTRY(duration_bad_forms),
           TEST_ENTRY(every_error_names_the_key), TEST_ENTRY(single_value_ranges),
           TEST_ENTRY(utilization_bounds_depend_on_target), TEST_ENTRY(feature_gated_ranges),
           TEST_ENTRY(min_parallelism_not_above_max), TEST_ENTRY(first_error_wins_in_spec_order),
-          TEST_ENTRY(no_cross_checks_when_disabled), TEST_ENTRY(excluded_periods_use_the_validator),
-          TEST_ENTRY(timezone_names), TEST_ENTRY(deprecated_aliases_map_to_the_canonical_key),
+          TEST_ENTRY(no_cross_checks_when_disabled), TEST_ENTRY(excluded_periods_are_checked),
+          TEST_ENTRY(unknown_time_zone_is_refused), TEST_ENTRY(timezone_names),
+          TEST_ENTRY(deprecated_aliases_map_to_the_canonical_key),
           TEST_ENTRY(kubernetes_operator_prefix_is_a_fallback),
           TEST_ENTRY(layers_take_precedence_in_order), TEST_ENTRY(failed_set_changes_nothing),
           TEST_ENTRY(clone_is_deep), TEST_ENTRY(plugin_params_are_kept_and_stripped),

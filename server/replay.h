@@ -1,0 +1,37 @@
+/*
+ * replay.h - `governor replay`: feeds a JSONL file of samples (one DESIGN 3.1 request body
+ * per line, plus "job") through the core with a candidate config, and prints one decision
+ * per line as JSON. Nothing is written anywhere but the output stream. Each job of the
+ * trace keeps its own state, exactly as the server would.
+ *
+ * May call: core, json, options, cron (the native excluded-periods hook), log.
+ */
+#ifndef GOVERNOR_REPLAY_H
+#define GOVERNOR_REPLAY_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "options.h"
+
+/* The sub-command: argv[0] is "replay". Returns the process exit code. */
+int replay_main(int argc, char **argv);
+
+struct replay;
+
+/*
+ * new: a replay session whose jobs all start from `defaults` (the server layer: config file
+ * and --set values; borrowed, must outlive the session). roundtrip: dump and reload every
+ * job's state through JSON before each sample (proves the round trip changes nothing).
+ */
+struct replay *replay_new(const struct opt_job *defaults, bool roundtrip);
+void replay_free(struct replay *r);
+
+/*
+ * Runs one trace line (a request body with "job"). Writes the decision as one JSON line to
+ * out, or an {"error": ...} line for a rejected sample (the trace goes on, as a client's
+ * would). lineno is for messages. Returns 0, or -1 if the line is not JSON at all.
+ */
+int replay_line(struct replay *r, const char *line, int lineno, FILE *out);
+
+#endif
