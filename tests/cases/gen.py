@@ -80,16 +80,19 @@ def main():
     write("hot_key", [hot_key(t) for t in TIMES])
     later = TIMES + [210, 240]
     write("scale_down_delayed", [pipeline(t, agg_busy=100) for t in later])
-    write("backlog", [pipeline(t, src_busy=900, lag=600000, partitions=8) for t in TIMES])
-    write("partitions_cap", [pipeline(t, src_busy=900, lag=600000, partitions=3) for t in TIMES])
+    write("backlog", [pipeline(t, src_busy=900, agg_busy=500, lag=600000, partitions=8)
+                      for t in TIMES])
+    write("partitions_cap", [pipeline(t, src_busy=900, agg_busy=500, lag=600000, partitions=3)
+                             for t in TIMES])
     write("quota", [pipeline(t, groups=True) for t in TIMES])
     for mode in ("balanced", "evenly_spread", "off"):
         write("align_" + mode, [pipeline(t, agg_p=3) for t in TIMES])
     # The 2 -> 4 scale-up of line 7 is applied; the job restarts at t=200 with agg at 4 but
     # no faster than before: the scale-up was ineffective.
     restarted = [200, 230, 260, 290, 320, 350, 380]
-    write("ineffective", [pipeline(t) for t in TIMES] +
-          [pipeline(t, agg_p=4, running_since=T0 + 200000) for t in restarted])
+    # The backlog grows 50 rec/s so that it stays under 30 s of input (no observed TPR).
+    write("ineffective", [pipeline(t, lag_per_s=50) for t in TIMES] +
+          [pipeline(t, lag_per_s=50, agg_p=4, running_since=T0 + 200000) for t in restarted])
     write("hot_key_flink", [hot_key(t) for t in TIMES])
     write("restart", [pipeline(t) for t in TIMES[:4]] +
           [pipeline(t, running_since=T0 + 120000) for t in (120, 150)])
