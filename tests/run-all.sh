@@ -3,25 +3,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-need=()
-for p in build-essential cmake pkg-config clang-format liblua5.4-dev libevent-dev \
-         libjansson-dev libsqlite3-dev sqlite3 tzdata curl python3; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
-done
-if [ ${#need[@]} -gt 0 ]; then
-    if [ "$(id -u)" -ne 0 ]; then
-        echo "missing packages: ${need[*]} (run as root to install them)" >&2
-        exit 1
-    fi
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+bash tests/install-deps.sh
 
 jobs=$(nproc 2>/dev/null || echo 2)
 
 echo "== format check"
 files=$(git ls-files '*.c' '*.h' 2>/dev/null || find server tests -name '*.[ch]')
-clang-format --dry-run -Werror $files
+[ -n "$files" ] && clang-format --dry-run -Werror $files
 
 echo "== plain build (-Werror)"
 cmake -S . -B build -DWERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
