@@ -32,6 +32,9 @@
 /* Spec 1.3: round half-up to 3 decimals, except a value that would round to 0 keeps its
  * original value; NaN and inf pass through. */
 double core__round3(double x);
+/* The same by rounding the shortest decimal string (the slow, obviously right way); round3
+ * uses it only near ties. */
+double core__round3_decimal(double x);
 /* Java Math.round: floor(x + 0.5); NaN -> 0; clamps to int64. */
 int64_t core__java_round(double x);
 

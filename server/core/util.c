@@ -9,7 +9,7 @@
 
 #include "core/core_int.h"
 
-double core__round3(double x)
+double core__round3_decimal(double x)
 {
     if (!isfinite(x) || x == 0.0)
         return x;
@@ -51,6 +51,23 @@ double core__round3(double x)
     if (r == 0.0)
         return x;
     return neg ? -r : r;
+}
+
+double core__round3(double x)
+{
+    if (!isfinite(x) || x == 0.0)
+        return x;
+    /* Fast path: away from a tie (x * 1000 ending in .5) the binary value and its shortest
+     * decimal string round the same way, so plain rounding of x * 1000 is exact. */
+    double y = x * 1000.0;
+    if (fabs(y) < 1e15) {
+        double f = fabs(y) - floor(fabs(y));
+        if (fabs(f - 0.5) > 1e-6 + fabs(y) * 1e-12) {
+            double r = round(y) / 1000.0;
+            return r == 0.0 ? x : r;
+        }
+    }
+    return core__round3_decimal(x);
 }
 
 int64_t core__java_round(double x)

@@ -20,6 +20,21 @@ static void round3_keeps_values_that_would_vanish(void)
     ASSERT(isinf(core__round3(INFINITY)));
 }
 
+static void round3_fast_path_agrees_with_decimal_rounding(void)
+{
+    /* 200k values of every magnitude: the fast path must give the decimal answer. */
+    unsigned long long seed = 42;
+    for (int i = 0; i < 200000; i++) {
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        double m = (double)(seed >> 11) / 9007199254740992.0; /* [0, 1) */
+        double x = (m - 0.3) * pow(10.0, (int)(seed % 13) - 4);
+        if (i % 7 == 0)
+            x = floor(x * 1000.0) / 1000.0 + 0.0005; /* near a tie */
+        if (core__round3(x) != core__round3_decimal(x))
+            TEST__FAIL("x = %.17g: %.17g != %.17g", x, core__round3(x), core__round3_decimal(x));
+    }
+}
+
 static void java_round(void)
 {
     ASSERT_EQ(core__java_round(2.5), 3);
@@ -67,5 +82,5 @@ static void events_dedupe_within_interval(void)
 }
 
 TEST_MAIN(TEST_ENTRY(round3_half_up), TEST_ENTRY(round3_keeps_values_that_would_vanish),
-          TEST_ENTRY(java_round), TEST_ENTRY(arena_reset_reuses),
-          TEST_ENTRY(events_dedupe_within_interval))
+          TEST_ENTRY(round3_fast_path_agrees_with_decimal_rounding), TEST_ENTRY(java_round),
+          TEST_ENTRY(arena_reset_reuses), TEST_ENTRY(events_dedupe_within_interval))
