@@ -16,10 +16,10 @@
 
 /* A parse error: the HTTP status it maps to, a code, the message, the JSON path. */
 struct json_err {
-    int status;         /* 400, 409, 413, 415, 422 */
-    char code[32];      /* "INVALID_ARGUMENT", "FAILED_PRECONDITION", ... */
+    int status;    /* 400, 409, 413, 415, 422 */
+    char code[32]; /* "INVALID_ARGUMENT", "FAILED_PRECONDITION", ... */
     char message[512];
-    char field[256];    /* e.g. "vertices[2].parallelism", "" when not about one field */
+    char field[256]; /* e.g. "vertices[2].parallelism", "" when not about one field */
 };
 
 /*
@@ -33,10 +33,15 @@ struct json_sample {
 };
 
 void json_sample_init(struct json_sample *js);
+/* Forgets the parsed sample but keeps the buffers (json_parse_sample calls it itself). */
+void json_sample_reset(struct json_sample *js);
 void json_sample_deinit(struct json_sample *js);
 
 /*
- * Parses a decide request body (borrowed). `now_ms` is used when `at` is absent. Every
+ * Parses a decide request body (borrowed). The sample borrows its strings (ids, inputs'
+ * `from`, slot-sharing groups) from body, so body must outlive js's current sample and any
+ * decision made from it. `now_ms` is used when `at` is absent; `running_since` absent is 0.
+ * Optional fields that are null count as absent; unknown fields are ignored. Every
  * value is checked: types, parallelism >= 1 and <= max_parallelism, numbers finite and
  * >= 0 where the metric cannot be negative, `status` a string, `at` epoch ms or RFC 3339,
  * ids 1-128 chars. The request's `config` object (strings or numbers) is set into `opts`
@@ -49,15 +54,19 @@ int json_parse_sample(json_t *body, int64_t now_ms, struct json_sample *js, stru
 
 /*
  * new: the DESIGN 3.1 response object for d (decision_id is added by the caller once the
- * decision has an id). Non-finite figures become null.
+ * decision has an id). Non-finite figures become null. Dump it with JSON_REAL_PRECISION(15):
+ * the core's figures are rounded to 3 decimals, and 15 digits print them as written (0.7
+ * rather than jansson's default 17-digit 0.69999999999999996).
  */
 json_t *json_render_decision(const struct core_decision *d, const char *job,
                              const char *policy_revision, const char *config_hash);
 
 /* new: the whole state as JSON (objects and arrays; non-finite doubles as strings
- * "NaN"/"Infinity"/"-Infinity" so the round trip is exact). */
+ * "NaN"/"Infinity"/"-Infinity" so the round trip is exact). Dump it with jansson's default
+ * real precision (17 digits, i.e. no JSON_REAL_PRECISION flag): fewer digits lose bits. */
 json_t *json_state_dump(const struct core_state *st);
-/* Loads a dumped state into st (cleared first). -1 with a message in err on a bad one. */
+/* Loads a dumped state into st (cleared first). -1 with a message in err on a bad one
+ * (naming the spot, e.g. "window.samples[3].v[1][0]: ..."); st is then empty. */
 int json_state_load(json_t *in, struct core_state *st, char *err, size_t err_len);
 
 #endif

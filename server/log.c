@@ -50,8 +50,8 @@ void log_write(enum log_level lvl, const char *mod, const char *msg, const char 
     struct tm tm;
     gmtime_r(&ts.tv_sec, &tm);
     size_t off = strftime(buf, sizeof buf, "ts=%Y-%m-%dT%H:%M:%S", &tm);
-    off += (size_t)snprintf(buf + off, sizeof buf - off, ".%03ldZ level=%s mod=%s msg=",
-                            ts.tv_nsec / 1000000, n[lvl], mod);
+    off += (size_t)snprintf(buf + off, sizeof buf - off,
+                            ".%03ldZ level=%s mod=%s msg=", ts.tv_nsec / 1000000, n[lvl], mod);
     off = quote(buf, off, sizeof buf - 2, msg ? msg : "");
     if (fmt && off < sizeof buf - 2) {
         buf[off++] = ' ';

@@ -21,10 +21,10 @@ int log_level_parse(const char *s);
 void log_write(enum log_level lvl, const char *mod, const char *msg, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-#define log_msg(lvl, mod, msg, ...)                                                               \
-    do {                                                                                          \
-        if ((lvl) >= log_min_level)                                                               \
-            log_write((lvl), (mod), (msg), __VA_ARGS__);                                          \
+#define log_msg(lvl, mod, msg, ...)                                                                \
+    do {                                                                                           \
+        if ((lvl) >= log_min_level)                                                                \
+            log_write((lvl), (mod), (msg), __VA_ARGS__);                                           \
     } while (0)
 
 #endif

@@ -87,12 +87,12 @@ void opt_job_hash(const struct opt_job *j, char out[17]);
 /* ----------------------------------------------------------- server options -- */
 
 struct opt_server {
-    char *listen;     /* "127.0.0.1:8080" */
-    char *db;         /* "./governor.db" */
-    char *policies;   /* "./policies" */
-    char *token_file; /* NULL = no auth */
-    char *config;     /* the --config file, NULL = none */
-    char *log_level;  /* "info" */
+    char *listen;                /* "127.0.0.1:8080" */
+    char *db;                    /* "./governor.db" */
+    char *policies;              /* "./policies" */
+    char *token_file;            /* NULL = no auth */
+    char *config;                /* the --config file, NULL = none */
+    char *log_level;             /* "info" */
     int64_t max_body_bytes;      /* 1 MiB */
     int64_t max_header_bytes;    /* 16 KiB */
     int64_t read_timeout_ms;     /* 10 s */

@@ -8,7 +8,7 @@
 #include "core/core_int.h"
 
 #define MIN_MS (60 * 1000LL)
-#define MIB (1024LL * 1024LL)
+#define MIB    (1024LL * 1024LL)
 
 void core_config_defaults(struct core_config *c)
 {

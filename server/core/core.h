@@ -101,9 +101,8 @@ const char *core_constraint_name(int bit);
 
 /* Flink's TaskManager memory model keys (spec 5), in bytes / fractions. -1 or NaN = unset. */
 struct core_tm_memory {
-    int64_t process_size, flink_size, task_heap, managed_size, framework_heap,
-        framework_offheap, task_offheap, metaspace, network_min, network_max, overhead_min,
-        overhead_max, segment_size;
+    int64_t process_size, flink_size, task_heap, managed_size, framework_heap, framework_offheap,
+        task_offheap, metaspace, network_min, network_max, overhead_min, overhead_max, segment_size;
     double managed_fraction, network_fraction, overhead_fraction;
     int buffers_per_channel, floating_buffers;
 };
@@ -116,8 +115,8 @@ struct core_config {
     bool enabled;         /* job.autoscaler.enabled (governor default: true) */
     bool scaling_enabled; /* false: advisor mode */
     int64_t metrics_window_ms, stabilization_ms;
-    const char *excluded_periods; /* raw ';' list, "" = none */
-    const char *excluded_tz;      /* IANA name, default "UTC" */
+    const char *excluded_periods;                          /* raw ';' list, "" = none */
+    const char *excluded_tz;                               /* IANA name, default "UTC" */
     double util_target, util_boundary, util_max, util_min; /* max/min NaN = unset */
     int64_t scale_down_interval_ms;
     int vertex_min_parallelism, vertex_max_parallelism;
@@ -157,8 +156,8 @@ struct core_config {
     double skew_min_ratio;  /* max/avg busy time below this: no skew */
     double skew_saturation; /* stop where the hot subtask is within this of its floor */
     /* Flink cluster keys the algorithm reads */
-    int slots_per_tm;      /* taskmanager.numberOfTaskSlots, default 1 */
-    double tm_cpu;         /* taskmanager.cpu.cores, NaN = unknown */
+    int slots_per_tm; /* taskmanager.numberOfTaskSlots, default 1 */
+    double tm_cpu;    /* taskmanager.cpu.cores, NaN = unknown */
     struct core_tm_memory tm;
 };
 
@@ -180,8 +179,8 @@ struct core_input {
 struct core_vertex_in {
     const char *id;
     int parallelism, max_parallelism;
-    int partitions;                  /* 0 = unknown */
-    const char *slot_sharing_group;  /* NULL = unknown */
+    int partitions;                 /* 0 = unknown */
+    const char *slot_sharing_group; /* NULL = unknown */
     bool finished;
     const struct core_input *inputs; /* none: a source */
     int n_inputs;
@@ -209,11 +208,11 @@ struct core_sample {
 
 /* Evaluated figures of one vertex (spec 2), NaN = undefined, inf allowed. */
 struct core_evaluated {
-    double load;                  /* LOAD.average */
-    double true_processing_rate;  /* TRUE_PROCESSING_RATE.average */
-    double target_data_rate;      /* TARGET_DATA_RATE.average */
-    double catch_up_data_rate;    /* CATCH_UP_DATA_RATE.current */
-    double lag;                   /* LAG.current (sources) */
+    double load;                 /* LOAD.average */
+    double true_processing_rate; /* TRUE_PROCESSING_RATE.average */
+    double target_data_rate;     /* TARGET_DATA_RATE.average */
+    double catch_up_data_rate;   /* CATCH_UP_DATA_RATE.current */
+    double lag;                  /* LAG.current (sources) */
     double scale_up_rate_threshold, scale_down_rate_threshold;
     double expected_processing_rate; /* set when the target differs from current */
     double parallelism, max_parallelism, num_source_partitions;
@@ -297,8 +296,8 @@ struct core_align_ctx {
 struct core_hooks {
     void *ud;
     /* Excluded period? *excluded = true and why filled when inside one. */
-    int (*excluded)(void *ud, const struct core_config *cfg, int64_t now, bool *excluded,
-                    char *why, size_t why_len, char *err, size_t err_len);
+    int (*excluded)(void *ud, const struct core_config *cfg, int64_t now, bool *excluded, char *why,
+                    size_t why_len, char *err, size_t err_len);
     /* One evaluator over one vertex; may overwrite figures in ev (NaN = keep built-in). */
     int (*evaluate)(void *ud, const char *name, const struct core_vertex_in *v,
                     struct core_evaluated *ev, bool processing_backlog, int64_t now, char *err,
@@ -334,7 +333,6 @@ int64_t core_state_last_at(const struct core_state *s);
  * (reset first) and returns 0.
  */
 int core_decide(struct core_state *st, const struct core_sample *sm, const struct core_config *cfg,
-                const struct core_hooks *hooks, struct core_decision *d, char *err,
-                size_t err_len);
+                const struct core_hooks *hooks, struct core_decision *d, char *err, size_t err_len);
 
 #endif

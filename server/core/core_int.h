@@ -35,10 +35,10 @@ double core__round3(double x);
 /* Java Math.round: floor(x + 0.5); NaN -> 0; clamps to int64. */
 int64_t core__java_round(double x);
 
-void *core__xmalloc(size_t n);                         /* aborts on failure */
-void *core__xcalloc(size_t n, size_t size);            /* aborts on failure */
-void *core__xrealloc(void *p, size_t n);               /* aborts on failure */
-char *core__strdup(const char *s);                     /* new; aborts on failure */
+void *core__xmalloc(size_t n);              /* aborts on failure */
+void *core__xcalloc(size_t n, size_t size); /* aborts on failure */
+void *core__xrealloc(void *p, size_t n);    /* aborts on failure */
+char *core__strdup(const char *s);          /* new; aborts on failure */
 /* Ensures *arr (elements of elem bytes) has room for need elements; *cap grows x2. */
 void core__grow(void *arr, int *cap, int need, size_t elem);
 
@@ -73,13 +73,13 @@ bool core__in_list(const char *const *list, int n, const char *s);
 /* The sample's topology, indexed by the sample's vertex index. */
 struct core_topo {
     int n;
-    int *order;       /* [n] sample indices in topological order (Kahn, stable by input order) */
-    int *in_start;    /* [n+1] CSR: inputs of i are in_src[in_start[i] .. in_start[i+1]) */
-    int *in_src;      /* [edges] upstream sample index */
+    int *order;    /* [n] sample indices in topological order (Kahn, stable by input order) */
+    int *in_start; /* [n+1] CSR: inputs of i are in_src[in_start[i] .. in_start[i+1]) */
+    int *in_src;   /* [edges] upstream sample index */
     enum core_ship *in_ship; /* [edges] */
-    int *n_outputs;   /* [n] number of output edges */
-    bool *is_source;  /* [n] no inputs */
-    bool *hash_input; /* [n] any input ship strategy HASH */
+    int *n_outputs;          /* [n] number of output edges */
+    bool *is_source;         /* [n] no inputs */
+    bool *hash_input;        /* [n] any input ship strategy HASH */
 };
 
 /* Validates the sample (ids, parallelism >= 1, <= max_parallelism, duplicate ids, unknown
@@ -129,10 +129,10 @@ double core__w_glatest(const struct core_window *w, size_t off);
 /* -------------------------------------------------------------- evaluate.c */
 
 struct core_global_eval {
-    double gc_pressure;     /* latest */
-    double heap_ratio_avg;  /* HEAP_MAX_USAGE_RATIO.average */
+    double gc_pressure;    /* latest */
+    double heap_ratio_avg; /* HEAP_MAX_USAGE_RATIO.average */
     double heap_used_avg, managed_used_avg, metaspace_used_avg;
-    double slots_used;      /* latest NUM_TASK_SLOTS_USED */
+    double slots_used; /* latest NUM_TASK_SLOTS_USED */
 };
 
 /*
@@ -223,14 +223,15 @@ bool core__memory_pressure(const struct core_config *cfg, const struct core_glob
 /* Spec 4.3: is a scale-up of vertex id to `target` ineffective? Emits IneffectiveScaling.
  * Returns true when the scale-up must be blocked (detection enabled and ineffective). */
 bool core__ineffective_blocked(const struct core_config *cfg, const struct core_vhistory *hist,
-                               const char *id, int current, double tpr,
-                               struct core_decision *d);
+                               const char *id, int current, double tpr, struct core_decision *d);
 /* Spec 4.2: records a scale-down recommendation; returns the parallelism to apply now
  * (current = still delayed) and its outside-bound flag in *outside. */
-int core__delayed_scale_down(struct core_state *st, const struct core_config *cfg,
-                             const char *id, int current, int target, bool outside,
-                             int64_t now, bool *outside_out);
+int core__delayed_scale_down(struct core_state *st, const struct core_config *cfg, const char *id,
+                             int current, int target, bool outside, int64_t now, bool *outside_out);
 void core__delayed_clear(struct core_state *st, const char *id);
+/* When the vertex's pending scale-down may happen at the earliest, or -1 when none. */
+int64_t core__delayed_until(const struct core_state *st, const struct core_config *cfg,
+                            const char *id);
 void core__delayed_clear_all(struct core_state *st);
 
 /* -------------------------------------------------------------- resources.c */
@@ -243,6 +244,21 @@ bool core__quota_reached(const struct core_config *cfg, const struct core_sample
                          const bool *in_summary, const int *new_p, struct core_decision *d);
 
 /* ----------------------------------------------------------------- memory.c */
+
+/* Every pool of a TaskManager's memory, bytes, as Flink derives them (spec 5). */
+struct core_tm_pools {
+    int64_t process, flink, framework_heap, task_heap, framework_offheap, task_offheap, managed,
+        network, metaspace, overhead;
+};
+
+/*
+ * Flink's TaskExecutor memory model (TaskExecutorProcessUtils): derives every pool of *out
+ * from m, from task.heap + managed.size, else flink.size, else process.size, with Flink's
+ * float fractions and truncating multiplication. -1 with a message in err when m is invalid
+ * (none of those set, negative sizes, a bad range, pools that do not fit).
+ */
+int core__tm_derive(const struct core_tm_memory *m, struct core_tm_pools *out, char *err,
+                    size_t err_len);
 
 /*
  * Spec 5: memory tuning. Always emits the "Configuration recommendation" event when it

@@ -19,15 +19,15 @@
 
 /* Per-sample collected metrics of one vertex (spec 1.3), NaN = absent. */
 struct core_vmetrics {
-    double load;             /* LOAD: aggregated busy ms/s / 1000 */
-    double load_avg;         /* avg busy / 1000 (for the skew ratio) */
-    double load_max;         /* max busy / 1000 (for the skew ratio) */
-    double acc_busy;         /* ACCUMULATED_BUSY_TIME */
-    double rec_in;           /* NUM_RECORDS_IN */
-    double rec_out;          /* NUM_RECORDS_OUT */
-    double rec_in_per_s;     /* NUM_RECORDS_IN_PER_SECOND (non-sources) */
-    double lag;              /* LAG (sources) */
-    double observed_tpr;     /* OBSERVED_TPR (sources) */
+    double load;         /* LOAD: aggregated busy ms/s / 1000 */
+    double load_avg;     /* avg busy / 1000 (for the skew ratio) */
+    double load_max;     /* max busy / 1000 (for the skew ratio) */
+    double acc_busy;     /* ACCUMULATED_BUSY_TIME */
+    double rec_in;       /* NUM_RECORDS_IN */
+    double rec_out;      /* NUM_RECORDS_OUT */
+    double rec_in_per_s; /* NUM_RECORDS_IN_PER_SECOND (non-sources) */
+    double lag;          /* LAG (sources) */
+    double observed_tpr; /* OBSERVED_TPR (sources) */
 };
 
 /* Per-sample global metrics (spec 1.3), NaN = absent. */

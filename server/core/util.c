@@ -11,18 +11,46 @@
 
 double core__round3(double x)
 {
-    if (!isfinite(x))
+    if (!isfinite(x) || x == 0.0)
         return x;
-    /* Round half-up on the decimal value: BigDecimal of the double's shortest repr in Java;
-     * printing with 17 significant digits and rounding that string keeps 2.0005 -> 2.001. */
-    char buf[64];
-    snprintf(buf, sizeof buf, "%.17g", x);
-    double v = strtod(buf, NULL);
-    double r = floor(fabs(v) * 1000.0 + 0.5 + 1e-9) / 1000.0;
-    r = copysign(r, v);
+    /* Java's BigDecimal.valueOf(x).setScale(3, HALF_UP): round the shortest decimal string
+     * that reads back as x, not its binary value, so 2.0005 -> 2.001. */
+    char buf[40];
+    int prec = 1;
+    for (; prec < 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*e", prec - 1, x);
+        if (strtod(buf, NULL) == x)
+            break;
+    }
+    snprintf(buf, sizeof buf, "%.*e", prec - 1, x);
+    /* buf = [-]d.ddde[+-]XX: collect the digits and the exponent. */
+    const char *q = buf;
+    bool neg = *q == '-';
+    if (neg)
+        q++;
+    char dig[24];
+    int nd = 0;
+    for (; *q && *q != 'e'; q++)
+        if (*q >= '0' && *q <= '9')
+            dig[nd++] = *q;
+    int exp10 = atoi(q + 1);
+    int keep = exp10 + 1 + 3; /* digits that stay: down to 10^-3 */
+    if (keep >= nd)
+        return x; /* already within 3 decimals */
+    if (keep < 0)
+        return x; /* rounds to 0: keep the original */
+    bool up = dig[keep] >= '5';
+    /* value = 0.dig[0..keep) x 10^(exp10+1), plus one unit in the last place if up */
+    double v = 0.0;
+    for (int i = 0; i < keep; i++)
+        v = v * 10.0 + (dig[i] - '0');
+    if (up)
+        v += 1.0;
+    /* v is an integer count of 10^(exp10+1-keep) = 10^-3 units */
+    double r = v / 1000.0;
     if (r == 0.0)
         return x;
-    return r;
+    return neg ? -r : r;
 }
 
 int64_t core__java_round(double x)
@@ -285,22 +313,23 @@ const char *core_action_name(enum core_action a)
 
 const char *core_reason_name(enum core_reason r)
 {
-    static const char *const n[] = {
-        "COLLECTING_METRICS", "WITHIN_TARGET",         "HIGH_BACKLOG",
-        "HIGH_UTILIZATION",   "LOW_UTILIZATION",       "SCALE_DOWN_DELAYED",
-        "LIMIT_REACHED",      "KEY_PARALLELISM_LIMIT", "INEFFECTIVE_SCALING",
-        "MEMORY_PRESSURE",    "QUOTA_REACHED",         "EXCLUDED_PERIOD",
-        "SCALING_DISABLED",   "VETOED",                "PLUGIN_ERROR",
-        "JOB_NOT_RUNNING"};
+    static const char *const n[] = {"COLLECTING_METRICS",  "WITHIN_TARGET",
+                                    "HIGH_BACKLOG",        "HIGH_UTILIZATION",
+                                    "LOW_UTILIZATION",     "SCALE_DOWN_DELAYED",
+                                    "LIMIT_REACHED",       "KEY_PARALLELISM_LIMIT",
+                                    "INEFFECTIVE_SCALING", "MEMORY_PRESSURE",
+                                    "QUOTA_REACHED",       "EXCLUDED_PERIOD",
+                                    "SCALING_DISABLED",    "VETOED",
+                                    "PLUGIN_ERROR",        "JOB_NOT_RUNNING"};
     return (unsigned)r < CORE_R__COUNT ? n[r] : "?";
 }
 
 const char *core_constraint_name(int bit)
 {
     static const char *const n[CORE_C__COUNT] = {
-        "CLAMPED_MAX_FACTOR",     "CLAMPED_MIN_PARALLELISM", "CLAMPED_MAX_PARALLELISM",
-        "ALIGNED_TO_KEY_GROUPS",  "ALIGNED_TO_PARTITIONS",   "CAPPED_AT_PARTITIONS",
-        "ALIGNED_BY_PLUGIN",      "EXCLUDED_VERTEX",         "CHANGED_BY_EXECUTOR",
+        "CLAMPED_MAX_FACTOR",    "CLAMPED_MIN_PARALLELISM", "CLAMPED_MAX_PARALLELISM",
+        "ALIGNED_TO_KEY_GROUPS", "ALIGNED_TO_PARTITIONS",   "CAPPED_AT_PARTITIONS",
+        "ALIGNED_BY_PLUGIN",     "EXCLUDED_VERTEX",         "CHANGED_BY_EXECUTOR",
         "CAPPED_BY_KEY_SKEW"};
     return bit >= 0 && bit < CORE_C__COUNT ? n[bit] : "?";
 }

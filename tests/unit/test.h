@@ -15,54 +15,54 @@
 
 static int test__failed_asserts;
 
-#define TEST__FAIL(...)                                                                           \
-    do {                                                                                          \
-        fprintf(stderr, "  %s:%d: ", __FILE__, __LINE__);                                         \
-        fprintf(stderr, __VA_ARGS__);                                                             \
-        fputc('\n', stderr);                                                                      \
-        test__failed_asserts++;                                                                   \
-        return;                                                                                   \
+#define TEST__FAIL(...)                                                                            \
+    do {                                                                                           \
+        fprintf(stderr, "  %s:%d: ", __FILE__, __LINE__);                                          \
+        fprintf(stderr, __VA_ARGS__);                                                              \
+        fputc('\n', stderr);                                                                       \
+        test__failed_asserts++;                                                                    \
+        return;                                                                                    \
     } while (0)
 
-#define ASSERT(c)                                                                                 \
-    do {                                                                                          \
-        if (!(c))                                                                                 \
-            TEST__FAIL("assertion failed: %s", #c);                                               \
+#define ASSERT(c)                                                                                  \
+    do {                                                                                           \
+        if (!(c))                                                                                  \
+            TEST__FAIL("assertion failed: %s", #c);                                                \
     } while (0)
 
-#define ASSERT_EQ(a, b)                                                                           \
-    do {                                                                                          \
-        long long a__ = (long long)(a), b__ = (long long)(b);                                     \
-        if (a__ != b__)                                                                           \
-            TEST__FAIL("%s == %s: %lld != %lld", #a, #b, a__, b__);                               \
+#define ASSERT_EQ(a, b)                                                                            \
+    do {                                                                                           \
+        long long a__ = (long long)(a), b__ = (long long)(b);                                      \
+        if (a__ != b__)                                                                            \
+            TEST__FAIL("%s == %s: %lld != %lld", #a, #b, a__, b__);                                \
     } while (0)
 
 /* Doubles: equal within an absolute tolerance; NaN equals NaN, inf equals inf of the same sign. */
-#define ASSERT_NEAR(a, b, tol)                                                                    \
-    do {                                                                                          \
-        double a__ = (double)(a), b__ = (double)(b);                                              \
-        int ok__ = (isnan(a__) && isnan(b__)) || (isinf(a__) && a__ == b__) ||                    \
-                   fabs(a__ - b__) <= (tol);                                                      \
-        if (!ok__)                                                                                \
-            TEST__FAIL("%s ~= %s: %.17g != %.17g", #a, #b, a__, b__);                             \
+#define ASSERT_NEAR(a, b, tol)                                                                     \
+    do {                                                                                           \
+        double a__ = (double)(a), b__ = (double)(b);                                               \
+        int ok__ =                                                                                 \
+            (isnan(a__) && isnan(b__)) || (isinf(a__) && a__ == b__) || fabs(a__ - b__) <= (tol);  \
+        if (!ok__)                                                                                 \
+            TEST__FAIL("%s ~= %s: %.17g != %.17g", #a, #b, a__, b__);                              \
     } while (0)
 
 #define ASSERT_DEQ(a, b) ASSERT_NEAR(a, b, 0.0)
 
-#define ASSERT_STR(a, b)                                                                          \
-    do {                                                                                          \
-        const char *a__ = (a), *b__ = (b);                                                        \
-        if (!a__ || !b__ || strcmp(a__, b__) != 0)                                                \
-            TEST__FAIL("%s == %s: \"%s\" != \"%s\"", #a, #b, a__ ? a__ : "(null)",                \
-                       b__ ? b__ : "(null)");                                                     \
+#define ASSERT_STR(a, b)                                                                           \
+    do {                                                                                           \
+        const char *a__ = (a), *b__ = (b);                                                         \
+        if (!a__ || !b__ || strcmp(a__, b__) != 0)                                                 \
+            TEST__FAIL("%s == %s: \"%s\" != \"%s\"", #a, #b, a__ ? a__ : "(null)",                 \
+                       b__ ? b__ : "(null)");                                                      \
     } while (0)
 
 /* Substring check, for error messages. */
-#define ASSERT_CONTAINS(hay, needle)                                                              \
-    do {                                                                                          \
-        const char *h__ = (hay), *n__ = (needle);                                                 \
-        if (!h__ || !strstr(h__, n__))                                                            \
-            TEST__FAIL("%s contains \"%s\": got \"%s\"", #hay, n__, h__ ? h__ : "(null)");        \
+#define ASSERT_CONTAINS(hay, needle)                                                               \
+    do {                                                                                           \
+        const char *h__ = (hay), *n__ = (needle);                                                  \
+        if (!h__ || !strstr(h__, n__))                                                             \
+            TEST__FAIL("%s contains \"%s\": got \"%s\"", #hay, n__, h__ ? h__ : "(null)");         \
     } while (0)
 
 struct test_case {
@@ -70,7 +70,10 @@ struct test_case {
     void (*fn)(void);
 };
 
-#define TEST_ENTRY(f) {#f, f}
+#define TEST_ENTRY(f)                                                                              \
+    {                                                                                              \
+#f, f                                                                                      \
+    }
 
 /* Runs every test in the list, prints one line per failure and the closing count line. */
 static inline int test_run(const struct test_case *tests, int n)
@@ -90,11 +93,11 @@ static inline int test_run(const struct test_case *tests, int n)
     return failed ? 1 : 0;
 }
 
-#define TEST_MAIN(...)                                                                            \
-    int main(void)                                                                                \
-    {                                                                                             \
-        static const struct test_case tests__[] = {__VA_ARGS__};                                  \
-        return test_run(tests__, (int)(sizeof tests__ / sizeof tests__[0]));                      \
+#define TEST_MAIN(...)                                                                             \
+    int main(void)                                                                                 \
+    {                                                                                              \
+        static const struct test_case tests__[] = {__VA_ARGS__};                                   \
+        return test_run(tests__, (int)(sizeof tests__ / sizeof tests__[0]));                       \
     }
 
 #endif

@@ -1,0 +1,590 @@
+/*
+ * decide.c - one scaling cycle (spec 0): validate the topology, collect the sample into the
+ * window (1), evaluate (2), compute each vertex's target (3), gate it (4), tune memory (5)
+ * and check quotas (4.6), run the executors, and record what was executed. Every outcome
+ * carries DESIGN 3.1's reason codes, for the job and for each vertex.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core_int.h"
+
+/* Per-cycle working data, all in the decision's arena. */
+struct cycle {
+    const struct core_sample *sm;
+    const struct core_config *cfg;
+    const struct core_hooks *h;
+    struct core_state *st;
+    struct core_decision *d;
+    struct core_topo t;
+    struct core_evaluated *ev; /* [n] by sample index */
+    int *vd;                   /* sample index -> index in d->vertices */
+    int *new_p;                /* [n] by sample index */
+    bool *in_summary;          /* [n] changed and kept */
+    struct core_plugin_err pe;
+    bool backlog;
+    int64_t now;
+};
+
+static struct core_vdecision *vdec(struct cycle *c, int i)
+{
+    return &c->d->vertices[c->vd[i]];
+}
+
+static void set_nan(struct core_evaluated *e)
+{
+    e->load = e->true_processing_rate = e->target_data_rate = e->catch_up_data_rate = NAN;
+    e->lag = e->scale_up_rate_threshold = e->scale_down_rate_threshold = NAN;
+    e->expected_processing_rate = NAN;
+    e->parallelism = e->max_parallelism = e->num_source_partitions = NAN;
+    e->busy_max_avg_ratio = e->hot_key_share = e->key_rate_bound = e->salting_fanout = NAN;
+}
+
+/* Fills d->vertices in topological order with "no change" entries. */
+static void init_vertices(struct cycle *c)
+{
+    struct core_decision *d = c->d;
+    int n = c->sm->n_vertices;
+    d->n_vertices = n;
+    d->vertices = core__alloc(d, (size_t)n * sizeof *d->vertices);
+    c->vd = core__alloc(d, (size_t)n * sizeof *c->vd);
+    c->new_p = core__alloc(d, (size_t)n * sizeof *c->new_p);
+    c->in_summary = core__alloc(d, (size_t)n * sizeof *c->in_summary);
+    c->ev = core__alloc(d, (size_t)n * sizeof *c->ev);
+    for (int k = 0; k < n; k++) {
+        int i = c->t.order[k];
+        const struct core_vertex_in *v = &c->sm->vertices[i];
+        struct core_vdecision *o = &d->vertices[k];
+        c->vd[i] = k;
+        o->id = v->id;
+        o->current = o->raw_target = o->target = v->parallelism;
+        o->reason = CORE_R_WITHIN_TARGET;
+        set_nan(&o->ev);
+        o->ev.parallelism = v->parallelism;
+        o->ev.max_parallelism = v->max_parallelism;
+        o->ev.num_source_partitions = v->partitions;
+        c->new_p[i] = v->parallelism;
+    }
+}
+
+/* Sets every vertex's reason (and the job's) to r, for outcomes decided for the whole job. */
+static void all_reasons(struct cycle *c, enum core_reason r)
+{
+    for (int k = 0; k < c->d->n_vertices; k++)
+        c->d->vertices[k].reason = r;
+    c->d->reason = r;
+}
+
+static void fmt_rate(char *buf, size_t n, double x)
+{
+    if (isnan(x))
+        snprintf(buf, n, "unknown");
+    else if (isinf(x))
+        snprintf(buf, n, "unbounded");
+    else
+        snprintf(buf, n, "%.1f/s", x);
+}
+
+/* The "p -> P'" entries of a ScalingReport (spec 4.4's format). */
+static char *report_entries(struct cycle *c)
+{
+    struct core_decision *d = c->d;
+    size_t cap = 64 + (size_t)d->n_vertices * 200;
+    char *buf = core__alloc(d, cap);
+    size_t off = 0;
+    for (int k = 0; k < d->n_vertices; k++) {
+        const struct core_vdecision *v = &d->vertices[k];
+        if (v->target == v->current)
+            continue;
+        int w = snprintf(buf + off, cap - off,
+                         "{ Vertex ID %s | Parallelism %d -> %d | Processing capacity %.2f -> "
+                         "%.2f | Target data rate %.2f}",
+                         v->id, v->current, v->target, v->ev.true_processing_rate,
+                         v->ev.expected_processing_rate, v->ev.target_data_rate);
+        if (w < 0 || (size_t)w >= cap - off)
+            break;
+        off += (size_t)w;
+    }
+    return buf;
+}
+
+/* FNV-1a over the "id:p->P'" map, for the disabled-report dedupe key (spec 4.10 JDBC). */
+static char *map_key(struct cycle *c)
+{
+    uint64_t hsh = 1469598103934665603ULL;
+    for (int k = 0; k < c->d->n_vertices; k++) {
+        const struct core_vdecision *v = &c->d->vertices[k];
+        char b[200];
+        int n = snprintf(b, sizeof b, "%s:%d->%d;", v->id, v->current, v->target);
+        for (int j = 0; j < n && j < (int)sizeof b; j++) {
+            hsh ^= (unsigned char)b[j];
+            hsh *= 1099511628211ULL;
+        }
+    }
+    return core__asprintf(c->d, "ScalingReport:%016llx", (unsigned long long)hsh);
+}
+
+/* Reverts every vertex to its current parallelism (a discarded or blocked summary). */
+static void revert_targets(struct cycle *c)
+{
+    for (int k = 0; k < c->d->n_vertices; k++) {
+        struct core_vdecision *v = &c->d->vertices[k];
+        v->target = v->current;
+    }
+    for (int i = 0; i < c->sm->n_vertices; i++) {
+        c->new_p[i] = c->sm->vertices[i].parallelism;
+        c->in_summary[i] = false;
+    }
+}
+
+/* Is vertex i excluded from scaling this cycle (spec 3.4)? */
+static bool excluded(struct cycle *c, int i, const char **why)
+{
+    const struct core_vertex_in *v = &c->sm->vertices[i];
+    if (core__in_list(c->cfg->exclude_ids, c->cfg->n_exclude_ids, v->id)) {
+        *why = "listed in job.autoscaler.vertex.exclude.ids";
+        return true;
+    }
+    if (v->finished) {
+        *why = "finished";
+        return true;
+    }
+    int wi = core__window_index(&c->st->w, v->id);
+    double load = core__w_latest(&c->st->w, wi, offsetof(struct core_vmetrics, load));
+    if (isnan(load)) {
+        *why = "reports no busy time";
+        return true;
+    }
+    return false;
+}
+
+/* Scale-up reason: draining a backlog, or capacity below the target. */
+static enum core_reason up_reason(struct cycle *c, const struct core_evaluated *e)
+{
+    if (c->backlog)
+        return CORE_R_HIGH_BACKLOG;
+    if (e->catch_up_data_rate > 0.0) {
+        /* Would the vertex keep up without the backlog? Then the backlog is the reason. */
+        double util = c->cfg->util_target > 0 ? c->cfg->util_target : 1.0;
+        double no_lag = e->target_data_rate / util;
+        if (e->true_processing_rate >= no_lag)
+            return CORE_R_HIGH_BACKLOG;
+    }
+    return CORE_R_HIGH_UTILIZATION;
+}
+
+/* Spec 3 and 4.2/4.3 for every non-excluded vertex; fills targets and reasons. */
+static void compute_targets(struct cycle *c)
+{
+    struct core_state *st = c->st;
+    const struct core_config *cfg = c->cfg;
+    int64_t restart_ms = core__restart_time(st, cfg);
+    for (int k = 0; k < c->sm->n_vertices; k++) {
+        int i = c->t.order[k];
+        const struct core_vertex_in *v = &c->sm->vertices[i];
+        struct core_vdecision *o = vdec(c, i);
+        struct core_evaluated *e = &o->ev;
+        int p = v->parallelism;
+        const char *why = NULL;
+        o->outside_bounds = core__outside_bounds(e);
+        if (excluded(c, i, &why)) {
+            o->excluded = true;
+            o->constraints |= CORE_C_EXCLUDED_VERTEX;
+            o->message = core__asprintf(c->d, "%s: excluded from scaling (%s)", v->id, why);
+            continue;
+        }
+        struct core_scale_result r;
+        struct core_vhistory *hist = core__history_find(st, v->id);
+        core__scale_target(cfg, c->sm, &c->t, i, e, hist, restart_ms, c->h, c->d, &c->pe, &r);
+        o->raw_target = r.computed ? r.raw : p;
+        o->constraints |= r.constraints;
+        if (!r.computed) {
+            o->message =
+                core__asprintf(c->d, "%s: no true processing rate or target rate yet", v->id);
+            continue;
+        }
+        int target = r.target;
+        bool outside = o->outside_bounds;
+        if (target > p && c->t.hash_input[i] && cfg->skew_enabled) {
+            int wi = core__window_index(&st->w, v->id);
+            int psat = core__skew_limit(cfg, &st->w, wi, p, e);
+            double need = core__capacity(e, cfg->util_target, true, restart_ms, cfg->catch_up_ms);
+            bool unservable = isfinite(e->key_rate_bound) && need > e->key_rate_bound;
+            if (psat > 0 && (target > psat || unservable)) {
+                char bound[32];
+                fmt_rate(bound, sizeof bound, e->key_rate_bound);
+                if (target > psat) {
+                    target = psat > p ? psat : p;
+                    o->constraints |= CORE_C_CAPPED_BY_KEY_SKEW;
+                }
+                o->reason = CORE_R_KEY_PARALLELISM_LIMIT;
+                o->message = core__asprintf(
+                    c->d,
+                    "%s: one key carries about %.0f%% of the input; no parallelism processes "
+                    "more than %s (needs %.0f/s); past %d subtasks more buy under %.0f%%; "
+                    "salting the hot key over %.0f subtasks would lift the limit",
+                    v->id, e->hot_key_share * 100.0, bound, need, psat,
+                    cfg->skew_saturation * 100.0, e->salting_fanout);
+            }
+        }
+        if (target == p) {
+            /* Spec 3 step 9: no change clears a pending scale-down. */
+            core__delayed_clear(st, v->id);
+            if (o->reason == CORE_R_KEY_PARALLELISM_LIMIT)
+                continue;
+            if (r.raw != p && outside) {
+                o->reason = CORE_R_LIMIT_REACHED;
+                o->message =
+                    core__asprintf(c->d, "%s: wants %d but stays at %d (limits)", v->id, r.raw, p);
+            }
+            continue;
+        }
+        e->expected_processing_rate = r.expected_rate;
+        if (target > p) {
+            core__delayed_clear(st, v->id);
+            if (core__ineffective_blocked(cfg, hist, v->id, p, e->true_processing_rate, c->d)) {
+                o->reason = CORE_R_INEFFECTIVE_SCALING;
+                o->message = core__asprintf(
+                    c->d, "%s: the last scale-up did not raise throughput as expected", v->id);
+                continue;
+            }
+            if (o->reason != CORE_R_KEY_PARALLELISM_LIMIT)
+                o->reason = up_reason(c, e);
+        } else {
+            bool out2 = outside;
+            int applied =
+                core__delayed_scale_down(st, cfg, v->id, p, target, outside, c->now, &out2);
+            if (applied == p) {
+                o->reason = CORE_R_SCALE_DOWN_DELAYED;
+                int64_t until = core__delayed_until(st, cfg, v->id);
+                o->message = core__asprintf(
+                    c->d,
+                    "%s: scale-down to %d waits for job.autoscaler.scale-down.interval "
+                    "(until %lld)",
+                    v->id, target, (long long)until);
+                continue;
+            }
+            target = applied;
+            outside = out2;
+            o->reason = CORE_R_LOW_UTILIZATION;
+        }
+        o->target = target;
+        o->outside_bounds = outside;
+        c->new_p[i] = target;
+        c->in_summary[i] = true;
+        if (!o->message) {
+            char tpr[32], tdr[32];
+            fmt_rate(tpr, sizeof tpr, e->true_processing_rate);
+            fmt_rate(tdr, sizeof tdr, e->target_data_rate);
+            if (o->reason == CORE_R_HIGH_BACKLOG)
+                o->message = core__asprintf(
+                    c->d, "%s: %d -> %d to catch up a backlog of %.0f/s within %lld s", v->id, p,
+                    target, e->catch_up_data_rate, (long long)(cfg->catch_up_ms / 1000));
+            else
+                o->message = core__asprintf(
+                    c->d, "%s: %d -> %d (true processing rate %s, target data rate %s)", v->id, p,
+                    target, tpr, tdr);
+        }
+    }
+}
+
+/* The job's reason when nothing is executed: the most telling vertex reason. */
+static enum core_reason idle_reason(struct cycle *c)
+{
+    static const enum core_reason order[] = {CORE_R_KEY_PARALLELISM_LIMIT,
+                                             CORE_R_INEFFECTIVE_SCALING, CORE_R_SCALE_DOWN_DELAYED,
+                                             CORE_R_LIMIT_REACHED};
+    for (size_t j = 0; j < sizeof order / sizeof order[0]; j++)
+        for (int k = 0; k < c->d->n_vertices; k++)
+            if (c->d->vertices[k].reason == order[j])
+                return order[j];
+    return CORE_R_WITHIN_TARGET;
+}
+
+/* The job's reason for an executed (or recommended) scaling. */
+static enum core_reason scale_reason(struct cycle *c)
+{
+    static const enum core_reason order[] = {CORE_R_HIGH_BACKLOG, CORE_R_HIGH_UTILIZATION,
+                                             CORE_R_KEY_PARALLELISM_LIMIT, CORE_R_LOW_UTILIZATION};
+    for (size_t j = 0; j < sizeof order / sizeof order[0]; j++)
+        for (int k = 0; k < c->d->n_vertices; k++) {
+            const struct core_vdecision *v = &c->d->vertices[k];
+            if (v->target != v->current && v->reason == order[j])
+                return order[j];
+        }
+    return CORE_R_HIGH_UTILIZATION;
+}
+
+static enum core_action action_of(const struct core_decision *d)
+{
+    bool up = false, down = false;
+    for (int k = 0; k < d->n_vertices; k++) {
+        if (d->vertices[k].target > d->vertices[k].current)
+            up = true;
+        else if (d->vertices[k].target < d->vertices[k].current)
+            down = true;
+    }
+    return up && down ? CORE_SCALE : up ? CORE_SCALE_UP : down ? CORE_SCALE_DOWN : CORE_NO_CHANGE;
+}
+
+/* Joins the messages of the changed (or else the noteworthy) vertices. */
+static const char *join_messages(struct cycle *c, bool changed_only)
+{
+    struct core_decision *d = c->d;
+    size_t len = 1;
+    for (int k = 0; k < d->n_vertices; k++) {
+        const struct core_vdecision *v = &d->vertices[k];
+        if (v->message && (!changed_only || v->target != v->current))
+            len += strlen(v->message) + 2;
+    }
+    char *buf = core__alloc(d, len);
+    size_t off = 0;
+    for (int k = 0; k < d->n_vertices; k++) {
+        const struct core_vdecision *v = &d->vertices[k];
+        if (!v->message || (changed_only && v->target == v->current) || v->excluded)
+            continue;
+        if (off) {
+            memcpy(buf + off, "; ", 2);
+            off += 2;
+        }
+        size_t n = strlen(v->message);
+        memcpy(buf + off, v->message, n);
+        off += n;
+    }
+    buf[off] = '\0';
+    return buf;
+}
+
+/* Runs the executors in order; returns true when one vetoed. */
+static bool run_executors(struct cycle *c)
+{
+    const struct core_config *cfg = c->cfg;
+    struct core_decision *d = c->d;
+    if (!c->h || !c->h->execute)
+        return false;
+    int *before = core__alloc(d, (size_t)d->n_vertices * sizeof *before);
+    for (int x = 0; x < cfg->n_executors; x++) {
+        const char *name = cfg->executors[x];
+        for (int k = 0; k < d->n_vertices; k++)
+            before[k] = d->vertices[k].target;
+        bool veto = false;
+        char err[512] = "";
+        if (c->h->execute(c->h->ud, name, d, c->now, &veto, err, sizeof err) < 0) {
+            core__plugin_fail(&c->pe, name, err);
+            for (int k = 0; k < d->n_vertices; k++)
+                d->vertices[k].target = before[k];
+            continue;
+        }
+        if (veto) {
+            for (int k = 0; k < d->n_vertices; k++)
+                d->vertices[k].target = before[k];
+            core__event(d, "Warning", "ScalingVetoed", core__asprintf(d, "ScalingVetoed:%s", name),
+                        "Scaling vetoed by custom executor %s%s%s", name, err[0] ? ": " : "", err);
+            d->message =
+                core__asprintf(d, "vetoed by executor %s%s%s", name, err[0] ? ": " : "", err);
+            return true;
+        }
+        /* Keep what the executor changed within [1, max_parallelism]. */
+        for (int k = 0; k < d->n_vertices; k++) {
+            struct core_vdecision *v = &d->vertices[k];
+            int i = c->t.order[k];
+            int maxp = c->sm->vertices[i].max_parallelism;
+            if (v->target < 1)
+                v->target = 1;
+            if (maxp > 0 && v->target > maxp)
+                v->target = maxp;
+            if (v->target != before[k]) {
+                v->constraints |= CORE_C_CHANGED_BY_EXECUTOR;
+                c->new_p[i] = v->target;
+                c->in_summary[i] = v->target != v->current;
+                if (!v->message || v->target == v->current)
+                    v->message = core__asprintf(d, "%s: %d -> %d set by executor %s", v->id,
+                                                v->current, v->target, name);
+            }
+        }
+    }
+    return false;
+}
+
+/* Spec 4.7 steps 3-7: the executed scaling goes into the history and tracking. */
+static void record_execution(struct cycle *c)
+{
+    struct core_decision *d = c->d;
+    for (int k = 0; k < d->n_vertices; k++) {
+        const struct core_vdecision *v = &d->vertices[k];
+        if (v->target == v->current)
+            continue;
+        struct core_hist_entry e = {
+            .at = c->now,
+            .current_parallelism = v->current,
+            .new_parallelism = v->target,
+            .true_processing_rate = v->ev.true_processing_rate,
+            .expected_processing_rate = v->ev.expected_processing_rate,
+            .target_data_rate = v->ev.target_data_rate,
+        };
+        core__history_add(c->st, v->id, &e);
+    }
+    core__tracking_add(c->st, c->now);
+    core__delayed_clear_all(c->st);
+}
+
+/* The part of the cycle after collection; returns with d's outcome filled. */
+static void decide_collected(struct cycle *c, const struct core_window_status *ws)
+{
+    struct core_decision *d = c->d;
+    const struct core_config *cfg = c->cfg;
+    struct core_global_eval g;
+    int64_t restart_ms = core__restart_time(c->st, cfg);
+
+    core__evaluate(c->st, c->sm, &c->t, cfg, restart_ms, c->h, c->ev, &c->backlog, &g, &c->pe);
+    for (int i = 0; i < c->sm->n_vertices; i++) {
+        struct core_vdecision *o = vdec(c, i);
+        o->ev = c->ev[i];
+    }
+    if (!ws->fully_collected) {
+        all_reasons(c, CORE_R_COLLECTING_METRICS);
+        d->message = core__asprintf(d, "%s: %d samples in the metric window",
+                                    ws->stabilizing ? "stabilizing after the job started"
+                                                    : "metric window not full yet",
+                                    ws->n_samples);
+        return;
+    }
+    if (core__memory_pressure(cfg, &g, d)) {
+        all_reasons(c, CORE_R_MEMORY_PRESSURE);
+        d->message = d->events[d->n_events - 1].message;
+        return;
+    }
+    compute_targets(c);
+
+    /* Spec 4.1 step 3: without a kept vertex outside its bounds the summary is dropped. */
+    bool any = false, any_outside = false;
+    for (int i = 0; i < c->sm->n_vertices; i++)
+        if (c->in_summary[i]) {
+            any = true;
+            any_outside |= vdec(c, i)->outside_bounds;
+        }
+    if (!any || !any_outside) {
+        for (int i = 0; i < c->sm->n_vertices; i++)
+            if (c->in_summary[i]) {
+                struct core_vdecision *o = vdec(c, i);
+                o->reason = CORE_R_WITHIN_TARGET;
+                o->message = core__asprintf(
+                    d, "%s: a change to %d is pending but no vertex is outside its bounds", o->id,
+                    o->target);
+            }
+        revert_targets(c);
+        d->reason = idle_reason(c);
+        d->message = d->reason == CORE_R_WITHIN_TARGET
+                         ? "every vertex is inside its utilization bounds"
+                         : join_messages(c, false);
+        return;
+    }
+
+    d->action = action_of(d);
+    d->reason = scale_reason(c);
+
+    /* Spec 4.4: advisor mode and excluded periods keep the recommendation only. */
+    const char *blocked_by = NULL;
+    if (!cfg->scaling_enabled) {
+        blocked_by = "job.autoscaler.scaling.enabled:false";
+        d->reason = CORE_R_SCALING_DISABLED;
+    } else if (cfg->excluded_periods && cfg->excluded_periods[0] && c->h && c->h->excluded) {
+        bool ex = false;
+        char why[256] = "", err[512] = "";
+        if (c->h->excluded(c->h->ud, cfg, c->now, &ex, why, sizeof why, err, sizeof err) < 0) {
+            core__plugin_fail(&c->pe, "excluded_periods", err);
+        } else if (ex) {
+            blocked_by = core__asprintf(d, "job.autoscaler.excluded.periods:%s",
+                                        why[0] ? why : cfg->excluded_periods);
+            d->reason = CORE_R_EXCLUDED_PERIOD;
+        }
+    }
+    if (blocked_by) {
+        core__event(d, "Normal", "ScalingReport", map_key(c),
+                    "Scaling execution disabled by config %s, recommended parallelism "
+                    "change: %s",
+                    blocked_by, report_entries(c));
+        d->message =
+            core__asprintf(d, "recommendation only (%s): %s", blocked_by, join_messages(c, true));
+        return;
+    }
+
+    core__memory_tune(cfg, c->sm, &c->t, c->new_p, &g, d);
+    if (core__quota_reached(cfg, c->sm, c->in_summary, c->new_p, d)) {
+        d->reason = CORE_R_QUOTA_REACHED;
+        d->message = core__asprintf(d, "the CPU or memory quota would be exceeded by: %s",
+                                    join_messages(c, true));
+        d->n_config_changes = 0;
+        d->n_config_removals = 0;
+        return;
+    }
+    if (run_executors(c)) {
+        d->reason = CORE_R_VETOED;
+        d->action = action_of(d);
+        return;
+    }
+    d->action = action_of(d);
+    if (d->action == CORE_NO_CHANGE) {
+        d->reason = idle_reason(c);
+        d->message = "executors left every vertex at its current parallelism";
+        return;
+    }
+    core__event(d, "Normal", "ScalingReport", NULL,
+                "Scaling execution enabled, begin scaling vertices:%s", report_entries(c));
+    record_execution(c);
+    d->execute = true;
+    d->message = join_messages(c, true);
+}
+
+int core_decide(struct core_state *st, const struct core_sample *sm, const struct core_config *cfg,
+                const struct core_hooks *hooks, struct core_decision *d, char *err, size_t err_len)
+{
+    core_decision_reset(d);
+    struct cycle c = {.sm = sm, .cfg = cfg, .h = hooks, .st = st, .d = d, .now = sm->at};
+    if (core__topo_build(sm, d, &c.t, err, err_len) < 0) {
+        core_decision_reset(d);
+        return -1;
+    }
+    d->at = sm->at;
+    d->action = CORE_NO_CHANGE;
+    init_vertices(&c);
+
+    if (!cfg->enabled) {
+        /* Spec 0 step 1: the job's autoscaler state is wiped. */
+        core_state_clear(st);
+        st->last_at = sm->at;
+        all_reasons(&c, CORE_R_SCALING_DISABLED);
+        d->message = "job.autoscaler.enabled is false: the autoscaler state was cleared";
+        return 0;
+    }
+    if (!sm->running) {
+        st->last_at = sm->at;
+        all_reasons(&c, CORE_R_JOB_NOT_RUNNING);
+        d->message = "the job is not running";
+        return 0;
+    }
+
+    core__tracking_update(st, sm, cfg, c.now);
+    core__history_trim(st, sm, cfg, c.now);
+    struct core_window_status ws;
+    core__window_ingest(st, sm, &c.t, cfg, &ws);
+    st->last_at = sm->at;
+    if (ws.n_samples < 2) {
+        all_reasons(&c, CORE_R_COLLECTING_METRICS);
+        d->message = core__asprintf(d, "collecting metrics: %d sample%s in the window",
+                                    ws.n_samples, ws.n_samples == 1 ? "" : "s");
+    } else {
+        decide_collected(&c, &ws);
+    }
+    if (!d->message)
+        d->message = "";
+    if (c.pe.set) {
+        d->reason = CORE_R_PLUGIN_ERROR;
+        d->message =
+            core__asprintf(d, "plugin %s failed: %s; the native decision stands%s%s", c.pe.plugin,
+                           c.pe.message, d->message[0] ? ": " : "", d->message);
+    }
+    core__events_dedupe(st, d, c.now, cfg->event_interval_ms);
+    return 0;
+}

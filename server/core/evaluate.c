@@ -1,0 +1,283 @@
+/*
+ * evaluate.c - spec 2: backlog detection, target data rate and catch-up rate propagated
+ * along the edges, true processing rate (busy time or observed), the capacity helper and
+ * the utilization thresholds, plus the global evaluated metrics. Custom evaluator hooks
+ * (spec 6.1, chained in order as DESIGN 4 allows) are merged over each vertex's figures.
+ *
+ * Reads the metric window the sample was just ingested into (window.c); writes only the
+ * caller's ev[] array, *backlog, *g and *pe.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/core_int.h"
+
+#define VM(f) offsetof(struct core_vmetrics, f)
+#define GM(f) offsetof(struct core_gmetrics, f)
+
+/* Window index of each sample vertex. */
+static int widx(const struct core_state *st, const struct core_sample *sm, int i)
+{
+    return core__window_index(&st->w, sm->vertices[i].id);
+}
+
+/* Spec 2.1: any source whose latest lag takes longer than the threshold to process. */
+static bool processing_backlog(const struct core_state *st, const struct core_sample *sm,
+                               const struct core_topo *t, const struct core_config *cfg)
+{
+    double threshold_s = (double)(cfg->backlog_lag_threshold_ms / 1000);
+    for (int i = 0; i < t->n; i++) {
+        if (!t->is_source[i])
+            continue;
+        int wi = widx(st, sm, i);
+        double lag = core__w_latest(&st->w, wi, VM(lag));
+        if (isnan(lag))
+            lag = 0.0;
+        double rate = core__w_rate(&st->w, wi, VM(rec_in));
+        if (isnan(rate))
+            continue;
+        /* rate 0 with lag > 0 is +inf (a backlog); 0/0 is NaN and never greater */
+        if (lag / rate > threshold_s)
+            return true;
+    }
+    return false;
+}
+
+/* Spec 2.3: the share of u's input that flows over the edge u -> v. */
+static double edge_ratio(const struct core_state *st, const struct core_sample *sm,
+                         const struct core_topo *t, int u, int v)
+{
+    const struct core_window *w = &st->w;
+    double in_rate = core__w_rate(w, widx(st, sm, u), VM(rec_in));
+    if (!(in_rate > 0))
+        return 0.0;
+    int n_in = t->in_start[v + 1] - t->in_start[v];
+    double e;
+    if (n_in == 1) {
+        e = core__w_rate(w, widx(st, sm, v), VM(rec_in));
+    } else {
+        bool others_single = true;
+        for (int k = t->in_start[v]; k < t->in_start[v + 1]; k++)
+            if (t->in_src[k] != u && t->n_outputs[t->in_src[k]] != 1)
+                others_single = false;
+        if (others_single) {
+            e = core__w_rate(w, widx(st, sm, v), VM(rec_in));
+            for (int k = t->in_start[v]; k < t->in_start[v + 1]; k++)
+                if (t->in_src[k] != u)
+                    e -= core__w_rate(w, widx(st, sm, t->in_src[k]), VM(rec_out));
+        } else {
+            e = core__w_rate(w, widx(st, sm, u), VM(rec_out));
+        }
+    }
+    return e > 0 ? e / in_rate : 0.0; /* NaN flow -> 0 */
+}
+
+/* Spec 2.4: the vertex's LOAD.average (in *load) and TRUE_PROCESSING_RATE.average. */
+static double true_processing_rate(const struct core_window *w, int wi, int p,
+                                   const struct core_config *cfg, double *load)
+{
+    double busy_ms, in_rate;
+    if (cfg->busy_aggregator == CORE_AGG_AVG) {
+        busy_ms = core__w_rate(w, wi, VM(acc_busy)) / p;
+        in_rate = core__w_rate(w, wi, VM(rec_in));
+    } else {
+        busy_ms = core__w_avg(w, wi, VM(load), 0) * 1000.0;
+        in_rate = core__w_avg_rate_fallback(w, wi, VM(rec_in_per_s), VM(rec_in));
+    }
+    *load = busy_ms / 1000.0;
+    /* busy 0 with a positive rate divides to +inf; NaN inputs stay NaN */
+    double busy_tpr = in_rate == 0.0 ? INFINITY : in_rate / (busy_ms / 1000.0);
+    double observed = core__w_avg(w, wi, VM(observed_tpr), cfg->otpr_min_observations);
+    if (isnan(observed))
+        return busy_tpr;
+    if (isnan(busy_tpr) || isinf(busy_tpr))
+        return observed;
+    if (busy_tpr > observed * (1.0 + cfg->otpr_switch_threshold))
+        return observed;
+    return busy_tpr;
+}
+
+/*
+ * Spec 2.5 capacity(): the processing rate needed to serve the catch-up rate, (optionally)
+ * the data that piles up during a restart, and the target data rate at utilization util.
+ * NaN when catch-up or TDR is NaN; +inf when util clamps to 0; otherwise Java's Math.round
+ * of the sum. restart_ms and catch_up_ms count in whole seconds.
+ */
+double core__capacity(const struct core_evaluated *ev, double util, bool with_restart,
+                      int64_t restart_ms, int64_t catch_up_ms)
+{
+    double catch_up = ev->catch_up_data_rate;
+    double tdr = ev->target_data_rate;
+    if (isnan(catch_up) || isnan(tdr))
+        return NAN;
+    if (util < 0)
+        util = 0;
+    if (util > 1)
+        util = 1;
+    if (util == 0)
+        return INFINITY;
+    int64_t restart_s = restart_ms / 1000, catch_up_s = catch_up_ms / 1000;
+    double restart_rate = 0.0;
+    if (with_restart && catch_up_s > 0)
+        restart_rate = tdr * (double)restart_s / (double)catch_up_s;
+    return (double)core__java_round(catch_up + restart_rate + tdr / util);
+}
+
+/*
+ * Spec 2.6: TPR below the scale-up threshold or above the scale-down threshold. Plain
+ * double comparisons: NaN never triggers, inf is not greater than inf.
+ */
+bool core__outside_bounds(const struct core_evaluated *ev)
+{
+    double tpr = ev->true_processing_rate;
+    return tpr < ev->scale_up_rate_threshold || tpr > ev->scale_down_rate_threshold;
+}
+
+/* Spec 2.6 thresholds from the vertex's (rounded) TDR and catch-up rate. */
+static void thresholds(struct core_evaluated *ev, const struct core_config *cfg, bool backlog,
+                       int64_t restart_ms)
+{
+    double upper, lower;
+    if (backlog) {
+        upper = 1.0;
+        lower = 0.0;
+    } else {
+        upper = isnan(cfg->util_max) ? cfg->util_target + cfg->util_boundary : cfg->util_max;
+        lower = isnan(cfg->util_min) ? cfg->util_target - cfg->util_boundary : cfg->util_min;
+    }
+    ev->scale_up_rate_threshold =
+        core__round3(core__capacity(ev, upper, false, restart_ms, cfg->catch_up_ms));
+    ev->scale_down_rate_threshold =
+        core__round3(core__capacity(ev, lower, true, restart_ms, cfg->catch_up_ms));
+}
+
+static void ev_blank(struct core_evaluated *ev)
+{
+    ev->load = ev->true_processing_rate = ev->target_data_rate = NAN;
+    ev->catch_up_data_rate = ev->lag = NAN;
+    ev->scale_up_rate_threshold = ev->scale_down_rate_threshold = NAN;
+    ev->expected_processing_rate = NAN;
+    ev->parallelism = ev->max_parallelism = ev->num_source_partitions = NAN;
+    ev->busy_max_avg_ratio = ev->hot_key_share = ev->key_rate_bound = NAN;
+    ev->salting_fanout = NAN;
+}
+
+/* Copies every figure of the hook's result that is not NaN and differs from the vertex's
+ * over it, rounded like every evaluated figure (spec 6.1). */
+static void merge(struct core_evaluated *ev, const struct core_evaluated *out)
+{
+#define MERGE(f)                                                                                   \
+    do {                                                                                           \
+        if (!isnan(out->f))                                                                        \
+            ev->f = core__round3(out->f);                                                          \
+    } while (0)
+    MERGE(load);
+    MERGE(true_processing_rate);
+    MERGE(target_data_rate);
+    MERGE(catch_up_data_rate);
+    MERGE(lag);
+    MERGE(scale_up_rate_threshold);
+    MERGE(scale_down_rate_threshold);
+    MERGE(expected_processing_rate);
+    MERGE(parallelism);
+    MERGE(max_parallelism);
+    MERGE(num_source_partitions);
+    MERGE(busy_max_avg_ratio);
+    MERGE(hot_key_share);
+    MERGE(key_rate_bound);
+    MERGE(salting_fanout);
+#undef MERGE
+}
+
+/*
+ * Runs the evaluator hooks of cfg->evaluators over vertex i, in order. Each gets a copy of
+ * the vertex's current figures (built-in, merged with earlier hooks), so a plugin can read
+ * them and a failing one cannot leave half a result behind; afterwards every figure of the
+ * copy that is not NaN replaces the vertex's (setting a figure to NaN keeps the built-in).
+ * Thresholds are not recomputed afterwards (spec 9.8).
+ */
+static void run_evaluators(const struct core_sample *sm, int i, const struct core_config *cfg,
+                           const struct core_hooks *h, bool backlog, struct core_evaluated *ev,
+                           struct core_plugin_err *pe)
+{
+    if (!h || !h->evaluate)
+        return;
+    for (int k = 0; k < cfg->n_evaluators; k++) {
+        struct core_evaluated copy = *ev;
+        char err[512] = "";
+        if (h->evaluate(h->ud, cfg->evaluators[k], &sm->vertices[i], &copy, backlog, sm->at, err,
+                        sizeof err) != 0) {
+            core__plugin_fail(pe, cfg->evaluators[k], err[0] ? err : "evaluator failed");
+            continue;
+        }
+        merge(ev, &copy);
+    }
+}
+
+/*
+ * Spec 2 for every vertex of sm in topological order (see core_int.h). st's window must
+ * already hold sm (core__window_ingest). A source whose target data rate is NaN (no
+ * ingestion rate yet) makes the reference throw; here only that vertex's TDR, catch-up
+ * rate and thresholds become NaN (so it is not scaled, spec 3 step 2) and the downstream
+ * vertices inherit NaN rates; everything else is still evaluated and reported.
+ */
+void core__evaluate(const struct core_state *st, const struct core_sample *sm,
+                    const struct core_topo *t, const struct core_config *cfg, int64_t restart_ms,
+                    const struct core_hooks *h, struct core_evaluated *ev, bool *backlog,
+                    struct core_global_eval *g, struct core_plugin_err *pe)
+{
+    const struct core_window *w = &st->w;
+    bool bl = processing_backlog(st, sm, t, cfg);
+    *backlog = bl;
+    int64_t catch_up_s = cfg->catch_up_ms / 1000;
+
+    for (int oi = 0; oi < t->n; oi++) {
+        int i = t->order[oi];
+        const struct core_vertex_in *v = &sm->vertices[i];
+        struct core_evaluated *e = &ev[i];
+        int wi = widx(st, sm, i);
+        ev_blank(e);
+        e->parallelism = v->parallelism;
+        e->max_parallelism = v->max_parallelism;
+        e->num_source_partitions = v->partitions;
+
+        double tdr, catch_up;
+        if (t->is_source[i]) {
+            double lag = core__w_latest(w, wi, VM(lag));
+            e->lag = core__round3(lag);
+            tdr = core__w_rate(w, wi, VM(rec_in)) + core__w_rate(w, wi, VM(lag));
+            tdr = tdr < 0 ? 0.0 : tdr; /* NaN stays NaN, as Math.max(0, NaN) */
+            if (isnan(lag))
+                lag = 0.0;
+            catch_up = catch_up_s == 0 ? 0.0 : lag / (double)catch_up_s;
+            if (isnan(tdr))
+                catch_up = NAN;
+        } else {
+            tdr = 0.0;
+            catch_up = 0.0;
+            for (int k = t->in_start[i]; k < t->in_start[i + 1]; k++) {
+                int u = t->in_src[k];
+                double r = edge_ratio(st, sm, t, u, i);
+                tdr += ev[u].target_data_rate * r;
+                catch_up += ev[u].catch_up_data_rate * r;
+            }
+        }
+        e->target_data_rate = core__round3(tdr);
+        e->catch_up_data_rate = core__round3(catch_up);
+
+        double load;
+        double tpr = true_processing_rate(w, wi, v->parallelism, cfg, &load);
+        e->true_processing_rate = core__round3(tpr);
+        e->load = core__round3(load);
+
+        thresholds(e, cfg, bl, restart_ms);
+        run_evaluators(sm, i, cfg, h, bl, e, pe);
+    }
+
+    g->gc_pressure = core__round3(core__w_glatest(w, GM(gc_pressure)));
+    g->heap_ratio_avg = core__round3(core__w_gavg(w, GM(heap_ratio)));
+    g->heap_used_avg = core__round3(core__w_gavg(w, GM(heap_used)));
+    g->managed_used_avg = core__round3(core__w_gavg(w, GM(managed_used)));
+    g->metaspace_used_avg = core__round3(core__w_gavg(w, GM(metaspace_used)));
+    g->slots_used = core__round3(core__w_glatest(w, GM(slots_used)));
+}

@@ -1,0 +1,156 @@
+/*
+ * gating.c - the gates between a vertex's computed target and an executed scaling
+ * (spec 4): memory pressure (4.1), delayed scale-down with the maximum in the window (4.2)
+ * and ineffective scale-up detection (4.3).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core_int.h"
+
+bool core__memory_pressure(const struct core_config *cfg, const struct core_global_eval *g,
+                           struct core_decision *d)
+{
+    /* Plain comparisons: NaN never triggers. */
+    if (g->gc_pressure > cfg->gc_pressure_threshold) {
+        core__event(d, "Normal", "MemoryPressure", "gcPressure",
+                    "GC pressure %.3f is above the threshold %.3f: give the job more memory",
+                    g->gc_pressure, cfg->gc_pressure_threshold);
+        return true;
+    }
+    if (g->heap_ratio_avg > cfg->heap_usage_threshold) {
+        core__event(d, "Normal", "MemoryPressure", "heapUsage",
+                    "heap usage %.3f is above the threshold %.3f: give the job more memory",
+                    g->heap_ratio_avg, cfg->heap_usage_threshold);
+        return true;
+    }
+    return false;
+}
+
+/* Java's Double.toString: the shortest decimal that reads back, "1000.0" or "1.0E7". */
+static void java_double(double x, char *buf, size_t n)
+{
+    if (!isfinite(x)) {
+        snprintf(buf, n, "%s", isnan(x) ? "NaN" : x > 0 ? "Infinity" : "-Infinity");
+        return;
+    }
+    int p = 1;
+    for (; p < 17; p++) {
+        snprintf(buf, n, "%.*e", p - 1, x);
+        if (strtod(buf, NULL) == x)
+            break;
+    }
+    snprintf(buf, n, "%.*e", p - 1, x);
+    int exp10 = atoi(strchr(buf, 'e') + 1);
+    double ax = fabs(x);
+    if (x == 0.0 || (ax >= 1e-3 && ax < 1e7)) {
+        int decimals = p - 1 - exp10;
+        snprintf(buf, n, "%.*f", decimals < 1 ? 1 : decimals, x);
+        return;
+    }
+    char mant[32];
+    snprintf(mant, sizeof mant, "%.*f", p - 1 < 1 ? 1 : p - 1, x / pow(10.0, exp10));
+    snprintf(buf, n, "%sE%d", mant, exp10);
+}
+
+bool core__ineffective_blocked(const struct core_config *cfg, const struct core_vhistory *hist,
+                               const char *id, int current, double tpr, struct core_decision *d)
+{
+    if (!hist || hist->n == 0)
+        return false;
+    const struct core_hist_entry *last = &hist->e[hist->n - 1];
+    /* Only right after our own scale-up: a user-made change bypasses the check. */
+    if (last->new_parallelism <= last->current_parallelism || last->new_parallelism != current)
+        return false;
+    double expected = last->expected_processing_rate - last->true_processing_rate;
+    double actual = tpr - last->true_processing_rate;
+    double ratio = actual / expected;
+    /* NaN and -inf count as ineffective (spec 4.3 corner case). */
+    if (ratio >= cfg->effectiveness_threshold)
+        return false;
+    char key[96], exp_s[40];
+    java_double(expected, exp_s, sizeof exp_s);
+    snprintf(key, sizeof key, "ineffective%s%s", id, exp_s);
+    core__event(d, "Normal", "IneffectiveScaling", key,
+                "Ineffective scaling detected for %s (expected increase: %.2f, actual "
+                "increase: %.2f). Blocking of ineffective scaling decisions is %s",
+                id, expected, actual, cfg->effectiveness_detection ? "enabled" : "disabled");
+    return cfg->effectiveness_detection;
+}
+
+static struct core_delayed *delayed_find(struct core_state *st, const char *id)
+{
+    for (int i = 0; i < st->n_delayed; i++)
+        if (strcmp(st->delayed[i].id, id) == 0)
+            return &st->delayed[i];
+    return NULL;
+}
+
+int core__delayed_scale_down(struct core_state *st, const struct core_config *cfg, const char *id,
+                             int current, int target, bool outside, int64_t now, bool *outside_out)
+{
+    *outside_out = outside;
+    if (cfg->scale_down_interval_ms <= 0)
+        return target; /* delaying disabled: scale down at once */
+    struct core_delayed *e = delayed_find(st, id);
+    if (!e) {
+        core__grow(&st->delayed, &st->cap_delayed, st->n_delayed + 1, sizeof *st->delayed);
+        e = &st->delayed[st->n_delayed++];
+        memset(e, 0, sizeof *e);
+        e->id = core__strdup(id);
+        e->first_trigger = now;
+    }
+    /* Drop from the tail every recommendation <= this one (equal too, so the newest time
+     * survives), then append: the list stays strictly decreasing; its head is the max. */
+    while (e->n > 0 && e->r[e->n - 1].parallelism <= target)
+        e->n--;
+    core__grow(&e->r, &e->cap, e->n + 1, sizeof *e->r);
+    e->r[e->n].at = now;
+    e->r[e->n].parallelism = target;
+    e->r[e->n].outside_bounds = outside;
+    e->n++;
+    int64_t window_start = now - cfg->scale_down_interval_ms;
+    if (window_start < e->first_trigger)
+        return current; /* still delayed */
+    int drop = 0;
+    while (drop < e->n - 1 && e->r[drop].at < window_start)
+        drop++;
+    if (drop > 0) {
+        memmove(e->r, e->r + drop, (size_t)(e->n - drop) * sizeof *e->r);
+        e->n -= drop;
+    }
+    *outside_out = e->r[0].outside_bounds;
+    return e->r[0].parallelism;
+}
+
+/* When the vertex's pending scale-down may happen at the earliest, or -1 when none. */
+int64_t core__delayed_until(const struct core_state *st, const struct core_config *cfg,
+                            const char *id)
+{
+    for (int i = 0; i < st->n_delayed; i++)
+        if (strcmp(st->delayed[i].id, id) == 0)
+            return st->delayed[i].first_trigger + cfg->scale_down_interval_ms;
+    return -1;
+}
+
+void core__delayed_clear(struct core_state *st, const char *id)
+{
+    for (int i = 0; i < st->n_delayed; i++) {
+        if (strcmp(st->delayed[i].id, id) != 0)
+            continue;
+        free(st->delayed[i].id);
+        free(st->delayed[i].r);
+        st->delayed[i] = st->delayed[--st->n_delayed];
+        return;
+    }
+}
+
+void core__delayed_clear_all(struct core_state *st)
+{
+    for (int i = 0; i < st->n_delayed; i++) {
+        free(st->delayed[i].id);
+        free(st->delayed[i].r);
+    }
+    st->n_delayed = 0;
+}

@@ -1,0 +1,131 @@
+/*
+ * resources.c - spec 5.1 (task slots after scaling) and spec 4.6's quota check.
+ *
+ * Spec 4.6's other check, the cluster-capacity ResourceCheck, asks the Kubernetes cluster
+ * whether the new TaskManagers can be scheduled; outside Kubernetes (the standalone
+ * autoscaler, and governor, which sees no cluster) it is a no-op that always says yes, so
+ * nothing of it is implemented here.
+ *
+ * Pure arithmetic; calls util.c (events) and memory.c (core__tm_derive) only.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core_int.h"
+
+/* Java's (int) cast of a double: NaN -> 0, saturating at the int bounds. */
+static int java_d2i(double x)
+{
+    if (isnan(x))
+        return 0;
+    if (x >= (double)INT_MAX)
+        return INT_MAX;
+    if (x <= (double)INT_MIN)
+        return INT_MIN;
+    return (int)x;
+}
+
+/*
+ * Slot sharing is assumed when the largest current parallelism equals the slots in use
+ * (compared as Java does, after an (int) cast of NUM_TASK_SLOTS_USED: NaN counts as 0, so an
+ * unknown slot count never matches and no sharing is assumed).
+ */
+int core__slots_after(const struct core_sample *sm, const int *new_p, double slots_used)
+{
+    int max_cur = 0, max_new = 0;
+    int64_t sum = 0;
+    for (int i = 0; i < sm->n_vertices; i++) {
+        if (sm->vertices[i].parallelism > max_cur)
+            max_cur = sm->vertices[i].parallelism;
+        if (new_p[i] > max_new)
+            max_new = new_p[i];
+        sum += new_p[i];
+    }
+    if (max_cur == java_d2i(slots_used))
+        return max_new;
+    return sum > INT_MAX ? INT_MAX : (int)sum;
+}
+
+/*
+ * The memory of one TaskManager: the tuned process size when memory tuning produced one this
+ * cycle (spec 4.6 uses the tuned configuration), else the process size of the user's memory
+ * model. 0 when unknown.
+ */
+static int64_t tm_memory_bytes(const struct core_config *cfg, const struct core_decision *d)
+{
+    for (int i = 0; i < d->n_config_changes; i++)
+        if (strcmp(d->config_changes[i].key, "taskmanager.memory.process.size") == 0) {
+            long long v = strtoll(d->config_changes[i].value, NULL, 10);
+            if (v > 0)
+                return v;
+        }
+    struct core_tm_pools p;
+    char err[256];
+    if (core__tm_derive(&cfg->tm, &p, err, sizeof err) == 0 && p.process > 0)
+        return p.process;
+    return 0;
+}
+
+/*
+ * Quota check. Only vertices in the summary count; a vertex without a slot-sharing group
+ * belongs to no group. An unknown TM CPU (NaN) or TM memory leaves that side unchecked,
+ * as Flink's 0 default does.
+ */
+bool core__quota_reached(const struct core_config *cfg, const struct core_sample *sm,
+                         const bool *in_summary, const int *new_p, struct core_decision *d)
+{
+    if (isnan(cfg->quota_cpu) && isnan(cfg->quota_memory))
+        return false;
+    bool any_group = false;
+    for (int i = 0; i < sm->n_vertices; i++)
+        if (sm->vertices[i].slot_sharing_group)
+            any_group = true;
+    if (!any_group)
+        return false;
+
+    int64_t cur_slots = 0, new_slots = 0;
+    for (int i = 0; i < sm->n_vertices; i++) {
+        const char *grp = sm->vertices[i].slot_sharing_group;
+        if (!grp)
+            continue;
+        bool seen = false; /* the group's first vertex sums it */
+        for (int j = 0; j < i && !seen; j++)
+            seen = sm->vertices[j].slot_sharing_group &&
+                   strcmp(sm->vertices[j].slot_sharing_group, grp) == 0;
+        if (seen)
+            continue;
+        int cur_max = 0, new_max = 0;
+        for (int j = i; j < sm->n_vertices; j++) {
+            const char *g = sm->vertices[j].slot_sharing_group;
+            if (!g || strcmp(g, grp) != 0 || !in_summary || !in_summary[j])
+                continue;
+            if (sm->vertices[j].parallelism > cur_max)
+                cur_max = sm->vertices[j].parallelism;
+            if (new_p[j] > new_max)
+                new_max = new_p[j];
+        }
+        cur_slots += cur_max;
+        new_slots += new_max;
+    }
+
+    int64_t per = cfg->slots_per_tm > 0 ? cfg->slots_per_tm : 1;
+    int64_t cur_tms = cur_slots / per, new_tms = new_slots / per; /* floor, as Flink (spec 9.2) */
+    if (new_tms <= cur_tms)
+        return false;
+
+    bool reached = false;
+    if (!isnan(cfg->quota_cpu) && cfg->tm_cpu * (double)new_tms > cfg->quota_cpu)
+        reached = true;
+    if (!reached && !isnan(cfg->quota_memory)) {
+        int64_t tm_mem = tm_memory_bytes(cfg, d);
+        if (tm_mem > 0 && (double)tm_mem * (double)new_tms > cfg->quota_memory)
+            reached = true;
+    }
+    if (reached)
+        core__event(d, "Warning", "ResourceQuotaReached", NULL,
+                    "Resource usage would exceed the configured quota "
+                    "(job.autoscaler.quota.cpu / job.autoscaler.quota.memory); scaling is not "
+                    "executed. Please adjust the resource quota.");
+    return reached;
+}

@@ -1,0 +1,231 @@
+/*
+ * scaling.c - the new parallelism of one vertex (spec 3, steps 1-10) and the observed
+ * scalability coefficient (spec 3.1).
+ *
+ * Scale factor = target capacity / true processing rate, softened by alpha, clamped by the
+ * max factors, applied to p and bounded by the min/max parallelism and the key groups; a
+ * source is further capped at its partition count (governor's fix of FLINK-40389, DESIGN 4).
+ * The result is then aligned (alignment.c). Gating (spec 4) is not done here.
+ *
+ * Arithmetic follows the Java original: IEEE doubles, Java's (int) cast of a double
+ * (NaN -> 0, saturating), and the ceiling of alpha on its shortest decimal representation.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/core_int.h"
+
+/* Java's (int) cast of a double: NaN -> 0, saturates at the int range. */
+static int java_d2i(double x)
+{
+    if (isnan(x))
+        return 0;
+    if (x >= (double)INT_MAX)
+        return INT_MAX;
+    if (x <= (double)INT_MIN)
+        return INT_MIN;
+    return (int)x;
+}
+
+/*
+ * BigDecimal.valueOf(x).setScale(2, CEILING).doubleValue(): the ceiling to two decimals of
+ * the shortest decimal string that reads back as x (Java's Double.toString), so 0.83 stays
+ * 0.83 although the double is 0.8299999..., and 0.55 stays 0.55 although 0.55 * 100 is
+ * 55.00000000000001 in doubles.
+ */
+static double ceil_2_decimals(double x)
+{
+    if (!isfinite(x))
+        return x;
+    char buf[48];
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*e", prec - 1, x);
+        if (strtod(buf, NULL) == x)
+            break;
+    }
+    /* buf is [-]d[.ddd]e(+|-)XX: digit k weighs 10^(exp - k). */
+    const char *s = buf;
+    bool neg = *s == '-';
+    if (neg)
+        s++;
+    int digits[24], nd = 0;
+    for (; *s && *s != 'e'; s++)
+        if (*s >= '0' && *s <= '9' && nd < 24)
+            digits[nd++] = *s - '0';
+    int exp = *s == 'e' ? atoi(s + 1) : 0;
+    if (exp > 15)
+        return x; /* |x| >= 1e16: already a whole number */
+    int64_t hundredths = 0;
+    bool rest = false;
+    for (int k = 0; k < nd; k++) {
+        int w = exp - k + 2;
+        if (w >= 0) {
+            int64_t pw = 1;
+            for (int j = 0; j < w; j++)
+                pw *= 10;
+            hundredths += digits[k] * pw;
+        } else if (digits[k] != 0) {
+            rest = true;
+        }
+    }
+    if (rest && !neg)
+        hundredths++; /* ceiling: up for positives, truncation for negatives */
+    double r = (double)hundredths / 100.0;
+    return neg ? -r : r;
+}
+
+/*
+ * Spec 3.1: the observed scalability coefficient alpha of a vertex from its scaling history
+ * (borrowed, may be NULL): 1 with fewer than observed-scalability.min-observations entries
+ * or any NaN rate; else the least-squares fit clamped to [coefficient-min, 1] and rounded up
+ * to two decimals. A fit that comes out NaN (every rate 0: 0 / 0) counts as "no evidence"
+ * and gives 1; Java would throw there.
+ */
+double core__scalability_alpha(const struct core_config *cfg, const struct core_vhistory *hist)
+{
+    if (!hist || hist->n == 0 || hist->n < cfg->observed_scalability_min_observations)
+        return 1.0;
+
+    /* Baseline: newest to oldest; P == 1 wins at once, else the smallest P (newest on ties). */
+    double beta = NAN;
+    int min_p = INT_MAX;
+    double min_r = NAN;
+    bool at_one = false;
+    for (int k = hist->n - 1; k >= 0; k--) {
+        const struct core_hist_entry *e = &hist->e[k];
+        if (e->current_parallelism == 1) {
+            beta = e->true_processing_rate;
+            at_one = true;
+            break;
+        }
+        if (e->current_parallelism < min_p) {
+            min_p = e->current_parallelism;
+            min_r = e->true_processing_rate;
+        }
+    }
+    if (!at_one)
+        beta = min_r / (double)min_p;
+    if (isnan(beta))
+        return 1.0;
+
+    double sum_pr = 0.0, sum_p2 = 0.0;
+    for (int k = 0; k < hist->n; k++) {
+        const struct core_hist_entry *e = &hist->e[k];
+        if (isnan(e->true_processing_rate))
+            return 1.0;
+        double pk = (double)e->current_parallelism;
+        sum_pr += pk * e->true_processing_rate;
+        sum_p2 += pk * pk;
+    }
+    if (sum_p2 == 0.0)
+        return 1.0;
+    double alpha = sum_pr / (beta * sum_p2);
+    if (isnan(alpha))
+        return 1.0;
+    /* Java: Math.max(coefficientMin, Math.min(1.0, alpha)); +inf lands on 1. */
+    alpha = alpha < 1.0 ? alpha : 1.0;
+    if (alpha < cfg->observed_scalability_coefficient_min)
+        alpha = cfg->observed_scalability_coefficient_min;
+    return ceil_2_decimals(alpha);
+}
+
+/*
+ * Spec 3 steps 1-10 for sample vertex i; see core_int.h. ev is vertex i's own evaluated
+ * figures (borrowed; it also becomes the alignment context's ev). Never fails: a NaN rate or
+ * target yields computed = false and target = current.
+ */
+void core__scale_target(const struct core_config *cfg, const struct core_sample *sm,
+                        const struct core_topo *t, int i, const struct core_evaluated *ev,
+                        const struct core_vhistory *hist, int64_t restart_ms,
+                        const struct core_hooks *h, struct core_decision *d,
+                        struct core_plugin_err *pe, struct core_scale_result *out)
+{
+    const struct core_vertex_in *v = &sm->vertices[i];
+    int p = v->parallelism;
+    out->computed = false;
+    out->raw = p;
+    out->target = p;
+    out->constraints = 0;
+    out->expected_rate = NAN;
+    out->factor = NAN;
+
+    /* Steps 1-3. */
+    double tpr = ev->true_processing_rate;
+    if (isnan(tpr))
+        return;
+    double target = core__capacity(ev, cfg->util_target, true, restart_ms, cfg->catch_up_ms);
+    if (isnan(target))
+        return;
+    double factor = target / tpr;
+
+    /* Step 4. */
+    if (cfg->observed_scalability_enabled)
+        factor /= core__scalability_alpha(cfg, hist);
+
+    /* Step 5: a NaN factor (0 / 0) skips both comparisons, as in Java. */
+    unsigned c = 0;
+    double min_f = 1.0 - cfg->scale_down_max_factor;
+    double max_f = 1.0 + cfg->scale_up_max_factor;
+    if (factor < min_f) {
+        factor = min_f;
+        c |= CORE_C_CLAMPED_MAX_FACTOR;
+    } else if (factor > max_f) {
+        factor = max_f;
+        c |= CORE_C_CLAMPED_MAX_FACTOR;
+    }
+
+    /* Step 6: a current parallelism outside the configured range widens the range. */
+    int lower = p < cfg->vertex_min_parallelism ? p : cfg->vertex_min_parallelism;
+    int upper = p > cfg->vertex_max_parallelism ? p : cfg->vertex_max_parallelism;
+
+    /* Step 7, then DESIGN 4: a source never gets more subtasks than partitions. The bounds
+     * are applied one after the other so each one that moved the value is reported. */
+    /* Java's Math.min keeps a NaN (0 / 0 factor), and (int) NaN is 0: spec 3 edge cases. */
+    double scaled = ceil(factor * (double)p);
+    int raw = java_d2i(isnan(scaled) || scaled < (double)INT_MAX ? scaled : (double)INT_MAX);
+    out->computed = true;
+    out->raw = raw;
+    out->factor = factor;
+    int np = raw;
+    if (np < lower) {
+        np = lower;
+        c |= CORE_C_CLAMPED_MIN_PARALLELISM;
+    }
+    int ub = v->max_parallelism < upper ? v->max_parallelism : upper;
+    if (np > ub) {
+        np = ub;
+        c |= CORE_C_CLAMPED_MAX_PARALLELISM;
+    }
+    int partitions = t->is_source[i] && v->partitions > 0 ? v->partitions : 0;
+    if (partitions > 0 && np > partitions) {
+        np = partitions;
+        c |= CORE_C_CAPPED_AT_PARTITIONS;
+    }
+
+    /* Step 8. */
+    if (np != p) {
+        struct core_align_ctx a = {
+            .vertex = v->id,
+            .current = p,
+            .proposed = np,
+            /* With the partition cap the lower limit cannot exceed it either, or the legacy
+             * fallback's max(q, lower) would push a source past its partitions again. */
+            .lower = partitions > 0 && lower > partitions ? partitions : lower,
+            .upper = upper,
+            .max_parallelism = v->max_parallelism,
+            .partitions = partitions,
+            .input_ships = t->in_ship + t->in_start[i],
+            .n_inputs = t->in_start[i + 1] - t->in_start[i],
+            .ev = ev,
+        };
+        np = core__align(cfg, &a, h, d, &c, pe);
+    }
+    out->constraints = c;
+
+    /* Steps 9-10: the expected rate is an evaluated figure, rounded like all of them (2.4). */
+    if (np == p)
+        return;
+    out->target = np;
+    out->expected_rate = core__round3(tpr / (double)p * (double)np);
+}

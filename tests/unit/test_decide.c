@@ -1,0 +1,270 @@
+/*
+ * Unit tests for core/decide.c: the cycle end to end with C hooks standing in for plugins
+ * (executors that veto, change or fail; an evaluator that fails), advisor mode, and the
+ * state round trip. The sample is tests/cases' base pipeline: src (p 2) -> agg (HASH, p 2),
+ * 1000 rec/s, agg busy 950 ms/s; with a 1 min stabilization and 2 min window the 7th sample
+ * (t = 180 s) scales agg 2 -> 4 (derivation in tests/cases/README.md).
+ */
+#include <stdlib.h>
+
+#include "test.h"
+
+#include "core/core_int.h"
+#include "json.h"
+
+#define T0 1764410400000LL
+
+struct fx {
+    struct core_config cfg;
+    struct core_state *st;
+    struct core_decision d;
+    struct core_hooks hooks;
+    struct core_vertex_in v[2];
+    struct core_input in;
+    struct core_sample sm;
+};
+
+static void fx_init(struct fx *f)
+{
+    memset(f, 0, sizeof *f);
+    core_config_defaults(&f->cfg);
+    f->cfg.stabilization_ms = 60000;
+    f->cfg.metrics_window_ms = 120000;
+    f->st = core_state_new();
+    core_decision_init(&f->d);
+    f->in = (struct core_input){.from = "src", .ship = CORE_SHIP_HASH};
+}
+
+static void fx_deinit(struct fx *f)
+{
+    core_decision_deinit(&f->d);
+    core_state_free(f->st);
+}
+
+/* The base pipeline at t seconds. */
+static void fx_sample(struct fx *f, int t)
+{
+    for (int i = 0; i < 2; i++) {
+        struct core_vertex_in *v = &f->v[i];
+        memset(v, 0, sizeof *v);
+        v->parallelism = 2;
+        v->max_parallelism = 128;
+        v->busy_min = v->busy_avg = v->busy_max = i == 0 ? 500 : 950;
+        v->backpressured = i == 0 ? 0 : NAN;
+        v->records_in = 1000.0 * t;
+        v->records_out = i == 0 ? 1000.0 * t : 100.0 * t;
+        v->accumulated_busy_ms = NAN;
+        v->records_in_per_s = 1000;
+        v->records_out_per_s = NAN;
+        v->pending_records = i == 0 ? 100.0 * t : NAN;
+    }
+    f->v[0].id = "src";
+    f->v[1].id = "agg";
+    f->v[1].inputs = &f->in;
+    f->v[1].n_inputs = 1;
+    f->sm = (struct core_sample){.at = T0 + t * 1000LL,
+                                 .running_since = T0,
+                                 .running = true,
+                                 .heap_used = NAN,
+                                 .heap_max = NAN,
+                                 .gc_ms_per_s = NAN,
+                                 .managed_used = NAN,
+                                 .metaspace_used = NAN,
+                                 .task_slots_total = NAN,
+                                 .task_slots_available = NAN,
+                                 .vertices = f->v,
+                                 .n_vertices = 2};
+}
+
+/* Runs the 7 samples; returns core_decide's result of the last. */
+static int fx_run(struct fx *f)
+{
+    char err[256];
+    int rc = 0;
+    for (int t = 0; t <= 180; t += 30) {
+        fx_sample(f, t);
+        rc = core_decide(f->st, &f->sm, &f->cfg, &f->hooks, &f->d, err, sizeof err);
+        if (rc < 0)
+            return rc;
+    }
+    return rc;
+}
+
+static const struct core_vdecision *vd(const struct core_decision *d, const char *id)
+{
+    for (int i = 0; i < d->n_vertices; i++)
+        if (strcmp(d->vertices[i].id, id) == 0)
+            return &d->vertices[i];
+    return NULL;
+}
+
+static void native_decision_scales_agg(void)
+{
+    struct fx f;
+    fx_init(&f);
+    ASSERT_EQ(fx_run(&f), 0);
+    ASSERT_EQ(f.d.action, CORE_SCALE_UP);
+    ASSERT(f.d.execute);
+    ASSERT_EQ(f.d.reason, CORE_R_HIGH_UTILIZATION);
+    ASSERT_EQ(vd(&f.d, "agg")->target, 4);
+    /* The execution is in the history (spec 4.7). */
+    struct core_vhistory *h = core__history_find(f.st, "agg");
+    ASSERT(h && h->n == 1 && h->e[0].new_parallelism == 4);
+    fx_deinit(&f);
+}
+
+static int veto_hook(void *ud, const char *name, struct core_decision *d, int64_t now, bool *veto,
+                     char *err, size_t err_len)
+{
+    (void)ud, (void)d, (void)now;
+    *veto = strcmp(name, "freeze") == 0;
+    snprintf(err, err_len, "change freeze");
+    return 0;
+}
+
+static void executor_veto(void)
+{
+    struct fx f;
+    fx_init(&f);
+    static const char *const ex[] = {"freeze"};
+    f.cfg.executors = ex;
+    f.cfg.n_executors = 1;
+    f.hooks.execute = veto_hook;
+    ASSERT_EQ(fx_run(&f), 0);
+    ASSERT_EQ(f.d.reason, CORE_R_VETOED);
+    ASSERT(!f.d.execute);
+    ASSERT_CONTAINS(f.d.message, "freeze");
+    ASSERT_STR(f.d.events[f.d.n_events - 1].reason, "ScalingVetoed");
+    ASSERT_STR(f.d.events[f.d.n_events - 1].key, "ScalingVetoed:freeze");
+    /* Nothing stored: no history entry. */
+    ASSERT(core__history_find(f.st, "agg") == NULL);
+    fx_deinit(&f);
+}
+
+static int halve_hook(void *ud, const char *name, struct core_decision *d, int64_t now, bool *veto,
+                      char *err, size_t err_len)
+{
+    (void)ud, (void)name, (void)now, (void)veto, (void)err, (void)err_len;
+    for (int i = 0; i < d->n_vertices; i++)
+        if (d->vertices[i].target > d->vertices[i].current)
+            d->vertices[i].target = d->vertices[i].current + 1;
+    return 0;
+}
+
+static void executor_changes_target(void)
+{
+    struct fx f;
+    fx_init(&f);
+    static const char *const ex[] = {"step"};
+    f.cfg.executors = ex;
+    f.cfg.n_executors = 1;
+    f.hooks.execute = halve_hook;
+    ASSERT_EQ(fx_run(&f), 0);
+    ASSERT(f.d.execute);
+    ASSERT_EQ(vd(&f.d, "agg")->target, 3);
+    ASSERT(vd(&f.d, "agg")->constraints & CORE_C_CHANGED_BY_EXECUTOR);
+    /* The history records what was executed. */
+    ASSERT_EQ(core__history_find(f.st, "agg")->e[0].new_parallelism, 3);
+    fx_deinit(&f);
+}
+
+static int failing_exec(void *ud, const char *name, struct core_decision *d, int64_t now,
+                        bool *veto, char *err, size_t err_len)
+{
+    (void)ud, (void)name, (void)now, (void)veto;
+    d->vertices[0].target = 99; /* a half-done change must not survive a failure */
+    snprintf(err, err_len, "boom.lua:3: attempt to index a nil value");
+    return -1;
+}
+
+static void failing_executor_keeps_native_result(void)
+{
+    struct fx f;
+    fx_init(&f);
+    static const char *const ex[] = {"boom"};
+    f.cfg.executors = ex;
+    f.cfg.n_executors = 1;
+    f.hooks.execute = failing_exec;
+    ASSERT_EQ(fx_run(&f), 0);
+    ASSERT_EQ(f.d.reason, CORE_R_PLUGIN_ERROR);
+    ASSERT_CONTAINS(f.d.message, "boom");
+    ASSERT_CONTAINS(f.d.message, "boom.lua:3");
+    ASSERT(f.d.execute);
+    ASSERT_EQ(vd(&f.d, "agg")->target, 4);
+    ASSERT_EQ(vd(&f.d, "src")->target, 2);
+    fx_deinit(&f);
+}
+
+static int failing_eval(void *ud, const char *name, const struct core_vertex_in *v,
+                        struct core_evaluated *ev, bool backlog, int64_t now, char *err,
+                        size_t err_len)
+{
+    (void)ud, (void)name, (void)v, (void)backlog, (void)now;
+    ev->true_processing_rate = 1; /* ignored: the call failed */
+    snprintf(err, err_len, "limit.lua:9: out of memory");
+    return -1;
+}
+
+static void failing_evaluator_keeps_native_result(void)
+{
+    struct fx f;
+    fx_init(&f);
+    static const char *const ev[] = {"limit"};
+    f.cfg.evaluators = ev;
+    f.cfg.n_evaluators = 1;
+    f.hooks.evaluate = failing_eval;
+    ASSERT_EQ(fx_run(&f), 0);
+    ASSERT_EQ(f.d.reason, CORE_R_PLUGIN_ERROR);
+    ASSERT_CONTAINS(f.d.message, "limit");
+    ASSERT_EQ(vd(&f.d, "agg")->target, 4);
+    ASSERT_NEAR(vd(&f.d, "agg")->ev.true_processing_rate, 1052.632, 1e-9);
+    fx_deinit(&f);
+}
+
+static void topology_error_changes_nothing(void)
+{
+    struct fx f;
+    fx_init(&f);
+    fx_sample(&f, 0);
+    f.in.from = "nope";
+    char err[256];
+    ASSERT_EQ(core_decide(f.st, &f.sm, &f.cfg, &f.hooks, &f.d, err, sizeof err), -1);
+    ASSERT_CONTAINS(err, "vertices[1].inputs[0].from");
+    ASSERT_EQ(core_state_last_at(f.st), INT64_MIN);
+    fx_deinit(&f);
+}
+
+static void state_round_trip_changes_no_decision(void)
+{
+    /* Two runs over the same samples, one with the state dumped and reloaded before every
+     * sample: every decision's action, targets and reason agree. */
+    struct fx a, b;
+    fx_init(&a);
+    fx_init(&b);
+    char err[256];
+    for (int t = 0; t <= 180; t += 30) {
+        fx_sample(&a, t);
+        fx_sample(&b, t);
+        json_t *doc = json_state_dump(b.st);
+        ASSERT_EQ(json_state_load(doc, b.st, err, sizeof err), 0);
+        json_decref(doc);
+        ASSERT_EQ(core_decide(a.st, &a.sm, &a.cfg, &a.hooks, &a.d, err, sizeof err), 0);
+        ASSERT_EQ(core_decide(b.st, &b.sm, &b.cfg, &b.hooks, &b.d, err, sizeof err), 0);
+        ASSERT_EQ(a.d.action, b.d.action);
+        ASSERT_EQ(a.d.reason, b.d.reason);
+        for (int i = 0; i < 2; i++) {
+            ASSERT_EQ(a.d.vertices[i].target, b.d.vertices[i].target);
+            ASSERT_DEQ(a.d.vertices[i].ev.true_processing_rate,
+                       b.d.vertices[i].ev.true_processing_rate);
+        }
+    }
+    ASSERT_EQ(a.d.action, CORE_SCALE_UP);
+    fx_deinit(&a);
+    fx_deinit(&b);
+}
+
+TEST_MAIN(TEST_ENTRY(native_decision_scales_agg), TEST_ENTRY(executor_veto),
+          TEST_ENTRY(executor_changes_target), TEST_ENTRY(failing_executor_keeps_native_result),
+          TEST_ENTRY(failing_evaluator_keeps_native_result),
+          TEST_ENTRY(topology_error_changes_nothing),
+          TEST_ENTRY(state_round_trip_changes_no_decision))

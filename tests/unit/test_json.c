@@ -1,0 +1,884 @@
+/* Unit tests for json.c: the decide request parser (DESIGN 3.1), the response renderer, and
+ * the job state's JSON round trip. */
+#include "test.h"
+
+#include <stdlib.h>
+
+#include "core/core_int.h"
+#include "json.h"
+
+/*
+ * A stand-in for options.c (not on this branch): json.c references opt_job_set weakly, and
+ * this strong definition records what reaches it. Key "bad.key" is refused like the real
+ * table refuses a bad value. Once options.c is merged, the lead can replace this with
+ * opt_job_new + opt_job_each.
+ */
+#define MAX_SET 16
+static struct {
+    int n;
+    char key[MAX_SET][128];
+    char value[MAX_SET][128];
+    int layer[MAX_SET];
+} fake_opts;
+
+int opt_job_set(struct opt_job *j, enum opt_layer layer, const char *key, const char *value,
+                char **errp)
+{
+    (void)j;
+    if (strcmp(key, "bad.key") == 0) {
+        *errp = strdup("bad.key: \"x\" is not a duration");
+        return -1;
+    }
+    if (fake_opts.n < MAX_SET) {
+        snprintf(fake_opts.key[fake_opts.n], 128, "%s", key);
+        snprintf(fake_opts.value[fake_opts.n], 128, "%s", value);
+        fake_opts.layer[fake_opts.n] = layer;
+        fake_opts.n++;
+    }
+    return 0;
+}
+
+static json_t *load(const char *text)
+{
+    json_error_t je;
+    json_t *j = json_loads(text, 0, &je);
+    if (!j)
+        fprintf(stderr, "  bad test JSON: %s at %d: %s\n", je.text, je.position, text);
+    return j;
+}
+
+/* The DESIGN 3.1 request, verbatim. */
+static const char *design_request =
+    "{\"at\": 1764410400000, \"running_since\": 1764409800000, \"status\": \"RUNNING\","
+    " \"config\": {\"job.autoscaler.utilization.target\": \"0.6\"},"
+    " \"job_metrics\": {\"heap_used\": 1.2e9, \"heap_max\": 4e9, \"gc_ms_per_s\": 12,"
+    "   \"managed_used\": 0, \"metaspace_used\": 1e8,"
+    "   \"task_slots_total\": 16, \"task_slots_available\": 4},"
+    " \"vertices\": ["
+    "  {\"id\": \"source\", \"parallelism\": 4, \"max_parallelism\": 128, \"partitions\": 8,"
+    "   \"inputs\": [],"
+    "   \"metrics\": {\"busy_ms_per_s\": {\"min\": 400, \"avg\": 550, \"max\": 700},"
+    "     \"backpressured_ms_per_s\": 0,"
+    "     \"records_in\": 1203400, \"records_out\": 1203400,"
+    "     \"pending_records\": 5000}},"
+    "  {\"id\": \"agg\", \"parallelism\": 4, \"max_parallelism\": 128,"
+    "   \"inputs\": [{\"from\": \"source\", \"ship\": \"HASH\"}],"
+    "   \"metrics\": {\"busy_ms_per_s\": 800, \"records_in\": 1203000, \"records_out\": 40000,"
+    "     \"records_in_per_s\": 1000, \"accumulated_busy_ms\": 9.1e6}}"
+    " ]}";
+
+static void parse_design_example(void)
+{
+    json_t *body = load(design_request);
+    ASSERT(body);
+    struct json_sample js;
+    json_sample_init(&js);
+    struct json_err e;
+    int rc = json_parse_sample(body, 42, &js, NULL, &e);
+    if (rc != 0)
+        fprintf(stderr, "  %s\n", e.message);
+    ASSERT_EQ(rc, 0);
+    const struct core_sample *s = &js.s;
+    ASSERT_EQ(s->at, 1764410400000LL);
+    ASSERT_EQ(s->running_since, 1764409800000LL);
+    ASSERT(s->running);
+    ASSERT_DEQ(s->heap_used, 1.2e9);
+    ASSERT_DEQ(s->heap_max, 4e9);
+    ASSERT_DEQ(s->gc_ms_per_s, 12);
+    ASSERT_DEQ(s->managed_used, 0);
+    ASSERT_DEQ(s->metaspace_used, 1e8);
+    ASSERT_DEQ(s->task_slots_total, 16);
+    ASSERT_DEQ(s->task_slots_available, 4);
+    ASSERT_EQ(s->n_vertices, 2);
+
+    const struct core_vertex_in *v = &s->vertices[0];
+    ASSERT_STR(v->id, "source");
+    ASSERT_EQ(v->parallelism, 4);
+    ASSERT_EQ(v->max_parallelism, 128);
+    ASSERT_EQ(v->partitions, 8);
+    ASSERT(v->slot_sharing_group == NULL);
+    ASSERT(!v->finished);
+    ASSERT_EQ(v->n_inputs, 0);
+    ASSERT_DEQ(v->busy_min, 400);
+    ASSERT_DEQ(v->busy_avg, 550);
+    ASSERT_DEQ(v->busy_max, 700);
+    ASSERT_DEQ(v->backpressured, 0);
+    ASSERT_DEQ(v->records_in, 1203400);
+    ASSERT_DEQ(v->records_out, 1203400);
+    ASSERT_DEQ(v->pending_records, 5000);
+    /* not sent: NaN (absent) */
+    ASSERT(isnan(v->records_in_per_s));
+    ASSERT(isnan(v->records_out_per_s));
+    ASSERT(isnan(v->accumulated_busy_ms));
+
+    v = &s->vertices[1];
+    ASSERT_STR(v->id, "agg");
+    ASSERT_EQ(v->parallelism, 4);
+    ASSERT_EQ(v->max_parallelism, 128);
+    ASSERT_EQ(v->partitions, 0); /* absent: unknown */
+    ASSERT_EQ(v->n_inputs, 1);
+    ASSERT_STR(v->inputs[0].from, "source");
+    ASSERT_EQ(v->inputs[0].ship, CORE_SHIP_HASH);
+    /* a single number sets min, avg and max */
+    ASSERT_DEQ(v->busy_min, 800);
+    ASSERT_DEQ(v->busy_avg, 800);
+    ASSERT_DEQ(v->busy_max, 800);
+    ASSERT(isnan(v->backpressured));
+    ASSERT_DEQ(v->records_in, 1203000);
+    ASSERT_DEQ(v->records_out, 40000);
+    ASSERT_DEQ(v->records_in_per_s, 1000);
+    ASSERT_DEQ(v->accumulated_busy_ms, 9.1e6);
+    ASSERT(isnan(v->pending_records));
+
+    json_sample_deinit(&js);
+    json_decref(body);
+}
+
+static void parse_defaults(void)
+{
+    json_t *body = load(
+        "{\"vertices\": [{\"id\": \"a\", \"parallelism\": 4},"
+        " {\"id\": \"b\", \"parallelism\": 100, \"slot_sharing_group\": \"g1\", \"finished\": true,"
+        "  \"inputs\": [{\"from\": \"a\"}, {\"from\": \"a\", \"ship\": \"hash\"},"
+        "               {\"from\": \"a\", \"ship\": \"weird\"}],"
+        "  \"metrics\": {\"busy_ms_per_s\": {\"avg\": 300, \"max\": 900}}},"
+        " {\"id\": \"c\", \"parallelism\": 30000, \"metrics\": {\"busy_ms_per_s\": null}},"
+        " {\"id\": \"d\", \"parallelism\": 40000}],"
+        " \"status\": \"FAILING\", \"job_metrics\": {}, \"unknown_field\": [1, 2]}");
+    ASSERT(body);
+    struct json_sample js;
+    json_sample_init(&js);
+    struct json_err e;
+    ASSERT_EQ(json_parse_sample(body, 1764410400000LL, &js, NULL, &e), 0);
+    const struct core_sample *s = &js.s;
+    ASSERT_EQ(s->at, 1764410400000LL); /* absent: now_ms */
+    ASSERT_EQ(s->running_since, 0);    /* absent: 0 */
+    ASSERT(!s->running);               /* FAILING */
+    ASSERT(isnan(s->heap_used));
+    ASSERT(isnan(s->task_slots_available));
+    ASSERT_EQ(s->n_vertices, 4);
+    /* Flink's default max parallelism: roundUpToPowerOfTwo(p + p/2) within [128, 32768]:
+     * p=4: 6 -> 8 -> 128; p=100: 150 -> 256; p=30000: 45000 -> 65536 -> 32768;
+     * p=40000: 32768 < p, so p itself. */
+    ASSERT_EQ(s->vertices[0].max_parallelism, 128);
+    ASSERT_EQ(s->vertices[1].max_parallelism, 256);
+    ASSERT_EQ(s->vertices[2].max_parallelism, 32768);
+    ASSERT_EQ(s->vertices[3].max_parallelism, 40000);
+    ASSERT_EQ(s->vertices[0].n_inputs, 0);
+    ASSERT(s->vertices[0].inputs == NULL);
+    ASSERT(isnan(s->vertices[0].busy_avg));
+    const struct core_vertex_in *b = &s->vertices[1];
+    ASSERT_STR(b->slot_sharing_group, "g1");
+    ASSERT(b->finished);
+    ASSERT_EQ(b->n_inputs, 3);
+    ASSERT_EQ(b->inputs[0].ship, CORE_SHIP_REBALANCE); /* absent ship */
+    ASSERT_EQ(b->inputs[1].ship, CORE_SHIP_HASH);      /* case-insensitive */
+    ASSERT_EQ(b->inputs[2].ship, CORE_SHIP_UNKNOWN);
+    /* object form: missing min defaults to avg */
+    ASSERT_DEQ(b->busy_min, 300);
+    ASSERT_DEQ(b->busy_avg, 300);
+    ASSERT_DEQ(b->busy_max, 900);
+    ASSERT(isnan(s->vertices[2].busy_max)); /* null = absent */
+    json_sample_deinit(&js);
+    json_decref(body);
+}
+
+/* The same json_sample reused across requests of different sizes keeps pointers right. */
+static void parse_reuses_buffers(void)
+{
+    struct json_sample js;
+    json_sample_init(&js);
+    struct json_err e;
+    char big[16384];
+    size_t n = (size_t)snprintf(big, sizeof big, "{\"vertices\": [");
+    for (int i = 0; i < 40; i++)
+        n += (size_t)snprintf(big + n, sizeof big - n,
+                              "%s{\"id\": \"v%d\", \"parallelism\": %d, \"inputs\": "
+                              "[{\"from\": \"v%d\"}, {\"from\": \"w%d\", \"ship\": \"FORWARD\"}]}",
+                              i ? "," : "", i, i + 1, i, i);
+    snprintf(big + n, sizeof big - n, "]}");
+    const char *small = "{\"vertices\": [{\"id\": \"x\", \"parallelism\": 2,"
+                        " \"inputs\": [{\"from\": \"y\"}]}]}";
+    for (int round = 0; round < 2; round++) {
+        json_t *b1 = load(small);
+        ASSERT_EQ(json_parse_sample(b1, 0, &js, NULL, &e), 0);
+        ASSERT_EQ(js.s.n_vertices, 1);
+        ASSERT_STR(js.s.vertices[0].inputs[0].from, "y");
+        json_decref(b1);
+
+        json_t *b2 = load(big);
+        ASSERT_EQ(json_parse_sample(b2, 0, &js, NULL, &e), 0);
+        ASSERT_EQ(js.s.n_vertices, 40);
+        for (int i = 0; i < 40; i++) {
+            char id[16];
+            snprintf(id, sizeof id, "w%d", i);
+            ASSERT_EQ(js.s.vertices[i].parallelism, i + 1);
+            ASSERT_EQ(js.s.vertices[i].n_inputs, 2);
+            ASSERT_STR(js.s.vertices[i].inputs[1].from, id);
+            ASSERT_EQ(js.s.vertices[i].inputs[1].ship, CORE_SHIP_FORWARD);
+        }
+        json_decref(b2);
+    }
+    json_sample_reset(&js);
+    ASSERT_EQ(js.s.n_vertices, 0);
+    json_sample_deinit(&js);
+}
+
+/* Parses body with vertex list `verts`; returns the error (rc in e->status, 0 = ok). */
+static int parse_err(const char *text, struct json_err *e)
+{
+    json_t *body = load(text);
+    if (!body)
+        return -2;
+    struct json_sample js;
+    json_sample_init(&js);
+    int rc = json_parse_sample(body, 0, &js, NULL, e);
+    json_sample_deinit(&js);
+    json_decref(body);
+    return rc;
+}
+
+#define V0 "{\"id\": \"a\", \"parallelism\": 4}"
+
+static void parse_rejects_bad_input(void)
+{
+    static const struct {
+        const char *body, *field, *msg;
+    } cases[] = {
+        {"[]", "", "must be a JSON object"},
+        {"{}", "vertices", "required"},
+        {"{\"vertices\": null}", "vertices", "required"},
+        {"{\"vertices\": []}", "vertices", "at least one"},
+        {"{\"vertices\": {\"a\": 1}}", "vertices", "expected an array, got object"},
+        {"{\"vertices\": [1]}", "vertices[0]", "expected an object, got integer"},
+        {"{\"vertices\": [{\"parallelism\": 4}]}", "vertices[0].id", "required"},
+        {"{\"vertices\": [{\"id\": 7, \"parallelism\": 4}]}", "vertices[0].id",
+         "expected a string, got integer"},
+        {"{\"vertices\": [{\"id\": \"\", \"parallelism\": 4}]}", "vertices[0].id", "1 to 128"},
+        {"{\"vertices\": [{\"id\": \"a b\", \"parallelism\": 4}]}", "vertices[0].id", "1 to 128"},
+        {"{\"vertices\": [{\"id\": \"a\"}]}", "vertices[0].parallelism", "required"},
+        {"{\"vertices\": [" V0 ", {\"id\": \"b\", \"parallelism\": 0}]}", "vertices[1].parallelism",
+         "must be >= 1, got 0"},
+        {"{\"vertices\": [{\"id\": \"a\", \"parallelism\": -3}]}", "vertices[0].parallelism",
+         "must be >= 1, got -3"},
+        {"{\"vertices\": [{\"id\": \"a\", \"parallelism\": \"4\"}]}", "vertices[0].parallelism",
+         "expected an integer, got string"},
+        {"{\"vertices\": [{\"id\": \"a\", \"parallelism\": 4.5}]}", "vertices[0].parallelism",
+         "expected an integer, got real"},
+        {"{\"vertices\": [{\"id\": \"a\", \"parallelism\": 3000000000}]}",
+         "vertices[0].parallelism", "must be <="},
+        {"{\"vertices\": [{\"id\": \"a\", \"parallelism\": 200, \"max_parallelism\": 128}]}",
+         "vertices[0].parallelism", "200 exceeds max_parallelism 128"},
+        {"{\"vertices\": [{\"id\": \"a\", \"parallelism\": 2, \"max_parallelism\": 0}]}",
+         "vertices[0].max_parallelism", "must be >= 1"},
+        {"{\"vertices\": [{\"id\": \"a\", \"parallelism\": 2, \"partitions\": -1}]}",
+         "vertices[0].partitions", "must be >= 0"},
+        {"{\"vertices\": [{\"id\": \"a\", \"parallelism\": 2, \"finished\": \"yes\"}]}",
+         "vertices[0].finished", "expected a boolean, got string"},
+        {"{\"vertices\": [{\"id\": \"a\", \"parallelism\": 2, \"slot_sharing_group\": 1}]}",
+         "vertices[0].slot_sharing_group", "expected a string"},
+        {"{\"vertices\": [{\"id\": \"a\", \"parallelism\": 2, \"inputs\": \"b\"}]}",
+         "vertices[0].inputs", "expected an array, got string"},
+        {"{\"vertices\": [" V0 ", {\"id\": \"b\", \"parallelism\": 2, \"inputs\": [{}]}]}",
+         "vertices[1].inputs[0].from", "required"},
+        {"{\"vertices\": [" V0 ", {\"id\": \"b\", \"parallelism\": 2, \"inputs\": [\"a\"]}]}",
+         "vertices[1].inputs[0]", "expected an object, got string"},
+        {"{\"vertices\": [{\"id\": \"b\", \"parallelism\": 2, \"inputs\": [{\"from\": \"a\", "
+         "\"ship\": 3}]}]}",
+         "vertices[0].inputs[0].ship", "expected a string"},
+        {"{\"vertices\": [{\"id\": \"a\", \"parallelism\": 2, \"metrics\": []}]}",
+         "vertices[0].metrics", "expected an object, got array"},
+        {"{\"vertices\": [{\"id\": \"a\", \"parallelism\": 2, \"metrics\": "
+         "{\"busy_ms_per_s\": 1000.5}}]}",
+         "vertices[0].metrics.busy_ms_per_s", "must be in [0, 1000], got 1000.5"},
+        {"{\"vertices\": [{\"id\": \"a\", \"parallelism\": 2, \"metrics\": "
+         "{\"busy_ms_per_s\": -1}}]}",
+         "vertices[0].metrics.busy_ms_per_s", "must be in [0, 1000]"},
+        {"{\"vertices\": [{\"id\": \"a\", \"parallelism\": 2, \"metrics\": "
+         "{\"busy_ms_per_s\": {\"avg\": 500, \"max\": 1200}}}]}",
+         "vertices[0].metrics.busy_ms_per_s.max", "must be in [0, 1000], got 1200"},
+        {"{\"vertices\": [{\"id\": \"a\", \"parallelism\": 2, \"metrics\": "
+         "{\"busy_ms_per_s\": {\"max\": 700}}}]}",
+         "vertices[0].metrics.busy_ms_per_s.avg", "required"},
+        {"{\"vertices\": [{\"id\": \"a\", \"parallelism\": 2, \"metrics\": "
+         "{\"busy_ms_per_s\": \"800\"}}]}",
+         "vertices[0].metrics.busy_ms_per_s", "expected a number or {min, avg, max}, got string"},
+        {"{\"vertices\": [{\"id\": \"a\", \"parallelism\": 2, \"metrics\": "
+         "{\"backpressured_ms_per_s\": 1001}}]}",
+         "vertices[0].metrics.backpressured_ms_per_s", "must be in [0, 1000]"},
+        {"{\"vertices\": [" V0 ", {\"id\": \"b\", \"parallelism\": 2, \"metrics\": "
+         "{\"records_in\": \"12\"}}]}",
+         "vertices[1].metrics.records_in", "expected a number, got string"},
+        /* NaN and Infinity can only arrive as strings: the parser rejects the bare tokens */
+        {"{\"vertices\": [" V0 ", {\"id\": \"b\", \"parallelism\": 2, \"metrics\": "
+         "{\"records_in\": \"NaN\"}}]}",
+         "vertices[1].metrics.records_in", "expected a number, got string"},
+        {"{\"vertices\": [{\"id\": \"a\", \"parallelism\": 2, \"metrics\": "
+         "{\"pending_records\": \"Infinity\"}}]}",
+         "vertices[0].metrics.pending_records", "expected a number, got string"},
+        {"{\"vertices\": [{\"id\": \"a\", \"parallelism\": 2, \"metrics\": "
+         "{\"records_out\": -5}}]}",
+         "vertices[0].metrics.records_out", "must be >= 0, got -5"},
+        {"{\"vertices\": [{\"id\": \"a\", \"parallelism\": 2, \"metrics\": "
+         "{\"records_out_per_s\": true}}]}",
+         "vertices[0].metrics.records_out_per_s", "expected a number, got boolean"},
+        {"{\"job_metrics\": {\"heap_used\": \"1 gb\"}, \"vertices\": [" V0 "]}",
+         "job_metrics.heap_used", "expected a number, got string"},
+        {"{\"job_metrics\": {\"gc_ms_per_s\": -1}, \"vertices\": [" V0 "]}",
+         "job_metrics.gc_ms_per_s", "must be >= 0"},
+        {"{\"job_metrics\": [], \"vertices\": [" V0 "]}", "job_metrics",
+         "expected an object, got array"},
+        {"{\"status\": 1, \"vertices\": [" V0 "]}", "status", "expected a string, got integer"},
+        {"{\"at\": \"yesterday\", \"vertices\": [" V0 "]}", "at", "not an RFC 3339 date-time"},
+        {"{\"at\": \"2025-13-01T00:00:00Z\", \"vertices\": [" V0 "]}", "at", "RFC 3339"},
+        {"{\"at\": \"2025-02-29T00:00:00Z\", \"vertices\": [" V0 "]}", "at", "RFC 3339"},
+        {"{\"at\": \"2025-11-29T24:00:00Z\", \"vertices\": [" V0 "]}", "at", "RFC 3339"},
+        {"{\"at\": \"2025-11-29\", \"vertices\": [" V0 "]}", "at", "RFC 3339"},
+        {"{\"at\": \"2025-11-29T10:00:00\", \"vertices\": [" V0 "]}", "at", "RFC 3339"},
+        {"{\"at\": \"2025-11-29T10:00:00.Z\", \"vertices\": [" V0 "]}", "at", "RFC 3339"},
+        {"{\"at\": \"2025-11-29T10:00:00+1:00\", \"vertices\": [" V0 "]}", "at", "RFC 3339"},
+        {"{\"at\": \"2025-11-29T10:00:00Zjunk\", \"vertices\": [" V0 "]}", "at", "RFC 3339"},
+        {"{\"at\": true, \"vertices\": [" V0 "]}", "at",
+         "expected epoch milliseconds or an RFC 3339 string, got boolean"},
+        {"{\"at\": 1.5, \"vertices\": [" V0 "]}", "at", "expected epoch milliseconds"},
+        {"{\"at\": 253402300800000, \"vertices\": [" V0 "]}", "at", "outside years 0000-9999"},
+        {"{\"running_since\": \"soon\", \"vertices\": [" V0 "]}", "running_since", "RFC 3339"},
+        {"{\"config\": \"x=1\", \"vertices\": [" V0 "]}", "config",
+         "expected an object, got string"},
+        {"{\"config\": {\"k\": [1]}, \"vertices\": [" V0 "]}", "config.k",
+         "expected a string or a number, got array"},
+        {"{\"config\": {\"k\": null}, \"vertices\": [" V0 "]}", "config.k",
+         "expected a string or a number, got null"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct json_err e;
+        int rc = parse_err(cases[i].body, &e);
+        if (rc != -1)
+            fprintf(stderr, "  case %zu: %s\n", i, cases[i].body);
+        ASSERT_EQ(rc, -1);
+        ASSERT_EQ(e.status, 400);
+        ASSERT_STR(e.code, "INVALID_ARGUMENT");
+        if (strcmp(e.field, cases[i].field) != 0 || !strstr(e.message, cases[i].msg))
+            fprintf(stderr, "  case %zu: %s\n", i, cases[i].body);
+        ASSERT_STR(e.field, cases[i].field);
+        ASSERT_CONTAINS(e.message, cases[i].msg);
+        /* the message starts with the path it is about */
+        ASSERT(strncmp(e.message, e.field, strlen(e.field)) == 0);
+    }
+}
+
+static void parse_exact_message(void)
+{
+    struct json_err e;
+    ASSERT_EQ(parse_err("{\"vertices\": [" V0 ", {\"id\": \"b\", \"parallelism\": 2, "
+                        "\"metrics\": {\"records_in\": \"12\"}}]}",
+                        &e),
+              -1);
+    ASSERT_STR(e.message, "vertices[1].metrics.records_in: expected a number, got string");
+}
+
+static void parse_id_length(void)
+{
+    char id[130], text[512];
+    memset(id, 'x', 128);
+    id[128] = '\0';
+    snprintf(text, sizeof text, "{\"vertices\": [{\"id\": \"%s\", \"parallelism\": 1}]}", id);
+    struct json_err e;
+    ASSERT_EQ(parse_err(text, &e), 0); /* 128 characters: the limit */
+    id[128] = 'x';
+    id[129] = '\0';
+    snprintf(text, sizeof text, "{\"vertices\": [{\"id\": \"%s\", \"parallelism\": 1}]}", id);
+    ASSERT_EQ(parse_err(text, &e), -1);
+    ASSERT_STR(e.field, "vertices[0].id");
+    /* Flink's hex vertex ids and names with punctuation are fine */
+    ASSERT_EQ(parse_err("{\"vertices\": [{\"id\": \"cbc357ccb763df2852fee8c4fc7d55f2\", "
+                        "\"parallelism\": 1}, {\"id\": \"Source:_Kafka->Map(x)#1\", "
+                        "\"parallelism\": 1}]}",
+                        &e),
+              0);
+}
+
+/* The JSON parser itself refuses NaN / Infinity literals, so they never reach the codec. */
+static void parser_rejects_nonfinite_literals(void)
+{
+    json_error_t je;
+    ASSERT(json_loads("{\"vertices\": [{\"id\": \"a\", \"parallelism\": NaN}]}", 0, &je) == NULL);
+    ASSERT(json_loads("{\"at\": Infinity}", 0, &je) == NULL);
+    ASSERT(json_loads("{\"at\": -Infinity}", 0, &je) == NULL);
+    ASSERT(json_loads("{\"at\": 1e400}", 0, &je) == NULL); /* overflows to inf: refused */
+}
+
+static int64_t parse_at(const char *at_json)
+{
+    char text[256];
+    snprintf(text, sizeof text, "{\"at\": %s, \"vertices\": [" V0 "]}", at_json);
+    json_t *body = load(text);
+    struct json_sample js;
+    json_sample_init(&js);
+    struct json_err e;
+    int64_t at = json_parse_sample(body, 0, &js, NULL, &e) == 0 ? js.s.at : INT64_MIN;
+    json_sample_deinit(&js);
+    json_decref(body);
+    return at;
+}
+
+static void parse_times(void)
+{
+    /* 2025-11-29T10:00:00Z by hand: 1970..2024 is 55 years with 14 leap days (1972..2024),
+     * 55*365 + 14 = 20089 days; Jan..Oct 2025 = 304 days, + 28 = 332; 20421 days * 86400 =
+     * 1764374400 s; + 10 h = 1764410400 s -> 1764410400000 ms (DESIGN 3.1's `at`). */
+    ASSERT_EQ(parse_at("\"2025-11-29T10:00:00Z\""), 1764410400000LL);
+    ASSERT_EQ(parse_at("1764410400000"), 1764410400000LL);
+    ASSERT_EQ(parse_at("1764410400000.0"), 1764410400000LL); /* an integral real */
+    ASSERT_EQ(parse_at("\"2025-11-29t10:00:00z\""), 1764410400000LL);
+    ASSERT_EQ(parse_at("\"2025-11-29 10:00:00Z\""), 1764410400000LL);
+    /* 11:00:00.250 at +01:00 is 10:00:00.250Z */
+    ASSERT_EQ(parse_at("\"2025-11-29T11:00:00.250+01:00\""), 1764410400250LL);
+    /* 05:30 at -04:30 is 10:00Z */
+    ASSERT_EQ(parse_at("\"2025-11-29T05:30:00-04:30\""), 1764410400000LL);
+    /* fractions scale to ms; digits past ms are truncated */
+    ASSERT_EQ(parse_at("\"2025-11-29T10:00:00.1Z\""), 1764410400100LL);
+    ASSERT_EQ(parse_at("\"2025-11-29T10:00:00.123987Z\""), 1764410400123LL);
+    ASSERT_EQ(parse_at("\"1970-01-01T00:00:00Z\""), 0);
+    /* 2024 is a leap year, so 2024-01-01 is 20089 - 366 = 19723 days; Feb 29 is
+     * 19723 + 31 (Jan) + 28 (Feb 1..28) = 19782 days */
+    ASSERT_EQ(parse_at("\"2024-02-29T00:00:00Z\""), 19782LL * 86400000);
+    ASSERT_EQ(parse_at("\"1969-12-31T23:59:59Z\""), -1000);
+    ASSERT_EQ(parse_at("\"2000-02-29T00:00:00Z\""), 951782400000LL); /* 400-year leap */
+    ASSERT_EQ(parse_at("\"1900-02-29T00:00:00Z\""), INT64_MIN);      /* not a leap year */
+    ASSERT_EQ(parse_at("null"), 0);                                  /* absent: now_ms */
+}
+
+static void config_reaches_opts(void)
+{
+    json_t *body = load("{\"config\": {\"job.autoscaler.utilization.target\": \"0.6\","
+                        " \"job.autoscaler.vertex.max-parallelism\": 200,"
+                        " \"job.autoscaler.utilization.max\": 0.85,"
+                        " \"job.autoscaler.tiny\": 2.5e-7,"
+                        " \"job.autoscaler.whole-real\": 3.0,"
+                        " \"job.autoscaler.scaling.enabled\": false},"
+                        " \"vertices\": [" V0 "]}");
+    struct json_sample js;
+    json_sample_init(&js);
+    struct json_err e;
+    struct opt_job *opts = (struct opt_job *)&fake_opts; /* only the fake dereferences it */
+    memset(&fake_opts, 0, sizeof fake_opts);
+    ASSERT_EQ(json_parse_sample(body, 0, &js, opts, &e), 0);
+    ASSERT_EQ(fake_opts.n, 6);
+    ASSERT_STR(fake_opts.key[0], "job.autoscaler.utilization.target");
+    ASSERT_STR(fake_opts.value[0], "0.6");
+    ASSERT_EQ(fake_opts.layer[0], OPT_REQUEST);
+    ASSERT_STR(fake_opts.value[1], "200");  /* integer: no ".0" */
+    ASSERT_STR(fake_opts.value[2], "0.85"); /* shortest form, not 0.84999999999999998 */
+    ASSERT_STR(fake_opts.value[3], "2.5e-07");
+    ASSERT_STR(fake_opts.value[4], "3");
+    ASSERT_STR(fake_opts.value[5], "false");
+    json_decref(body);
+
+    /* opts == NULL: the config is checked for types but not applied */
+    memset(&fake_opts, 0, sizeof fake_opts);
+    body = load("{\"config\": {\"a\": \"1\"}, \"vertices\": [" V0 "]}");
+    ASSERT_EQ(json_parse_sample(body, 0, &js, NULL, &e), 0);
+    ASSERT_EQ(fake_opts.n, 0);
+    json_decref(body);
+
+    /* a refused value: 422 naming the key, the options module's message */
+    body = load("{\"config\": {\"bad.key\": \"x\"}, \"vertices\": [" V0 "]}");
+    ASSERT_EQ(json_parse_sample(body, 0, &js, opts, &e), -1);
+    ASSERT_EQ(e.status, 422);
+    ASSERT_STR(e.code, "INVALID_ARGUMENT");
+    ASSERT_STR(e.field, "config.bad.key");
+    ASSERT_STR(e.message, "bad.key: \"x\" is not a duration");
+    json_decref(body);
+
+    /* an otherwise bad request never touches opts */
+    memset(&fake_opts, 0, sizeof fake_opts);
+    body = load("{\"config\": {\"a\": \"1\"}, \"vertices\": []}");
+    ASSERT_EQ(json_parse_sample(body, 0, &js, opts, &e), -1);
+    ASSERT_EQ(fake_opts.n, 0);
+    json_decref(body);
+    json_sample_deinit(&js);
+}
+
+/* ------------------------------------------------------------- render -- */
+
+static char *dump(const json_t *j, size_t flags)
+{
+    return json_dumps(j, JSON_COMPACT | flags);
+}
+
+static void render_decision(void)
+{
+    struct core_decision d;
+    core_decision_init(&d);
+    d.at = 1764410400000LL;
+    d.action = CORE_SCALE_UP;
+    d.execute = true;
+    d.reason = CORE_R_HIGH_BACKLOG;
+    d.message = "source: lag";
+    d.n_vertices = 2;
+    d.vertices = core__alloc(&d, 2 * sizeof *d.vertices);
+    struct core_vdecision *v = &d.vertices[0];
+    v->id = "source";
+    v->current = 4;
+    v->raw_target = 7;
+    v->target = 8;
+    v->reason = CORE_R_HIGH_BACKLOG;
+    v->constraints = CORE_C_CLAMPED_MAX_FACTOR | CORE_C_ALIGNED_TO_PARTITIONS;
+    v->outside_bounds = true;
+    v->ev = (struct core_evaluated){.load = 0.7,
+                                    .true_processing_rate = 1714.286,
+                                    .target_data_rate = 1200,
+                                    .catch_up_data_rate = NAN,
+                                    .lag = 5000,
+                                    .scale_up_rate_threshold = 1203,
+                                    .scale_down_rate_threshold = INFINITY,
+                                    .expected_processing_rate = -INFINITY,
+                                    .parallelism = 4,
+                                    .max_parallelism = 128,
+                                    .num_source_partitions = 8,
+                                    .busy_max_avg_ratio = NAN,
+                                    .hot_key_share = NAN,
+                                    .key_rate_bound = INFINITY,
+                                    .salting_fanout = NAN};
+    v = &d.vertices[1];
+    v->id = "agg";
+    v->current = v->raw_target = v->target = 4;
+    v->reason = CORE_R_KEY_PARALLELISM_LIMIT;
+    v->constraints = CORE_C_CAPPED_BY_KEY_SKEW;
+    v->excluded = true;
+    v->message = "hot key";
+    v->ev = (struct core_evaluated){.load = 0.8,
+                                    .true_processing_rate = NAN,
+                                    .target_data_rate = NAN,
+                                    .catch_up_data_rate = NAN,
+                                    .lag = NAN,
+                                    .scale_up_rate_threshold = NAN,
+                                    .scale_down_rate_threshold = NAN,
+                                    .expected_processing_rate = NAN,
+                                    .parallelism = 4,
+                                    .max_parallelism = 128,
+                                    .num_source_partitions = 0,
+                                    .busy_max_avg_ratio = 1.9,
+                                    .hot_key_share = 0.3,
+                                    .key_rate_bound = 20000,
+                                    .salting_fanout = 5};
+    core__event(&d, "Normal", "ScalingReport", NULL, "Scaling %s", "source");
+    core__event(&d, "Warning", "ScalingLimited", "k", "limited");
+    d.events[1].count = 3;
+    d.events[1].suppressed = true;
+    d.n_config_changes = 1;
+    d.config_changes = core__alloc(&d, sizeof *d.config_changes);
+    d.config_changes[0] = (struct core_kv){"taskmanager.memory.process.size", "2 gb"};
+    d.n_config_removals = 1;
+    d.config_removals = core__alloc(&d, sizeof *d.config_removals);
+    d.config_removals[0] = "taskmanager.memory.flink.size";
+
+    json_t *j = json_render_decision(&d, "orders", "3f9c2a17", "b2e1");
+    /* Printed as a response is (15 significant digits: 0.7, not 0.69999999999999996).
+     * Non-finite figures are null; skew figures appear only when finite. */
+    char *text = dump(j, JSON_REAL_PRECISION(15));
+    ASSERT_STR(text,
+               "{\"job\":\"orders\",\"at\":1764410400000,\"action\":\"SCALE_UP\",\"execute\":true,"
+               "\"reason\":\"HIGH_BACKLOG\",\"message\":\"source: lag\","
+               "\"parallelism\":{\"source\":8,\"agg\":4},"
+               "\"vertices\":["
+               "{\"id\":\"source\",\"current\":4,\"target\":8,\"raw_target\":7,"
+               "\"reason\":\"HIGH_BACKLOG\","
+               "\"constraints\":[\"CLAMPED_MAX_FACTOR\",\"ALIGNED_TO_PARTITIONS\"],"
+               "\"excluded\":false,\"outside_bounds\":true,"
+               "\"evaluated\":{\"load\":0.7,\"true_processing_rate\":1714.286,"
+               "\"target_data_rate\":1200.0,\"catch_up_data_rate\":null,\"lag\":5000.0,"
+               "\"scale_up_rate_threshold\":1203.0,\"scale_down_rate_threshold\":null,"
+               "\"expected_processing_rate\":null,\"parallelism\":4.0,"
+               "\"max_parallelism\":128.0,\"num_source_partitions\":8.0}},"
+               "{\"id\":\"agg\",\"current\":4,\"target\":4,\"raw_target\":4,"
+               "\"reason\":\"KEY_PARALLELISM_LIMIT\",\"constraints\":[\"CAPPED_BY_KEY_SKEW\"],"
+               "\"excluded\":true,\"outside_bounds\":false,\"message\":\"hot key\","
+               "\"evaluated\":{\"load\":0.8,\"true_processing_rate\":null,"
+               "\"target_data_rate\":null,\"catch_up_data_rate\":null,\"lag\":null,"
+               "\"scale_up_rate_threshold\":null,\"scale_down_rate_threshold\":null,"
+               "\"expected_processing_rate\":null,\"parallelism\":4.0,"
+               "\"max_parallelism\":128.0,\"num_source_partitions\":0.0,"
+               "\"busy_max_avg_ratio\":1.9,\"hot_key_share\":0.3,\"key_rate_bound\":20000.0,"
+               "\"salting_fanout\":5.0}}],"
+               "\"events\":[{\"type\":\"Normal\",\"reason\":\"ScalingReport\","
+               "\"message\":\"Scaling source\",\"count\":1,\"suppressed\":false},"
+               "{\"type\":\"Warning\",\"reason\":\"ScalingLimited\",\"message\":\"limited\","
+               "\"count\":3,\"suppressed\":true}],"
+               "\"config_changes\":{\"taskmanager.memory.process.size\":\"2 gb\"},"
+               "\"config_removals\":[\"taskmanager.memory.flink.size\"],"
+               "\"policy_revision\":\"3f9c2a17\",\"config_hash\":\"b2e1\"}");
+    free(text);
+    json_decref(j);
+
+    /* No changes, no removals, no events, a plugin message that is not UTF-8 */
+    core_decision_reset(&d);
+    d.reason = CORE_R_PLUGIN_ERROR;
+    d.message = "freeze.lua:1: bad \xff byte";
+    j = json_render_decision(&d, "j", NULL, NULL);
+    text = dump(j, 0);
+    ASSERT_STR(text, "{\"job\":\"j\",\"at\":0,\"action\":\"NO_CHANGE\",\"execute\":false,"
+                     "\"reason\":\"PLUGIN_ERROR\",\"message\":\"freeze.lua:1: bad ? byte\","
+                     "\"parallelism\":{},\"vertices\":[],\"events\":[],"
+                     "\"policy_revision\":null,\"config_hash\":null}");
+    free(text);
+    json_decref(j);
+    core_decision_deinit(&d);
+}
+
+/* -------------------------------------------------------------- state -- */
+
+static void fill_state(struct core_state *st)
+{
+    const double odd[] = {
+        0.1 + 0.2, NAN,  INFINITY, -INFINITY, -0.0, 5e-324, 1.7976931348623157e308,
+        1.0 / 3.0, 1e21, -2.5};
+    int k = 0;
+#define ODD() (odd[(k++) % (int)(sizeof odd / sizeof odd[0])])
+    st->last_at = 1764410400000LL;
+    struct core_window *w = &st->w;
+    w->running_since = INT64_MIN;
+    w->n_vertices = 2;
+    w->ids = core__xcalloc(2, sizeof *w->ids);
+    w->ids[0] = core__strdup("source");
+    w->ids[1] = core__strdup("agg \"quoted\" \x1f");
+    w->parallelism = core__xcalloc(2, sizeof *w->parallelism);
+    w->parallelism[0] = 4;
+    w->parallelism[1] = 1;
+    for (int i = 0; i < 3; i++) {
+        core__grow(&w->s, &w->cap, w->n + 1, sizeof *w->s);
+        struct core_wsample *s = &w->s[w->n++];
+        s->at = 1764410400000LL + i * 10000;
+        double *g = &s->g.slots_used;
+        for (int f = 0; f < 6; f++)
+            g[f] = ODD();
+        s->v = core__xcalloc(2, sizeof *s->v);
+        for (int v = 0; v < 2; v++) {
+            double *m = &s->v[v].load;
+            for (int f = 0; f < 9; f++)
+                m[f] = ODD();
+        }
+    }
+    core__grow(&st->hist, &st->cap_hist, 1, sizeof *st->hist);
+    st->n_hist = 1;
+    st->hist[0].id = core__strdup("source");
+    core__grow(&st->hist[0].e, &st->hist[0].cap, 2, sizeof *st->hist[0].e);
+    st->hist[0].n = 2;
+    st->hist[0].e[0] = (struct core_hist_entry){INT64_MAX, 4, 8, ODD(), ODD(), ODD()};
+    st->hist[0].e[1] = (struct core_hist_entry){-1, 8, 6, ODD(), ODD(), ODD()};
+    core__grow(&st->track, &st->cap_track, 2, sizeof *st->track);
+    st->n_track = 2;
+    st->track[0] = (struct core_tracking){1000, -1};
+    st->track[1] = (struct core_tracking){2000, 312000};
+    core__grow(&st->delayed, &st->cap_delayed, 1, sizeof *st->delayed);
+    st->n_delayed = 1;
+    st->delayed[0].id = core__strdup("agg");
+    st->delayed[0].first_trigger = 5000;
+    core__grow(&st->delayed[0].r, &st->delayed[0].cap, 2, sizeof *st->delayed[0].r);
+    st->delayed[0].n = 2;
+    st->delayed[0].r[0] = (struct core_delayed_rec){5000, 3, true};
+    st->delayed[0].r[1] = (struct core_delayed_rec){6000, 2, false};
+    core__grow(&st->events, &st->cap_events, 1, sizeof *st->events);
+    st->n_events = 1;
+    st->events[0] = (struct core_event_seen){core__strdup("ScalingReport\x1fsource"), 10, 20, 2};
+#undef ODD
+}
+
+/* Same bits, except that every NaN equals every NaN (a payload cannot survive text). */
+static int same(double a, double b)
+{
+    if (isnan(a) || isnan(b))
+        return isnan(a) && isnan(b);
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+static void state_round_trip(void)
+{
+    struct core_state *a = core_state_new(), *b = core_state_new();
+    fill_state(a);
+    json_t *j1 = json_state_dump(a);
+    char *t1 = json_dumps(j1, JSON_COMPACT); /* jansson's default real precision: 17 */
+    json_decref(j1);
+
+    json_error_t je;
+    json_t *in = json_loads(t1, 0, &je);
+    ASSERT(in);
+    char err[256] = "";
+    int rc = json_state_load(in, b, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "  %s\n", err);
+    ASSERT_EQ(rc, 0);
+    json_decref(in);
+
+    json_t *j2 = json_state_dump(b);
+    char *t2 = json_dumps(j2, JSON_COMPACT);
+    json_decref(j2);
+    ASSERT_STR(t2, t1);
+    /* a few spot checks of the text itself */
+    ASSERT_CONTAINS(t1, "0.30000000000000004");
+    ASSERT_CONTAINS(t1, "\"NaN\"");
+    ASSERT_CONTAINS(t1, "\"-Infinity\"");
+    ASSERT_CONTAINS(t1, "-0.0");
+    ASSERT_CONTAINS(t1, "\"running_since\":-9223372036854775808");
+
+    /* every double bit for bit */
+    ASSERT_EQ(b->last_at, a->last_at);
+    ASSERT_EQ(b->w.running_since, INT64_MIN);
+    ASSERT_EQ(b->w.n_vertices, 2);
+    ASSERT_STR(b->w.ids[1], a->w.ids[1]);
+    ASSERT_EQ(b->w.parallelism[0], 4);
+    ASSERT_EQ(b->w.n, 3);
+    for (int i = 0; i < 3; i++) {
+        ASSERT_EQ(b->w.s[i].at, a->w.s[i].at);
+        const double *ga = &a->w.s[i].g.slots_used, *gb = &b->w.s[i].g.slots_used;
+        for (int f = 0; f < 6; f++)
+            ASSERT(same(ga[f], gb[f]));
+        for (int v = 0; v < 2; v++) {
+            const double *ma = &a->w.s[i].v[v].load, *mb = &b->w.s[i].v[v].load;
+            for (int f = 0; f < 9; f++)
+                ASSERT(same(ma[f], mb[f]));
+        }
+    }
+    ASSERT(signbit(b->w.s[0].g.managed_used)); /* the -0.0 (5th odd value) kept its sign */
+    ASSERT_EQ(b->n_hist, 1);
+    ASSERT_EQ(b->hist[0].n, 2);
+    ASSERT_EQ(b->hist[0].e[0].at, INT64_MAX);
+    ASSERT_EQ(b->hist[0].e[1].new_parallelism, 6);
+    ASSERT(same(b->hist[0].e[1].target_data_rate, a->hist[0].e[1].target_data_rate));
+    ASSERT_EQ(b->n_track, 2);
+    ASSERT_EQ(b->track[0].restart_ms, -1);
+    ASSERT_EQ(b->n_delayed, 1);
+    ASSERT_EQ(b->delayed[0].r[0].outside_bounds, true);
+    ASSERT_EQ(b->n_events, 1);
+    ASSERT_STR(b->events[0].key, "ScalingReport\x1fsource");
+    ASSERT_EQ(b->events[0].count, 2);
+
+    free(t1);
+    free(t2);
+    core_state_free(a);
+    core_state_free(b);
+}
+
+static void state_empty_round_trip(void)
+{
+    struct core_state *a = core_state_new();
+    json_t *j = json_state_dump(a);
+    char *t = json_dumps(j, JSON_COMPACT);
+    ASSERT_STR(t, "{\"version\":1,\"last_at\":-9223372036854775808,\"window\":{\"running_since\":"
+                  "-9223372036854775808,\"ids\":[],\"parallelism\":[],\"vmetrics\":[\"load\","
+                  "\"load_avg\",\"load_max\",\"acc_busy\",\"rec_in\",\"rec_out\",\"rec_in_per_s\","
+                  "\"lag\",\"observed_tpr\"],\"gmetrics\":[\"slots_used\",\"gc_pressure\","
+                  "\"heap_used\",\"heap_ratio\",\"managed_used\",\"metaspace_used\"],"
+                  "\"samples\":[]},\"history\":[],\"tracking\":[],\"delayed\":[],\"events\":[]}");
+    char err[128];
+    ASSERT_EQ(json_state_load(j, a, err, sizeof err), 0);
+    ASSERT_EQ(core_state_last_at(a), INT64_MIN);
+    free(t);
+    json_decref(j);
+    core_state_free(a);
+}
+
+/* Columns are read by name: an older or newer layout loads (unknown names skipped,
+ * missing ones NaN). */
+static void state_columns_by_name(void)
+{
+    json_t *in =
+        load("{\"version\":1,\"last_at\":5,\"window\":{\"running_since\":1,\"ids\":[\"a\"],"
+             "\"parallelism\":[2],\"vmetrics\":[\"lag\",\"future\",\"load\"],\"gmetrics\":[],"
+             "\"samples\":[{\"at\":3,\"g\":[],\"v\":[[7.5,1,\"Infinity\"]]}]},"
+             "\"history\":[],\"tracking\":[],\"delayed\":[],\"events\":[],\"extra\":{}}");
+    struct core_state *st = core_state_new();
+    char err[256] = "";
+    ASSERT_EQ(json_state_load(in, st, err, sizeof err), 0);
+    ASSERT_EQ(st->w.n, 1);
+    ASSERT_DEQ(st->w.s[0].v[0].lag, 7.5);
+    ASSERT_DEQ(st->w.s[0].v[0].load, INFINITY);
+    ASSERT(isnan(st->w.s[0].v[0].rec_in));
+    ASSERT(isnan(st->w.s[0].g.heap_used));
+    json_decref(in);
+    core_state_free(st);
+}
+
+/* Each broken document fails with a message naming the spot, and (under ASan) leaks
+ * nothing: the partial state is released and st is left empty. */
+static void state_rejects_malformed(void)
+{
+    static const struct {
+        const char *doc, *msg;
+    } cases[] = {
+        {"[]", "state: expected an object"},
+        {"{\"version\":2}", "version: unsupported state version 2"},
+        {"{\"version\":1}", "last_at: required"},
+        {"{\"version\":1,\"last_at\":\"x\"}", "last_at: expected an integer, got string"},
+        {"{\"version\":1,\"last_at\":1,\"window\":[]}", "window: expected an object"},
+        {"{\"version\":1,\"last_at\":1,\"window\":{\"running_since\":1,\"ids\":[\"a\",\"b\"],"
+         "\"parallelism\":[1],\"vmetrics\":[],\"gmetrics\":[],\"samples\":[]},\"history\":[],"
+         "\"tracking\":[],\"delayed\":[],\"events\":[]}",
+         "window.parallelism: has 1 entries for 2 ids"},
+        {"{\"version\":1,\"last_at\":1,\"window\":{\"running_since\":1,\"ids\":[\"a\",3],"
+         "\"parallelism\":[1,1],\"vmetrics\":[],\"gmetrics\":[],\"samples\":[]},\"history\":[],"
+         "\"tracking\":[],\"delayed\":[],\"events\":[]}",
+         "window.ids[1]: expected a string"},
+        {"{\"version\":1,\"last_at\":1,\"window\":{\"running_since\":1,\"ids\":[\"a\"],"
+         "\"parallelism\":[1],\"vmetrics\":[\"load\"],\"gmetrics\":[],\"samples\":["
+         "{\"at\":1,\"g\":[],\"v\":[[0.5]]},{\"at\":2,\"g\":[],\"v\":[[\"nan\"]]}]},"
+         "\"history\":[],\"tracking\":[],\"delayed\":[],\"events\":[]}",
+         "window.samples[1].v[0][0]: expected a number, \"NaN\""},
+        {"{\"version\":1,\"last_at\":1,\"window\":{\"running_since\":1,\"ids\":[\"a\"],"
+         "\"parallelism\":[1],\"vmetrics\":[\"load\"],\"gmetrics\":[],\"samples\":["
+         "{\"at\":1,\"g\":[],\"v\":[[0.5],[0.5]]}]},"
+         "\"history\":[],\"tracking\":[],\"delayed\":[],\"events\":[]}",
+         "window.samples[0].v: has 2 entries for 1 vertices"},
+        {"{\"version\":1,\"last_at\":1,\"window\":{\"running_since\":1,\"ids\":[\"a\"],"
+         "\"parallelism\":[1],\"vmetrics\":[\"load\"],\"gmetrics\":[],\"samples\":["
+         "{\"at\":1,\"g\":[],\"v\":[[0.5, 1]]}]},"
+         "\"history\":[],\"tracking\":[],\"delayed\":[],\"events\":[]}",
+         "window.samples[0].v[0]: expected an array of 1 numbers"},
+        {"{\"version\":1,\"last_at\":1,\"window\":{\"running_since\":1,\"ids\":[\"a\"],"
+         "\"parallelism\":[1],\"vmetrics\":[],\"gmetrics\":[],\"samples\":[]},"
+         "\"history\":[{\"id\":\"a\",\"entries\":[{\"at\":1,\"current_parallelism\":1,"
+         "\"new_parallelism\":2,\"true_processing_rate\":1,\"expected_processing_rate\":2,"
+         "\"target_data_rate\":3},{\"at\":2}]}],\"tracking\":[],\"delayed\":[],\"events\":[]}",
+         "history[0].entries[1].current_parallelism: required"},
+        {"{\"version\":1,\"last_at\":1,\"window\":{\"running_since\":1,\"ids\":[],"
+         "\"parallelism\":[],\"vmetrics\":[],\"gmetrics\":[],\"samples\":[]},"
+         "\"history\":[],\"tracking\":[{\"at\":1,\"restart_ms\":1.5}],\"delayed\":[],"
+         "\"events\":[]}",
+         "tracking[0].restart_ms: expected an integer, got real"},
+        {"{\"version\":1,\"last_at\":1,\"window\":{\"running_since\":1,\"ids\":[],"
+         "\"parallelism\":[],\"vmetrics\":[],\"gmetrics\":[],\"samples\":[]},"
+         "\"history\":[],\"tracking\":[],\"delayed\":[{\"id\":\"a\",\"first_trigger\":1,"
+         "\"records\":[{\"at\":1,\"parallelism\":2,\"outside_bounds\":1}]}],\"events\":[]}",
+         "delayed[0].records[0].outside_bounds: expected a boolean"},
+        {"{\"version\":1,\"last_at\":1,\"window\":{\"running_since\":1,\"ids\":[],"
+         "\"parallelism\":[],\"vmetrics\":[],\"gmetrics\":[],\"samples\":[]},"
+         "\"history\":[],\"tracking\":[],\"delayed\":[],"
+         "\"events\":[{\"key\":\"k\",\"first_at\":1,\"last_at\":2,\"count\":1},{\"key\":null}]}",
+         "events[1].key: expected a string, got null"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct core_state *st = core_state_new();
+        fill_state(st); /* something to clear */
+        json_t *in = load(cases[i].doc);
+        ASSERT(in);
+        char err[256] = "";
+        ASSERT_EQ(json_state_load(in, st, err, sizeof err), -1);
+        ASSERT_CONTAINS(err, cases[i].msg);
+        ASSERT_EQ(st->w.n, 0);
+        ASSERT_EQ(st->w.n_vertices, 0);
+        ASSERT_EQ(st->n_hist, 0);
+        ASSERT_EQ(st->n_events, 0);
+        ASSERT_EQ(core_state_last_at(st), INT64_MIN);
+        json_decref(in);
+        core_state_free(st);
+    }
+}
+
+TEST_MAIN(TEST_ENTRY(parse_design_example), TEST_ENTRY(parse_defaults),
+          TEST_ENTRY(parse_reuses_buffers), TEST_ENTRY(parse_rejects_bad_input),
+          TEST_ENTRY(parse_exact_message), TEST_ENTRY(parse_id_length),
+          TEST_ENTRY(parser_rejects_nonfinite_literals), TEST_ENTRY(parse_times),
+          TEST_ENTRY(config_reaches_opts), TEST_ENTRY(render_decision),
+          TEST_ENTRY(state_round_trip), TEST_ENTRY(state_empty_round_trip),
+          TEST_ENTRY(state_columns_by_name), TEST_ENTRY(state_rejects_malformed))
