@@ -30,6 +30,8 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/http.h>
+#include <sys/queue.h>
+
 #include <event2/keyvalq_struct.h>
 
 #include "http.h"
@@ -365,6 +367,7 @@ static double ms_since(const struct timespec *t0)
     return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
+/* Sends r; logs first, as the request (and the path it owns) may be gone after the send. */
 static void reply(struct evhttp_request *ev, struct resp *r, const char *method, const char *path,
                   const char *rid, const struct timespec *t0)
 {
@@ -388,10 +391,17 @@ static void reply(struct evhttp_request *ev, struct resp *r, const char *method,
     if (r->status == 413)
         evhttp_add_header(oh, "Connection", "close");
     int status = r->status ? r->status : 500;
-    evhttp_send_reply(ev, status, NULL, b);
-    evbuffer_free(b);
     log_msg(LOG_INFO, "http", "request", "method=%s path=%s status=%d duration_ms=%.3f rid=%s",
             method, path, status, ms_since(t0), rid);
+    struct evhttp_connection *evcon = evhttp_request_get_connection(ev);
+    struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
+    evhttp_send_reply(ev, status, NULL, b);
+    /* A filter bufferevent passes on output only when written while EV_WRITE is enabled;
+     * evhttp enables it after queueing the reply, so outside a read callback (a reply
+     * deferred until a commit) the reply would sit in the filter: push it through. */
+    if (bev)
+        bufferevent_flush(bev, EV_WRITE, BEV_NORMAL);
+    evbuffer_free(b);
 }
 
 static void committed_cb(struct db_write *w, void *ud)
@@ -489,18 +499,16 @@ static void request_cb(struct evhttp_request *ev, void *arg)
         api_error(&r, 415, NULL, NULL, "Content-Type must be application/json");
         goto send;
     }
-    TAILQ_INIT(&qs);
+    qs.tqh_first = NULL;
+    qs.tqh_last = &qs.tqh_first;
     if (query) {
         if (evhttp_parse_query_str(query, &qs) < 0) {
             api_error(&r, 400, NULL, NULL, "malformed query string");
             goto send;
         }
         have_qs = true;
-        struct evkeyval *e;
-        TAILQ_FOREACH(e, &qs, next)
-        {
-            if (q.n_query == (int)(sizeof kv / sizeof kv[0]))
-                break;
+        for (struct evkeyval *e = qs.tqh_first; e && q.n_query < (int)(sizeof kv / sizeof kv[0]);
+             e = e->next.tqe_next) {
             kv[q.n_query].key = e->key;
             kv[q.n_query].value = e->value;
             q.n_query++;
