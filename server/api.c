@@ -64,8 +64,7 @@ const char *api_code(int status)
     }
 }
 
-int api_error(struct resp *r, int status, const char *code, const char *field, const char *fmt,
-              ...)
+int api_error(struct resp *r, int status, const char *code, const char *field, const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
@@ -135,10 +134,9 @@ int api_parse_time(const char *s, int64_t *ms)
     /* RFC 3339: YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM) */
     int Y, M, D, h, m, sec, oh = 0, om = 0, frac_ms = 0;
     p = s;
-    if (digits(&p, 4, &Y) || *p++ != '-' || digits(&p, 2, &M) || *p++ != '-' ||
-        digits(&p, 2, &D) || (*p != 'T' && *p != 't' && *p != ' ') || !*p++ ||
-        digits(&p, 2, &h) || *p++ != ':' || digits(&p, 2, &m) || *p++ != ':' ||
-        digits(&p, 2, &sec))
+    if (digits(&p, 4, &Y) || *p++ != '-' || digits(&p, 2, &M) || *p++ != '-' || digits(&p, 2, &D) ||
+        (*p != 'T' && *p != 't' && *p != ' ') || !*p++ || digits(&p, 2, &h) || *p++ != ':' ||
+        digits(&p, 2, &m) || *p++ != ':' || digits(&p, 2, &sec))
         return -1;
     if (*p == '.') {
         p++;

@@ -30,12 +30,12 @@
 
 /* What every handler may use; owned by main (serve), borrowed by handlers. */
 struct api {
-    struct db *db;                /* the loop's connection (reads) */
-    struct jobs *jobs;            /* job registry */
-    const struct opt_server *srv; /* server options */
+    struct db *db;                  /* the loop's connection (reads) */
+    struct jobs *jobs;              /* job registry */
+    const struct opt_server *srv;   /* server options */
     const struct opt_job *defaults; /* built-in < server (config file) layers */
-    bool ready;                   /* database open and loaded (readyz) */
-    const char *policy_revision;  /* "native" until the plugin host exists */
+    bool ready;                     /* database open and loaded (readyz) */
+    const char *policy_revision;    /* "native" until the plugin host exists */
     /* scratch reused by decide (one request at a time on the loop) */
     struct json_sample js;
     struct core_decision d;
@@ -79,8 +79,8 @@ void resp_deinit(struct resp *r);
  * Fills r with the DESIGN 3 error envelope {"error": {"code", "message", "field"}} and
  * status; field may be NULL or "". Returns 0 so a handler can `return api_error(...)`.
  */
-int api_error(struct resp *r, int status, const char *code, const char *field, const char *fmt,
-              ...) __attribute__((format(printf, 5, 6)));
+int api_error(struct resp *r, int status, const char *code, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 /* The envelope's code for a status ("INVALID_ARGUMENT" for 400, ...). */
 const char *api_code(int status);
 

@@ -63,9 +63,9 @@ struct each_ctx {
 static void add_effective(void *ud, const char *key, const char *value, enum opt_layer layer)
 {
     struct each_ctx *c = ud;
-    json_object_set_new(c->obj, key,
-                        json_pack("{s:s,s:s}", "value", value ? value : "", "source",
-                                  opt_layer_name(layer)));
+    json_object_set_new(
+        c->obj, key,
+        json_pack("{s:s,s:s}", "value", value ? value : "", "source", opt_layer_name(layer)));
 }
 
 int api_config_get(const struct req *q, struct resp *r)

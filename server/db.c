@@ -391,8 +391,8 @@ int db_jobs_each(struct db *db, const char *job,
     if (job)
         bind_text(st, 1, job);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t last = sqlite3_column_type(st, 4) == SQLITE_NULL ? INT64_MIN
-                                                                   : sqlite3_column_int64(st, 4);
+        int64_t last =
+            sqlite3_column_type(st, 4) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(st, 4);
         if (fn(ud, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1),
                (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3),
                last) != 0) {
@@ -460,7 +460,8 @@ static const char SQL_DECISION_ONE[] =
     "SELECT id, job, at, input_json, config_json, decision_json, policy_revision, config_hash, "
     "created_at FROM decisions WHERE id = ?1";
 static const char SQL_DECISION_VERTICES[] =
-    "SELECT vertex AS id, current, raw_target, target, reason, constraints, message, evaluated_json "
+    "SELECT vertex AS id, current, raw_target, target, reason, constraints, message, "
+    "evaluated_json "
     "FROM vertex_decisions WHERE decision_id = ?1 ORDER BY ord";
 static const char SQL_DECISION_EVENTS[] =
     "SELECT type, reason, message, count, suppressed FROM events WHERE decision_id = ?1 "

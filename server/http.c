@@ -2,12 +2,11 @@
  * http.c - evhttp glue (see http.h).
  *
  * The read deadline: evhttp's own timeout is an idle timeout, reset by every byte, so a
- * client trickling one byte a second would hold a connection forever. Each connection's
- * bufferevent is therefore wrapped in a pass-through filter whose input side notes when
- * the first byte of a request arrives and arms a per-connection timer; the timer is
- * disarmed when evhttp hands over the complete request. If it fires first, the connection
- * is failed with a timeout and evhttp closes it. The filter's free_context releases the
- * timer with the connection.
+ * client trickling one byte a second would hold a connection forever. So each connection
+ * also has a timer: its next request must arrive complete within read-timeout of the
+ * connection opening or of the previous reply; the timer is stopped while a request is
+ * being answered (a reply waiting for its commit is never cut off). When it fires, the
+ * connection is failed as a timeout and evhttp closes it.
  *
  * Bodies: evhttp itself refuses bodies above a hard cap (16 x max-body, its own 413
  * without our envelope) so that memory stays bounded; bodies between max-body and the cap
@@ -63,7 +62,7 @@ static const struct route routes[] = {
 
 struct conn {
     struct http *h;
-    struct bufferevent *bev; /* the filter evhttp reads from */
+    struct bufferevent *bev; /* evhttp's; we hold a reference */
     struct event *deadline;
     struct conn *prev, *next;
 };
@@ -287,75 +286,81 @@ bool http_auth_ok(char *const *tokens, const char *authorization)
 
 /* ------------------------------------------------------- read deadline -- */
 
-static void deadline_cb(evutil_socket_t fd, short what, void *arg)
+static void conn_release(struct conn *c)
 {
-    struct conn *c = arg;
-    (void)fd;
-    (void)what;
-    log_msg(LOG_WARN, "http", "request not received in time, connection closed",
-            "read_timeout_ms=%" PRId64, c->h->srv->read_timeout_ms);
-    bufferevent_trigger_event(c->bev, BEV_EVENT_READING | BEV_EVENT_TIMEOUT, 0);
-}
-
-static enum bufferevent_filter_result in_filter(struct evbuffer *src, struct evbuffer *dst,
-                                                ev_ssize_t limit, enum bufferevent_flush_mode m,
-                                                void *ctx)
-{
-    struct conn *c = ctx;
-    (void)limit;
-    (void)m;
-    if (evbuffer_get_length(src) > 0 && !evtimer_pending(c->deadline, NULL))
-        evtimer_add(c->deadline, &c->h->read_tv);
-    evbuffer_add_buffer(dst, src);
-    return BEV_OK;
-}
-
-static void conn_free(void *ctx)
-{
-    struct conn *c = ctx;
     if (c->prev)
         c->prev->next = c->next;
-    else if (c->h->conns == c)
+    else
         c->h->conns = c->next;
     if (c->next)
         c->next->prev = c->prev;
     event_free(c->deadline);
+    bufferevent_decref(c->bev);
     free(c);
 }
 
+/*
+ * The connection's next request did not arrive in time. If evhttp has already freed the
+ * connection (its callbacks are cleared; our reference keeps the memory), just release;
+ * otherwise fail it as a timeout so that evhttp closes it.
+ */
+static void deadline_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct conn *c = arg;
+    bufferevent_data_cb rd = NULL;
+    (void)fd;
+    (void)what;
+    bufferevent_getcb(c->bev, &rd, NULL, NULL, NULL);
+    if (!rd) {
+        conn_release(c);
+        return;
+    }
+    log_msg(LOG_WARN, "http", "request not received in time, connection closed",
+            "read_timeout_ms=%" PRId64, c->h->srv->read_timeout_ms);
+    bufferevent_trigger_event(c->bev, BEV_EVENT_READING | BEV_EVENT_TIMEOUT, 0);
+    evtimer_add(c->deadline, &c->h->read_tv); /* release it on the next round */
+}
+
+/*
+ * evhttp asks for each new connection's bufferevent. The fd is not closed with it (evhttp
+ * closes the fd itself when it frees the connection); we keep a reference so that the
+ * deadline timer can tell a freed connection from a live one.
+ */
 static struct bufferevent *bev_cb(struct event_base *base, void *arg)
 {
     struct http *h = arg;
-    struct bufferevent *under = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
-    if (!under)
+    struct bufferevent *bev = bufferevent_socket_new(base, -1, 0);
+    if (!bev)
         return NULL;
     struct conn *c = xcalloc(1, sizeof *c);
     c->h = h;
+    c->bev = bev;
+    bufferevent_incref(bev);
     c->deadline = evtimer_new(base, deadline_cb, c);
-    c->bev = bufferevent_filter_new(under, in_filter, NULL, BEV_OPT_CLOSE_ON_FREE, conn_free, c);
-    if (!c->bev) {
-        bufferevent_free(under);
-        event_free(c->deadline);
-        free(c);
-        return NULL;
-    }
+    evtimer_add(c->deadline, &h->read_tv);
     c->next = h->conns;
     if (h->conns)
         h->conns->prev = c;
     h->conns = c;
-    return c->bev;
+    return bev;
 }
 
-/* The whole request has arrived: stop the connection's deadline. */
-static void request_arrived(struct http *h, struct evhttp_request *ev)
+static struct conn *conn_of(struct http *h, struct evhttp_request *ev)
 {
     struct evhttp_connection *evcon = evhttp_request_get_connection(ev);
     struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
     for (struct conn *c = h->conns; c && bev; c = c->next)
-        if (c->bev == bev) {
-            evtimer_del(c->deadline);
-            return;
-        }
+        if (c->bev == bev)
+            return c;
+    return NULL;
+}
+
+/* The whole request has arrived: no deadline while it is being answered. */
+static void request_arrived(struct http *h, struct evhttp_request *ev)
+{
+    struct conn *c = conn_of(h, ev);
+    if (c)
+        evtimer_del(c->deadline);
 }
 
 /* ------------------------------------------------------------------ replies -- */
@@ -368,8 +373,8 @@ static double ms_since(const struct timespec *t0)
 }
 
 /* Sends r; logs first, as the request (and the path it owns) may be gone after the send. */
-static void reply(struct evhttp_request *ev, struct resp *r, const char *method, const char *path,
-                  const char *rid, const struct timespec *t0)
+static void reply(struct http *h, struct evhttp_request *ev, struct resp *r, const char *method,
+                  const char *path, const char *rid, const struct timespec *t0)
 {
     struct evbuffer *b = evbuffer_new();
     struct evkeyvalq *oh = evhttp_request_get_output_headers(ev);
@@ -393,14 +398,11 @@ static void reply(struct evhttp_request *ev, struct resp *r, const char *method,
     int status = r->status ? r->status : 500;
     log_msg(LOG_INFO, "http", "request", "method=%s path=%s status=%d duration_ms=%.3f rid=%s",
             method, path, status, ms_since(t0), rid);
-    struct evhttp_connection *evcon = evhttp_request_get_connection(ev);
-    struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
+    /* The next request on this connection must arrive within read-timeout. */
+    struct conn *c = conn_of(h, ev);
+    if (c)
+        evtimer_add(c->deadline, &h->read_tv);
     evhttp_send_reply(ev, status, NULL, b);
-    /* A filter bufferevent passes on output only when written while EV_WRITE is enabled;
-     * evhttp enables it after queueing the reply, so outside a read callback (a reply
-     * deferred until a commit) the reply would sit in the filter: push it through. */
-    if (bev)
-        bufferevent_flush(bev, EV_WRITE, BEV_NORMAL);
     evbuffer_free(b);
 }
 
@@ -412,7 +414,7 @@ static void committed_cb(struct db_write *w, void *ud)
     if (!w->ok)
         writer_ack_failure(h->wr);
     db_write_free(w);
-    reply(p->ev, &p->resp, p->method, p->path, p->rid, &p->t0);
+    reply(h, p->ev, &p->resp, p->method, p->path, p->rid, &p->t0);
     h->deferred--;
     resp_deinit(&p->resp);
     free(p->path);
@@ -544,7 +546,7 @@ static void request_cb(struct evhttp_request *ev, void *arg)
         goto out;
     }
 send:
-    reply(ev, &r, method, path, rid, &t0);
+    reply(h, ev, &r, method, path, rid, &t0);
 out:
     if (have_qs)
         evhttp_clear_headers(&qs);
@@ -592,7 +594,8 @@ struct http *http_new(struct event_base *base, struct api *api, struct writer *w
     h->rid_base = ((uint64_t)ts.tv_sec << 32) ^ ((uint64_t)ts.tv_nsec << 8);
     h->read_tv.tv_sec = (time_t)(srv->read_timeout_ms / 1000);
     h->read_tv.tv_usec = (suseconds_t)(srv->read_timeout_ms % 1000) * 1000;
-    if (srv->token_file && *srv->token_file && http_load_tokens(srv->token_file, &h->tokens, errp) < 0)
+    if (srv->token_file && *srv->token_file &&
+        http_load_tokens(srv->token_file, &h->tokens, errp) < 0)
         goto fail;
     if (parse_listen(srv->listen, host, sizeof host, &port) < 0) {
         snprintf(m, sizeof m, "listen: \"%s\" is not HOST:PORT", srv->listen);
@@ -609,8 +612,8 @@ struct http *http_new(struct event_base *base, struct api *api, struct writer *w
         cap = srv->max_body_bytes;
     evhttp_set_max_body_size(h->ev, (ev_ssize_t)cap);
     evhttp_set_allowed_methods(h->ev, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
-                                          EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
-                                          EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
+                                          EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD | EVHTTP_REQ_OPTIONS |
+                                          EVHTTP_REQ_PATCH);
     h->sock = evhttp_bind_socket_with_handle(h->ev, host, (ev_uint16_t)port);
     if (!h->sock) {
         snprintf(m, sizeof m, "listen %s: %s", srv->listen, strerror(errno));
@@ -658,6 +661,8 @@ void http_free(struct http *h)
         return;
     if (h->ev)
         evhttp_free(h->ev);
+    while (h->conns)
+        conn_release(h->conns);
     http_free_tokens(h->tokens);
     free(h);
 }

@@ -90,8 +90,8 @@ static int serve(struct cli *c)
     sigint = evsignal_new(s.base, SIGINT, signal_cb, &s);
     event_add(sigterm, NULL);
     event_add(sigint, NULL);
-    log_msg(LOG_INFO, "main", "started", "db=%s jobs=%d synchronous=%s max_batch=%d",
-            c->srv.db, jobs_count(jobs), c->srv.synchronous, c->srv.max_batch);
+    log_msg(LOG_INFO, "main", "started", "db=%s jobs=%d synchronous=%s max_batch=%d", c->srv.db,
+            jobs_count(jobs), c->srv.synchronous, c->srv.max_batch);
     event_base_dispatch(s.base);
     rc = 0;
 out:

@@ -28,9 +28,9 @@ struct writer {
     struct db_write *q_head, *q_tail; /* waiting to be written */
     struct db_write *d_head, *d_tail; /* written (or failed), callback pending */
     bool stop;
-    uint64_t epoch;     /* of units submitted now; bumped by writer_ack_failure */
-    int64_t bad_epoch;  /* units with epoch <= this fail without being written */
-    int pending;        /* submitted, callback not yet run (loop thread only) */
+    uint64_t epoch;    /* of units submitted now; bumped by writer_ack_failure */
+    int64_t bad_epoch; /* units with epoch <= this fail without being written */
+    int pending;       /* submitted, callback not yet run (loop thread only) */
     struct writer_stats st;
 };
 
@@ -165,8 +165,8 @@ fail:
     return NULL;
 }
 
-void writer_submit(struct writer *wr, struct db_write *w,
-                   void (*cb)(struct db_write *w, void *ud), void *ud)
+void writer_submit(struct writer *wr, struct db_write *w, void (*cb)(struct db_write *w, void *ud),
+                   void *ud)
 {
     w->done_cb = cb;
     w->ud = ud;

@@ -38,8 +38,8 @@ struct writer *writer_new(struct event_base *base, const char *path, const char 
  * Queues w (steals it until its done callback, which receives it back and must free it
  * with db_write_free). cb runs on the loop thread.
  */
-void writer_submit(struct writer *wr, struct db_write *w,
-                   void (*cb)(struct db_write *w, void *ud), void *ud);
+void writer_submit(struct writer *wr, struct db_write *w, void (*cb)(struct db_write *w, void *ud),
+                   void *ud);
 /* Called by the loop after it reloaded the state a failed group made stale. */
 void writer_ack_failure(struct writer *wr);
 /* Number of submitted units whose callback has not run yet. */
