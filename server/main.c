@@ -1,15 +1,159 @@
 /*
- * main.c - wires the modules: argv -> the sub-command. It holds no logic of its own.
+ * main.c - wires the modules: argv (cli) -> the sub-command. For `serve`: open the store
+ * (migrations), load the jobs, start the writer, bind HTTP, run the loop; on SIGTERM or
+ * SIGINT stop accepting, wait until every accepted write has committed and been answered,
+ * then shut down in reverse order. It holds no logic of its own.
  */
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <event2/event.h>
+#include <event2/thread.h>
+
+#include "api.h"
+#include "cli.h"
+#include "db.h"
+#include "http.h"
+#include "jobs.h"
+#include "log.h"
+#include "replay.h"
+#include "writer.h"
+
+struct serve {
+    struct event_base *base;
+    struct http *http;
+    struct writer *wr;
+    struct event *drain;
+    bool stopping;
+};
+
+/* Every 10 ms while stopping: leave the loop once nothing waits for a commit. */
+static void drain_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct serve *s = arg;
+    (void)fd;
+    (void)what;
+    if (http_deferred(s->http) == 0 && writer_pending(s->wr) == 0)
+        event_base_loopbreak(s->base);
+}
+
+static void signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+    struct serve *s = arg;
+    (void)what;
+    if (s->stopping)
+        return;
+    s->stopping = true;
+    log_msg(LOG_INFO, "main", "stopping", "signal=%d", (int)sig);
+    http_stop_accepting(s->http);
+    struct timeval tv = {0, 10000};
+    event_add(s->drain, &tv);
+}
+
+static int serve(struct cli *c)
+{
+    struct serve s = {0};
+    struct api api = {0};
+    struct db *db = NULL;
+    struct jobs *jobs = NULL;
+    struct event *sigterm = NULL, *sigint = NULL;
+    char *err = NULL;
+    int rc = 1;
+
+    int lvl = log_level_parse(c->srv.log_level ? c->srv.log_level : "info");
+    if (lvl >= 0)
+        log_min_level = (enum log_level)lvl;
+    signal(SIGPIPE, SIG_IGN);
+    evthread_use_pthreads();
+    if (!(s.base = event_base_new())) {
+        err = strdup("cannot create the event loop");
+        goto out;
+    }
+    if (!(db = db_open(c->srv.db, c->srv.synchronous, &err)))
+        goto out;
+    jobs = jobs_new(c->defaults);
+    if (jobs_load(jobs, db, NULL, &err) < 0)
+        goto out;
+    if (!(s.wr = writer_new(s.base, c->srv.db, c->srv.synchronous, c->srv.max_batch, &err)))
+        goto out;
+    api.db = db;
+    api.jobs = jobs;
+    api.srv = &c->srv;
+    api.defaults = c->defaults;
+    api_init(&api);
+    if (!(s.http = http_new(s.base, &api, s.wr, &c->srv, &err)))
+        goto out;
+    api.ready = true;
+    s.drain = event_new(s.base, -1, EV_PERSIST, drain_cb, &s);
+    sigterm = evsignal_new(s.base, SIGTERM, signal_cb, &s);
+    sigint = evsignal_new(s.base, SIGINT, signal_cb, &s);
+    event_add(sigterm, NULL);
+    event_add(sigint, NULL);
+    log_msg(LOG_INFO, "main", "started", "db=%s jobs=%d synchronous=%s max_batch=%d", c->srv.db,
+            jobs_count(jobs), c->srv.synchronous, c->srv.max_batch);
+    event_base_dispatch(s.base);
+    rc = 0;
+out:
+    if (err) {
+        log_msg(LOG_ERROR, "main", "cannot serve", "error=\"%s\"", err);
+        free(err);
+    }
+    api.ready = false;
+    if (s.wr) {
+        struct writer_stats st;
+        writer_get_stats(s.wr, &st);
+        writer_free(s.wr); /* commits what is queued and answers it */
+        log_msg(LOG_INFO, "main", "stopped", "commits=%llu units=%llu max_group=%llu",
+                (unsigned long long)st.commits, (unsigned long long)st.units,
+                (unsigned long long)st.max_group);
+    }
+    http_free(s.http);
+    if (sigint)
+        event_free(sigint);
+    if (sigterm)
+        event_free(sigterm);
+    if (s.drain)
+        event_free(s.drain);
+    if (api.srv)
+        api_deinit(&api);
+    jobs_free(jobs);
+    db_close(db);
+    if (s.base)
+        event_base_free(s.base);
+    return rc;
+}
 
 int main(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "--version") == 0) {
-        printf("governor %s\n", GOVERNOR_VERSION);
-        return 0;
+    struct cli c;
+    char *err = NULL;
+    int rc = 0;
+    if (cli_parse(argc, argv, &c, &err) < 0) {
+        fprintf(stderr, "governor: %s\n", err);
+        free(err);
+        cli_usage(stderr);
+        cli_deinit(&c);
+        return 2;
     }
-    fprintf(stderr, "usage: governor --version\n");
-    return 2;
+    switch (c.cmd) {
+    case CLI_HELP:
+        cli_usage(stdout);
+        break;
+    case CLI_VERSION:
+        printf("governor %s\n", GOVERNOR_VERSION);
+        break;
+    case CLI_OPTIONS:
+        opt_print_table(stdout);
+        break;
+    case CLI_SERVE:
+        rc = serve(&c);
+        break;
+    case CLI_REPLAY:
+        rc = replay_main(argc - 1, argv + 1);
+        break;
+    }
+    cli_deinit(&c);
+    return rc;
 }

@@ -1,0 +1,201 @@
+/*
+ * api.c - what every handler shares (see api.h): the error envelope, job id and time
+ * parsing, query lookup, and the completion of a reply once its write unit committed.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api.h"
+#include "log.h"
+#include "xmem.h"
+
+void api_init(struct api *a)
+{
+    json_sample_init(&a->js);
+    core_decision_init(&a->d);
+    if (!a->policy_revision)
+        a->policy_revision = "native";
+}
+
+void api_deinit(struct api *a)
+{
+    core_decision_deinit(&a->d);
+    json_sample_deinit(&a->js);
+}
+
+void resp_deinit(struct resp *r)
+{
+    json_decref(r->json);
+    free(r->text);
+    db_write_free(r->write);
+    memset(r, 0, sizeof *r);
+}
+
+const char *api_code(int status)
+{
+    switch (status) {
+    case 400:
+        return "INVALID_ARGUMENT";
+    case 401:
+        return "UNAUTHENTICATED";
+    case 404:
+        return "NOT_FOUND";
+    case 405:
+        return "METHOD_NOT_ALLOWED";
+    case 408:
+        return "REQUEST_TIMEOUT";
+    case 409:
+        return "FAILED_PRECONDITION";
+    case 413:
+        return "PAYLOAD_TOO_LARGE";
+    case 415:
+        return "UNSUPPORTED_MEDIA_TYPE";
+    case 422:
+        return "INVALID_CONFIG";
+    case 503:
+        return "UNAVAILABLE";
+    default:
+        return "INTERNAL";
+    }
+}
+
+int api_error(struct resp *r, int status, const char *code, const char *field, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    json_decref(r->json);
+    db_write_free(r->write);
+    r->write = NULL;
+    r->status = status;
+    json_t *e = json_pack("{s:s,s:s}", "code", code ? code : api_code(status), "message", msg);
+    if (field && *field)
+        json_object_set_new(e, "field", json_string(field));
+    r->json = json_pack("{s:o}", "error", e);
+    return 0;
+}
+
+bool api_job_id_ok(const char *id)
+{
+    size_t n = 0;
+    if (!id)
+        return false;
+    for (; id[n]; n++) {
+        unsigned char c = (unsigned char)id[n];
+        if (!(isalnum(c) || c == '.' || c == '_' || c == ':' || c == '-') || c > 127)
+            return false;
+    }
+    return n >= 1 && n <= 128;
+}
+
+const char *api_query(const struct req *q, const char *key)
+{
+    for (int i = 0; i < q->n_query; i++)
+        if (strcmp(q->query[i].key, key) == 0)
+            return q->query[i].value;
+    return NULL;
+}
+
+/* Reads exactly n digits at *p into *out. */
+static int digits(const char **p, int n, int *out)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (!isdigit((unsigned char)(*p)[i]))
+            return -1;
+        v = v * 10 + ((*p)[i] - '0');
+    }
+    *p += n;
+    *out = v;
+    return 0;
+}
+
+int api_parse_time(const char *s, int64_t *ms)
+{
+    if (!s || !*s)
+        return -1;
+    /* Epoch milliseconds: an optional sign and digits only. */
+    const char *p = s + (*s == '-');
+    if (*p && strspn(p, "0123456789") == strlen(p)) {
+        errno = 0;
+        long long v = strtoll(s, NULL, 10);
+        if (errno)
+            return -1;
+        *ms = v;
+        return 0;
+    }
+    /* RFC 3339: YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM) */
+    int Y, M, D, h, m, sec, oh = 0, om = 0, frac_ms = 0;
+    p = s;
+    if (digits(&p, 4, &Y) || *p++ != '-' || digits(&p, 2, &M) || *p++ != '-' || digits(&p, 2, &D) ||
+        (*p != 'T' && *p != 't' && *p != ' ') || !*p++ || digits(&p, 2, &h) || *p++ != ':' ||
+        digits(&p, 2, &m) || *p++ != ':' || digits(&p, 2, &sec))
+        return -1;
+    if (*p == '.') {
+        p++;
+        int nd = 0;
+        while (isdigit((unsigned char)*p)) {
+            if (nd < 3)
+                frac_ms = frac_ms * 10 + (*p - '0');
+            nd++;
+            p++;
+        }
+        if (nd == 0)
+            return -1;
+        for (; nd < 3; nd++)
+            frac_ms *= 10;
+    }
+    int sign = 0;
+    if (*p == 'Z' || *p == 'z') {
+        p++;
+    } else if (*p == '+' || *p == '-') {
+        sign = *p == '+' ? 1 : -1;
+        p++;
+        if (digits(&p, 2, &oh) || *p++ != ':' || digits(&p, 2, &om))
+            return -1;
+    } else {
+        return -1;
+    }
+    if (*p || M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60 || oh > 23 ||
+        om > 59)
+        return -1;
+    struct tm tm = {0};
+    tm.tm_year = Y - 1900;
+    tm.tm_mon = M - 1;
+    tm.tm_mday = D;
+    tm.tm_hour = h;
+    tm.tm_min = m;
+    tm.tm_sec = sec;
+    int64_t t = (int64_t)timegm(&tm);
+    t -= (int64_t)sign * (oh * 3600 + om * 60);
+    *ms = t * 1000 + frac_ms;
+    return 0;
+}
+
+void api_committed(struct api *a, struct resp *r, const struct db_write *w)
+{
+    if (w->ok) {
+        if (w->kind == DB_W_DECISION && json_is_object(r->json)) {
+            /* decision_id first, as in DESIGN 3.1 */
+            json_t *o = json_pack("{s:I}", "decision_id", (json_int_t)w->decision_id);
+            json_object_update(o, r->json);
+            json_decref(r->json);
+            r->json = o;
+        }
+        return;
+    }
+    char *err = NULL;
+    if (jobs_load(a->jobs, a->db, w->job, &err) < 0) {
+        log_msg(LOG_ERROR, "api", "cannot reload job after a failed commit", "job=%s error=\"%s\"",
+                w->job, err);
+        free(err);
+    }
+    api_error(r, 500, NULL, NULL, "the write could not be committed; nothing was stored");
+}

@@ -1,0 +1,114 @@
+/*
+ * api.h - the HTTP API's handlers (prefix api_), free of evhttp so that they can be called
+ * directly by tests: `int h(const struct req *, struct resp *)`. http.c turns an evhttp
+ * request into a struct req, calls the handler the route table names, and turns the
+ * struct resp into a reply. A handler that changes stored data does not write: it fills
+ * resp->write, and the reply is sent once the writer has committed that unit
+ * (api_committed then completes resp: the decision id, or a 500).
+ *
+ * Every handler returns 0; errors are replies (the DESIGN 3 envelope, api_error). A bad
+ * request changes no state and stores nothing.
+ *
+ * Files: api.c (errors, ids, query parameters, commit completion), api_decide.c,
+ * api_jobs.c (jobs, config), api_history.c (decisions, events), api_health.c.
+ *
+ * May call: core, options, json, jobs, db (reads on the loop's connection), jansson, log.
+ */
+#ifndef GOVERNOR_API_H
+#define GOVERNOR_API_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/core.h"
+#include "db.h"
+#include "jobs.h"
+#include "json.h"
+#include "options.h"
+
+/* What every handler may use; owned by main (serve), borrowed by handlers. */
+struct api {
+    struct db *db;                  /* the loop's connection (reads) */
+    struct jobs *jobs;              /* job registry */
+    const struct opt_server *srv;   /* server options */
+    const struct opt_job *defaults; /* built-in < server (config file) layers */
+    bool ready;                     /* database open and loaded (readyz) */
+    const char *policy_revision;    /* "native" until the plugin host exists */
+    /* scratch reused by decide (one request at a time on the loop) */
+    struct json_sample js;
+    struct core_decision d;
+};
+
+/* Sets up the scratch of a (zeroed) struct api; api_deinit releases it. */
+void api_init(struct api *a);
+void api_deinit(struct api *a);
+
+struct req_kv {
+    const char *key, *value;
+};
+
+/* One request, as the handlers see it. Everything is borrowed from the caller. */
+struct req {
+    struct api *api;
+    const char *method; /* "GET", "POST", ... */
+    const char *path;
+    const char *job; /* the decoded {job} of the route, or NULL */
+    const char *id;  /* the decoded {id} of the route, or NULL */
+    const struct req_kv *query;
+    int n_query;
+    const char *body; /* not NUL-terminated */
+    size_t body_len;
+    const char *request_id;
+    int64_t now_ms; /* the server clock when the request arrived */
+};
+
+/* One reply. The caller zeroes it; resp_deinit releases what the handler hung on it. */
+struct resp {
+    int status;
+    json_t *json; /* the body (new), or NULL */
+    char *text;   /* a text body (new) when json is NULL */
+    const char *content_type;
+    struct db_write *write; /* commit this unit before replying (steals) */
+};
+
+void resp_deinit(struct resp *r);
+
+/*
+ * Fills r with the DESIGN 3 error envelope {"error": {"code", "message", "field"}} and
+ * status; field may be NULL or "". Returns 0 so a handler can `return api_error(...)`.
+ */
+int api_error(struct resp *r, int status, const char *code, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* The envelope's code for a status ("INVALID_ARGUMENT" for 400, ...). */
+const char *api_code(int status);
+
+/* True when id matches [A-Za-z0-9._:-]{1,128}. */
+bool api_job_id_ok(const char *id);
+/* The value of query parameter key, or NULL. */
+const char *api_query(const struct req *q, const char *key);
+/* Epoch ms or RFC 3339 (2025-11-29T10:00:00Z, fractions, offsets) into *ms. -1 if neither. */
+int api_parse_time(const char *s, int64_t *ms);
+
+/*
+ * Completes r after its write unit w committed (w->ok) or failed: a decision gets its
+ * decision_id; a failure turns r into a 500 and reloads the job's in-memory state and
+ * config from the database (the caller then acknowledges the failure to the writer).
+ */
+void api_committed(struct api *a, struct resp *r, const struct db_write *w);
+
+/* ---------------------------------------------------------------- handlers -- */
+
+int api_decide(const struct req *q, struct resp *r);         /* POST /v1/jobs/{job}/metrics */
+int api_config_put(const struct req *q, struct resp *r);     /* PUT /v1/jobs/{job}/config */
+int api_config_get(const struct req *q, struct resp *r);     /* GET /v1/jobs/{job}/config */
+int api_jobs_list(const struct req *q, struct resp *r);      /* GET /v1/jobs */
+int api_job_delete(const struct req *q, struct resp *r);     /* DELETE /v1/jobs/{job} */
+int api_decisions_list(const struct req *q, struct resp *r); /* GET /v1/jobs/{job}/decisions */
+int api_decision_get(const struct req *q, struct resp *r);   /* GET /v1/decisions/{id} */
+int api_events_list(const struct req *q, struct resp *r);    /* GET /v1/jobs/{job}/events */
+int api_healthz(const struct req *q, struct resp *r);        /* GET /healthz */
+int api_readyz(const struct req *q, struct resp *r);         /* GET /readyz */
+
+#endif

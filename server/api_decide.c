@@ -1,0 +1,194 @@
+/*
+ * api_decide.c - POST /v1/jobs/{job}/metrics: one scaling cycle (DESIGN 3.1).
+ *
+ * Order of checks, so that a bad request changes nothing: job id, JSON, the sample and
+ * its `config` (json_parse_sample into a copy of the job's options), `at` against the
+ * job's last sample (409), the effective options (422), then core_decide, which validates
+ * the topology before it touches the state. Only then is the state changed (in memory)
+ * and a write unit with the decision and the new state handed back for commit.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "api.h"
+#include "cron.h"
+#include "log.h"
+#include "xmem.h"
+
+static void add_option(void *ud, const char *key, const char *value, enum opt_layer layer)
+{
+    (void)layer;
+    json_object_set_new(ud, key, json_string(value ? value : ""));
+}
+
+/* new: a compact JSON text of o (never NULL), reals with `digits` significant digits. */
+static char *dump_prec(const json_t *o, int digits)
+{
+    char *s =
+        o ? json_dumps(o, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(digits)) : NULL;
+    return s ? s : xstrdup("null");
+}
+
+/* Decisions as the client saw them; the state with every bit (17 digits). */
+static char *dump(const json_t *o)
+{
+    return dump_prec(o, 15);
+}
+
+/* The hooks without plugins: excluded periods by the native cron matcher. */
+static const struct core_hooks native_hooks = {.excluded = cron_excluded_hook};
+
+/* The field a core topology error names: the text before ": ". */
+static void error_field(const char *err, char *field, size_t len)
+{
+    const char *c = strstr(err, ": ");
+    size_t n = c ? (size_t)(c - err) : 0;
+    if (n >= len || strchr(err, ' ') < c)
+        n = 0;
+    memcpy(field, err, n);
+    field[n] = '\0';
+}
+
+static json_t *constraint_names(unsigned bits)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < CORE_C__COUNT; i++)
+        if (bits & (1u << i))
+            json_array_append_new(a, json_string(core_constraint_name(i)));
+    return a;
+}
+
+/* Fills w's rows from the decision and its rendered response. */
+static void fill_write(struct db_write *w, const struct core_decision *d, json_t *out)
+{
+    json_t *vs = json_object_get(out, "vertices");
+    w->at = d->at;
+    w->action = xstrdup(core_action_name(d->action));
+    w->reason = xstrdup(core_reason_name(d->reason));
+    w->message = xstrdup(d->message);
+    w->execute = d->execute;
+    w->n_v = d->n_vertices;
+    w->v = xcalloc((size_t)d->n_vertices, sizeof *w->v);
+    for (int i = 0; i < d->n_vertices; i++) {
+        const struct core_vdecision *v = &d->vertices[i];
+        struct db_vrow *row = &w->v[i];
+        json_t *c = constraint_names(v->constraints);
+        row->vertex = xstrdup(v->id);
+        row->current = v->current;
+        row->raw_target = v->raw_target;
+        row->target = v->target;
+        row->reason = xstrdup(core_reason_name(v->reason));
+        row->constraints = dump(c);
+        row->message = xstrdup(v->message);
+        row->evaluated_json = dump(json_object_get(json_array_get(vs, (size_t)i), "evaluated"));
+        json_decref(c);
+    }
+    w->n_e = d->n_events;
+    w->e = xcalloc((size_t)d->n_events, sizeof *w->e);
+    for (int i = 0; i < d->n_events; i++) {
+        const struct core_event *e = &d->events[i];
+        w->e[i].type = xstrdup(e->type);
+        w->e[i].reason = xstrdup(e->reason);
+        w->e[i].message = xstrdup(e->message);
+        w->e[i].count = e->count;
+        w->e[i].suppressed = e->suppressed;
+    }
+}
+
+int api_decide(const struct req *q, struct resp *r)
+{
+    struct api *a = q->api;
+    json_t *body = NULL, *out = NULL, *warn = NULL, *eff = NULL, *st = NULL;
+    struct opt_job *opts = NULL;
+    struct jobs_entry *e = NULL;
+    bool created = false;
+    char *err = NULL;
+    char cerr[1024], field[256], hash[17];
+    struct json_err je;
+    json_error_t jerr;
+    struct core_config cfg;
+
+    if (!api_job_id_ok(q->job)) {
+        api_error(r, 400, NULL, "job", "job id must match [A-Za-z0-9._:-]{1,128}");
+        goto out;
+    }
+    body = json_loadb(q->body ? q->body : "", q->body_len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!body) {
+        api_error(r, 400, NULL, "", "malformed JSON at line %d column %d: %s", jerr.line,
+                  jerr.column, jerr.text);
+        goto out;
+    }
+    if (!json_is_object(body)) {
+        api_error(r, 400, NULL, "", "the body must be a JSON object");
+        goto out;
+    }
+    e = jobs_get(a->jobs, q->job);
+    opts = opt_job_clone(e ? e->opts : a->defaults);
+    memset(&je, 0, sizeof je);
+    json_sample_reset(&a->js);
+    if (json_parse_sample(body, q->now_ms, &a->js, opts, &je) < 0) {
+        api_error(r, je.status ? je.status : 400, je.code[0] ? je.code : NULL, je.field, "%s",
+                  je.message);
+        goto out;
+    }
+    if (e && e->last_at != INT64_MIN && a->js.s.at < e->last_at) {
+        api_error(r, 409, NULL, "at",
+                  "at %lld is earlier than the job's last sample (%lld); samples of one job "
+                  "must not go back in time",
+                  (long long)a->js.s.at, (long long)e->last_at);
+        goto out;
+    }
+    if (opt_job_resolve(opts, &cfg, &err) < 0) {
+        api_error(r, 422, NULL, "config", "%s", err);
+        goto out;
+    }
+    if (!e) {
+        e = jobs_add(a->jobs, q->job, q->now_ms);
+        created = true;
+    }
+    cerr[0] = '\0';
+    if (core_decide(e->state, &a->js.s, &cfg, &native_hooks, &a->d, cerr, sizeof cerr) < 0) {
+        error_field(cerr, field, sizeof field);
+        api_error(r, 400, NULL, field, "%s", cerr);
+        goto out;
+    }
+    e->last_at = core_state_last_at(e->state);
+    if (e->last_at == INT64_MIN)
+        e->last_at = a->js.s.at;
+    created = false; /* the entry now holds state: keep it */
+
+    opt_job_hash(opts, hash);
+    out = json_render_decision(&a->d, q->job, a->policy_revision, hash);
+    warn = json_array();
+    for (int i = 0; i < opt_job_n_warnings(opts); i++)
+        json_array_append_new(warn, json_string(opt_job_warning(opts, i)));
+    json_object_set_new(out, "warnings", warn);
+
+    struct db_write *w = db_write_new(DB_W_DECISION, q->job);
+    w->now = q->now_ms;
+    fill_write(w, &a->d, out);
+    eff = json_object();
+    opt_job_each(opts, add_option, eff);
+    st = json_state_dump(e->state);
+    w->input_json = dump(body);
+    w->config_json = dump(eff);
+    w->decision_json = dump(out);
+    w->state_json = dump_prec(st, 17);
+    w->last_at = e->last_at;
+    w->policy_revision = xstrdup(a->policy_revision);
+    w->config_hash = xstrdup(hash);
+    r->status = 200;
+    r->json = out;
+    r->write = w;
+    out = NULL;
+out:
+    if (created)
+        jobs_remove(a->jobs, q->job);
+    free(err);
+    json_decref(st);
+    json_decref(eff);
+    json_decref(out);
+    json_decref(body);
+    opt_job_free(opts);
+    return 0;
+}

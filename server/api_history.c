@@ -1,0 +1,97 @@
+/*
+ * api_history.c - the stored history (DESIGN 3.2): GET /v1/jobs/{job}/decisions,
+ * GET /v1/decisions/{id}, GET /v1/jobs/{job}/events. Reads on the loop's connection; the
+ * history of a deleted job stays readable.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "log.h"
+
+/* Parses the limit parameter: 1..1000, default 100. -1 after filling r. */
+static int get_limit(const struct req *q, struct resp *r, int *limit)
+{
+    const char *s = api_query(q, "limit");
+    *limit = 100;
+    if (!s)
+        return 0;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < 1 || v > 1000) {
+        api_error(r, 400, NULL, "limit", "limit must be an integer in [1, 1000], got \"%s\"", s);
+        return -1;
+    }
+    *limit = (int)v;
+    return 0;
+}
+
+static int get_time(const struct req *q, struct resp *r, const char *key, int64_t *t)
+{
+    const char *s = api_query(q, key);
+    if (!s)
+        return 0;
+    if (api_parse_time(s, t) < 0) {
+        api_error(r, 400, NULL, key, "%s must be epoch milliseconds or RFC 3339, got \"%s\"", key,
+                  s);
+        return -1;
+    }
+    return 0;
+}
+
+static int db_failed(struct resp *r, char *err)
+{
+    log_msg(LOG_ERROR, "api", "read failed", "error=\"%s\"", err);
+    free(err);
+    return api_error(r, 500, NULL, NULL, "the database could not be read");
+}
+
+int api_decisions_list(const struct req *q, struct resp *r)
+{
+    int64_t since = INT64_MIN, until = INT64_MAX;
+    int limit;
+    char *err = NULL;
+    if (!api_job_id_ok(q->job))
+        return api_error(r, 400, NULL, "job", "job id must match [A-Za-z0-9._:-]{1,128}");
+    if (get_time(q, r, "since", &since) < 0 || get_time(q, r, "until", &until) < 0 ||
+        get_limit(q, r, &limit) < 0)
+        return 0;
+    if (since > until)
+        return api_error(r, 400, NULL, "since", "since is after until");
+    if (db_decisions_list(q->api->db, q->job, since, until, limit, &r->json, &err) < 0)
+        return db_failed(r, err);
+    r->status = 200;
+    return 0;
+}
+
+int api_decision_get(const struct req *q, struct resp *r)
+{
+    char *end, *err = NULL;
+    errno = 0;
+    long long id = q->id ? strtoll(q->id, &end, 10) : 0;
+    if (!q->id || errno || end == q->id || *end || id < 1)
+        return api_error(r, 400, NULL, "id", "decision id must be a positive integer");
+    if (db_decision_get(q->api->db, id, &r->json, &err) < 0)
+        return db_failed(r, err);
+    if (!r->json)
+        return api_error(r, 404, NULL, "id", "no decision %lld", id);
+    r->status = 200;
+    return 0;
+}
+
+int api_events_list(const struct req *q, struct resp *r)
+{
+    int limit;
+    char *err = NULL;
+    if (!api_job_id_ok(q->job))
+        return api_error(r, 400, NULL, "job", "job id must match [A-Za-z0-9._:-]{1,128}");
+    if (get_limit(q, r, &limit) < 0)
+        return 0;
+    if (db_events_list(q->api->db, q->job, limit, &r->json, &err) < 0)
+        return db_failed(r, err);
+    r->status = 200;
+    return 0;
+}

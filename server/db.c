@@ -1,0 +1,610 @@
+/*
+ * db.c - all SQLite (see db.h). Statements are prepared once per connection and kept in a
+ * small cache keyed by the SQL text's address (every SQL string here is a static literal),
+ * reset after each use on every path.
+ */
+#include <inttypes.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "db.h"
+#include "log.h"
+#include "xmem.h"
+
+#define DB_CACHE 32
+
+struct db {
+    sqlite3 *h;
+    struct {
+        const char *sql;
+        sqlite3_stmt *st;
+    } cache[DB_CACHE];
+    int n_cache;
+};
+
+static int fail_writes; /* fault injection (tests only) */
+
+/* new: printf into a fresh string. */
+static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+static char *fmt(const char *f, ...)
+{
+    va_list ap;
+    va_start(ap, f);
+    char *s = sqlite3_vmprintf(f, ap);
+    va_end(ap);
+    char *r = xstrdup(s ? s : "out of memory");
+    sqlite3_free(s);
+    return r;
+}
+
+static char *dberr(struct db *db, const char *what)
+{
+    return fmt("%s: %s", what, sqlite3_errmsg(db->h));
+}
+
+/* The cached statement for sql (a static literal), prepared on first use. NULL + *errp. */
+static sqlite3_stmt *stmt(struct db *db, const char *sql, char **errp)
+{
+    for (int i = 0; i < db->n_cache; i++)
+        if (db->cache[i].sql == sql)
+            return db->cache[i].st;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v3(db->h, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK) {
+        *errp = dberr(db, "prepare");
+        return NULL;
+    }
+    if (db->n_cache < DB_CACHE) {
+        db->cache[db->n_cache].sql = sql;
+        db->cache[db->n_cache].st = st;
+        db->n_cache++;
+    } else {
+        /* Cannot happen with the fixed set of statements below; keep it usable anyway. */
+        log_msg(LOG_WARN, "db", "statement cache full", NULL);
+    }
+    return st;
+}
+
+static int exec(struct db *db, const char *sql, char **errp)
+{
+    char *m = NULL;
+    if (sqlite3_exec(db->h, sql, NULL, NULL, &m) != SQLITE_OK) {
+        *errp = fmt("%s", m ? m : sqlite3_errmsg(db->h));
+        sqlite3_free(m);
+        return -1;
+    }
+    return 0;
+}
+
+int db_user_version(struct db *db)
+{
+    sqlite3_stmt *st = NULL;
+    int v = -1;
+    if (sqlite3_prepare_v2(db->h, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* Applies every migration newer than user_version, each in its own transaction. */
+static int migrate(struct db *db, char **errp)
+{
+    int have = db_user_version(db);
+    if (have < 0) {
+        *errp = dberr(db, "user_version");
+        return -1;
+    }
+    for (int i = 0; i < db_n_migrations; i++) {
+        const struct db_migration *m = &db_migrations[i];
+        if (m->version <= have)
+            continue;
+        char *e = NULL;
+        char ver[64];
+        snprintf(ver, sizeof ver, "PRAGMA user_version = %d", m->version);
+        if (exec(db, "BEGIN IMMEDIATE", &e) < 0 || exec(db, m->sql, &e) < 0 ||
+            exec(db, ver, &e) < 0 || exec(db, "COMMIT", &e) < 0) {
+            *errp = fmt("migration %s: %s", m->name, e);
+            free(e);
+            sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+            return -1;
+        }
+        log_msg(LOG_INFO, "db", "migrated", "migration=%s version=%d", m->name, m->version);
+    }
+    return 0;
+}
+
+struct db *db_open(const char *path, const char *synchronous, char **errp)
+{
+    struct db *db = xcalloc(1, sizeof *db);
+    char *e = NULL;
+    char sql[64];
+    if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+        SQLITE_OK) {
+        *errp = fmt("%s: %s", path, db->h ? sqlite3_errmsg(db->h) : "cannot open");
+        goto fail;
+    }
+    sqlite3_busy_timeout(db->h, 5000);
+    if (strcmp(synchronous, "FULL") && strcmp(synchronous, "NORMAL") &&
+        strcmp(synchronous, "OFF") && strcmp(synchronous, "EXTRA")) {
+        *errp = fmt("synchronous: \"%s\" is not one of FULL, NORMAL, OFF, EXTRA", synchronous);
+        goto fail;
+    }
+    snprintf(sql, sizeof sql, "PRAGMA synchronous = %s", synchronous);
+    if (exec(db, "PRAGMA journal_mode = WAL", &e) < 0 || exec(db, sql, &e) < 0 ||
+        migrate(db, &e) < 0) {
+        *errp = fmt("%s: %s", path, e);
+        free(e);
+        goto fail;
+    }
+    return db;
+fail:
+    db_close(db);
+    return NULL;
+}
+
+void db_close(struct db *db)
+{
+    if (!db)
+        return;
+    for (int i = 0; i < db->n_cache; i++)
+        sqlite3_finalize(db->cache[i].st);
+    sqlite3_close(db->h);
+    free(db);
+}
+
+/* ---------------------------------------------------------------- writes -- */
+
+struct db_write *db_write_new(enum db_write_kind kind, const char *job)
+{
+    struct db_write *w = xcalloc(1, sizeof *w);
+    w->kind = kind;
+    w->job = xstrdup(job);
+    w->last_at = INT64_MIN;
+    return w;
+}
+
+void db_write_free(struct db_write *w)
+{
+    if (!w)
+        return;
+    for (int i = 0; i < w->n_v; i++) {
+        struct db_vrow *v = &w->v[i];
+        free(v->vertex);
+        free(v->reason);
+        free(v->constraints);
+        free(v->message);
+        free(v->evaluated_json);
+    }
+    free(w->v);
+    for (int i = 0; i < w->n_e; i++) {
+        free(w->e[i].type);
+        free(w->e[i].reason);
+        free(w->e[i].message);
+    }
+    free(w->e);
+    free(w->job);
+    free(w->job_config_json);
+    free(w->state_json);
+    free(w->action);
+    free(w->reason);
+    free(w->message);
+    free(w->input_json);
+    free(w->config_json);
+    free(w->decision_json);
+    free(w->policy_revision);
+    free(w->config_hash);
+    free(w);
+}
+
+int db_begin(struct db *db, char **errp)
+{
+    return exec(db, "BEGIN IMMEDIATE", errp);
+}
+
+int db_commit(struct db *db, char **errp)
+{
+    return exec(db, "COMMIT", errp);
+}
+
+void db_rollback(struct db *db)
+{
+    if (!sqlite3_get_autocommit(db->h))
+        sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+}
+
+void db_fail_next_writes(int n)
+{
+    fail_writes = n;
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+    if (s)
+        sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+/* Steps a write statement to completion and resets it. -1 + *errp. */
+static int run(struct db *db, sqlite3_stmt *st, const char *what, char **errp)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    if (rc != SQLITE_DONE) {
+        *errp = dberr(db, what);
+        return -1;
+    }
+    return 0;
+}
+
+static const char SQL_JOB_STATE[] =
+    "INSERT INTO jobs (job, created_at, state_json, last_at) VALUES (?1, ?2, ?3, ?4) "
+    "ON CONFLICT (job) DO UPDATE SET state_json = excluded.state_json, "
+    "last_at = excluded.last_at";
+static const char SQL_JOB_CONFIG[] =
+    "INSERT INTO jobs (job, created_at, config_json) VALUES (?1, ?2, ?3) "
+    "ON CONFLICT (job) DO UPDATE SET config_json = excluded.config_json";
+static const char SQL_JOB_DELETE[] = "DELETE FROM jobs WHERE job = ?1";
+static const char SQL_CONFIG_CHANGE[] =
+    "INSERT INTO config_changes (job, at, config_json) VALUES (?1, ?2, ?3)";
+static const char SQL_DECISION[] =
+    "INSERT INTO decisions (job, at, action, reason, execute, message, input_json, config_json, "
+    "decision_json, policy_revision, config_hash, created_at) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
+static const char SQL_VERTEX[] =
+    "INSERT INTO vertex_decisions (decision_id, ord, vertex, current, raw_target, target, "
+    "reason, constraints, message, evaluated_json) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+static const char SQL_EVENT[] =
+    "INSERT INTO events (job, decision_id, at, type, reason, message, count, suppressed) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+
+static int apply_decision(struct db *db, struct db_write *w, char **errp)
+{
+    sqlite3_stmt *st;
+    if (!(st = stmt(db, SQL_DECISION, errp)))
+        return -1;
+    bind_text(st, 1, w->job);
+    sqlite3_bind_int64(st, 2, w->at);
+    bind_text(st, 3, w->action);
+    bind_text(st, 4, w->reason);
+    sqlite3_bind_int(st, 5, w->execute);
+    bind_text(st, 6, w->message);
+    bind_text(st, 7, w->input_json);
+    bind_text(st, 8, w->config_json);
+    bind_text(st, 9, w->decision_json);
+    bind_text(st, 10, w->policy_revision);
+    bind_text(st, 11, w->config_hash);
+    sqlite3_bind_int64(st, 12, w->now);
+    if (run(db, st, "insert decision", errp) < 0)
+        return -1;
+    w->decision_id = sqlite3_last_insert_rowid(db->h);
+
+    if (!(st = stmt(db, SQL_VERTEX, errp)))
+        return -1;
+    for (int i = 0; i < w->n_v; i++) {
+        const struct db_vrow *v = &w->v[i];
+        sqlite3_bind_int64(st, 1, w->decision_id);
+        sqlite3_bind_int(st, 2, i);
+        bind_text(st, 3, v->vertex);
+        sqlite3_bind_int(st, 4, v->current);
+        sqlite3_bind_int(st, 5, v->raw_target);
+        sqlite3_bind_int(st, 6, v->target);
+        bind_text(st, 7, v->reason);
+        bind_text(st, 8, v->constraints);
+        bind_text(st, 9, v->message);
+        bind_text(st, 10, v->evaluated_json);
+        if (run(db, st, "insert vertex_decisions", errp) < 0)
+            return -1;
+    }
+    if (!(st = stmt(db, SQL_EVENT, errp)))
+        return -1;
+    for (int i = 0; i < w->n_e; i++) {
+        const struct db_erow *e = &w->e[i];
+        bind_text(st, 1, w->job);
+        sqlite3_bind_int64(st, 2, w->decision_id);
+        sqlite3_bind_int64(st, 3, w->at);
+        bind_text(st, 4, e->type);
+        bind_text(st, 5, e->reason);
+        bind_text(st, 6, e->message);
+        sqlite3_bind_int(st, 7, e->count);
+        sqlite3_bind_int(st, 8, e->suppressed);
+        if (run(db, st, "insert event", errp) < 0)
+            return -1;
+    }
+    if (!(st = stmt(db, SQL_JOB_STATE, errp)))
+        return -1;
+    bind_text(st, 1, w->job);
+    sqlite3_bind_int64(st, 2, w->now);
+    bind_text(st, 3, w->state_json);
+    if (w->last_at == INT64_MIN)
+        sqlite3_bind_null(st, 4);
+    else
+        sqlite3_bind_int64(st, 4, w->last_at);
+    return run(db, st, "update job state", errp);
+}
+
+static int apply_config(struct db *db, struct db_write *w, const char *layer, char **errp)
+{
+    sqlite3_stmt *st;
+    if (w->kind == DB_W_JOB_CONFIG) {
+        if (!(st = stmt(db, SQL_JOB_CONFIG, errp)))
+            return -1;
+        bind_text(st, 1, w->job);
+        sqlite3_bind_int64(st, 2, w->now);
+        bind_text(st, 3, layer);
+        if (run(db, st, "update job config", errp) < 0)
+            return -1;
+    } else {
+        if (!(st = stmt(db, SQL_JOB_DELETE, errp)))
+            return -1;
+        bind_text(st, 1, w->job);
+        if (run(db, st, "delete job", errp) < 0)
+            return -1;
+    }
+    if (!(st = stmt(db, SQL_CONFIG_CHANGE, errp)))
+        return -1;
+    bind_text(st, 1, w->job);
+    sqlite3_bind_int64(st, 2, w->now);
+    bind_text(st, 3, layer);
+    return run(db, st, "insert config_changes", errp);
+}
+
+int db_write_apply(struct db *db, struct db_write *w, char **errp)
+{
+    if (fail_writes > 0) {
+        fail_writes--;
+        *errp = fmt("injected write failure");
+        return -1;
+    }
+    switch (w->kind) {
+    case DB_W_DECISION:
+        return apply_decision(db, w, errp);
+    case DB_W_JOB_CONFIG:
+        return apply_config(db, w, w->job_config_json ? w->job_config_json : "{}", errp);
+    case DB_W_JOB_DELETE:
+        return apply_config(db, w, NULL, errp);
+    }
+    *errp = fmt("unknown write kind %d", (int)w->kind);
+    return -1;
+}
+
+/* ----------------------------------------------------------------- reads -- */
+
+static const char SQL_JOBS_ALL[] =
+    "SELECT job, created_at, config_json, state_json, last_at FROM jobs ORDER BY job";
+static const char SQL_JOBS_ONE[] =
+    "SELECT job, created_at, config_json, state_json, last_at FROM jobs WHERE job = ?1";
+
+int db_jobs_each(struct db *db, const char *job,
+                 int (*fn)(void *ud, const char *job, int64_t created_at, const char *config_json,
+                           const char *state_json, int64_t last_at),
+                 void *ud, char **errp)
+{
+    sqlite3_stmt *st = stmt(db, job ? SQL_JOBS_ONE : SQL_JOBS_ALL, errp);
+    int n = 0, rc;
+    if (!st)
+        return -1;
+    if (job)
+        bind_text(st, 1, job);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t last =
+            sqlite3_column_type(st, 4) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(st, 4);
+        if (fn(ud, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1),
+               (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3),
+               last) != 0) {
+            *errp = fmt("job \"%s\": bad stored row", (const char *)sqlite3_column_text(st, 0));
+            n = -1;
+            goto out;
+        }
+        n++;
+    }
+    if (rc != SQLITE_DONE) {
+        *errp = dberr(db, "read jobs");
+        n = -1;
+    }
+out:
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return n;
+}
+
+/* new: column i parsed as JSON, or null when it is NULL or does not parse. */
+static json_t *col_json(sqlite3_stmt *st, int i)
+{
+    const char *s = (const char *)sqlite3_column_text(st, i);
+    json_t *j = s ? json_loads(s, JSON_DECODE_ANY, NULL) : NULL;
+    return j ? j : json_null();
+}
+
+static const char SQL_DECISIONS[] =
+    "SELECT id, decision_json FROM decisions WHERE job = ?1 AND at >= ?2 AND at <= ?3 "
+    "ORDER BY at DESC, id DESC LIMIT ?4";
+
+int db_decisions_list(struct db *db, const char *job, int64_t since, int64_t until, int limit,
+                      json_t **out, char **errp)
+{
+    sqlite3_stmt *st = stmt(db, SQL_DECISIONS, errp);
+    json_t *arr = json_array();
+    int rc;
+    *out = NULL;
+    if (!st) {
+        json_decref(arr);
+        return -1;
+    }
+    bind_text(st, 1, job);
+    sqlite3_bind_int64(st, 2, since);
+    sqlite3_bind_int64(st, 3, until);
+    sqlite3_bind_int(st, 4, limit);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        json_t *d = col_json(st, 1);
+        if (json_is_object(d))
+            json_object_set_new(d, "decision_id", json_integer(sqlite3_column_int64(st, 0)));
+        json_array_append_new(arr, d);
+    }
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    if (rc != SQLITE_DONE) {
+        *errp = dberr(db, "read decisions");
+        json_decref(arr);
+        return -1;
+    }
+    *out = json_pack("{s:o}", "decisions", arr);
+    return 0;
+}
+
+static const char SQL_DECISION_ONE[] =
+    "SELECT id, job, at, input_json, config_json, decision_json, policy_revision, config_hash, "
+    "created_at FROM decisions WHERE id = ?1";
+static const char SQL_DECISION_VERTICES[] =
+    "SELECT vertex AS id, current, raw_target, target, reason, constraints, message, "
+    "evaluated_json "
+    "FROM vertex_decisions WHERE decision_id = ?1 ORDER BY ord";
+static const char SQL_DECISION_EVENTS[] =
+    "SELECT type, reason, message, count, suppressed FROM events WHERE decision_id = ?1 "
+    "ORDER BY id";
+static const char SQL_DECISION_PLUGINS[] =
+    "SELECT plugin, hook, outcome, duration_us, error FROM plugin_calls WHERE decision_id = ?1";
+
+static json_t *col_text(sqlite3_stmt *st, int i)
+{
+    const char *s = (const char *)sqlite3_column_text(st, i);
+    return s ? json_string(s) : json_null();
+}
+
+/* Appends to arr one object per row of the statement (bound, stepped, reset here). */
+static int rows(struct db *db, const char *sql, int64_t id, json_t *arr, char **errp)
+{
+    sqlite3_stmt *st = stmt(db, sql, errp);
+    int rc;
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, id);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        json_t *o = json_object();
+        for (int c = 0; c < sqlite3_column_count(st); c++) {
+            const char *name = sqlite3_column_name(st, c);
+            json_t *v;
+            if (strcmp(name, "evaluated_json") == 0) {
+                name = "evaluated";
+                v = col_json(st, c);
+            } else if (strcmp(name, "constraints") == 0) {
+                v = col_json(st, c);
+            } else if (strcmp(name, "suppressed") == 0) {
+                v = json_boolean(sqlite3_column_int(st, c));
+            } else if (sqlite3_column_type(st, c) == SQLITE_INTEGER) {
+                v = json_integer(sqlite3_column_int64(st, c));
+            } else {
+                v = col_text(st, c);
+            }
+            json_object_set_new(o, name, v);
+        }
+        json_array_append_new(arr, o);
+    }
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    if (rc != SQLITE_DONE) {
+        *errp = dberr(db, "read decision");
+        return -1;
+    }
+    return 0;
+}
+
+int db_decision_get(struct db *db, int64_t id, json_t **out, char **errp)
+{
+    sqlite3_stmt *st = stmt(db, SQL_DECISION_ONE, errp);
+    json_t *rec = NULL, *vs = NULL, *evs = NULL, *pcs = NULL;
+    int rc, ret = -1;
+    *out = NULL;
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, id);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE) {
+        ret = 0; /* not found */
+        goto out;
+    }
+    if (rc != SQLITE_ROW) {
+        *errp = dberr(db, "read decision");
+        goto out;
+    }
+    rec = col_json(st, 5);
+    if (!json_is_object(rec)) {
+        json_decref(rec);
+        rec = json_object();
+    }
+    json_object_set_new(rec, "decision_id", json_integer(sqlite3_column_int64(st, 0)));
+    json_object_set_new(rec, "job", col_text(st, 1));
+    json_object_set_new(rec, "at", json_integer(sqlite3_column_int64(st, 2)));
+    json_object_set_new(rec, "input", col_json(st, 3));
+    json_object_set_new(rec, "config", col_json(st, 4));
+    json_object_set_new(rec, "policy_revision", col_text(st, 6));
+    json_object_set_new(rec, "config_hash", col_text(st, 7));
+    json_object_set_new(rec, "created_at", json_integer(sqlite3_column_int64(st, 8)));
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    st = NULL;
+    vs = json_array();
+    evs = json_array();
+    pcs = json_array();
+    if (rows(db, SQL_DECISION_VERTICES, id, vs, errp) < 0 ||
+        rows(db, SQL_DECISION_EVENTS, id, evs, errp) < 0 ||
+        rows(db, SQL_DECISION_PLUGINS, id, pcs, errp) < 0)
+        goto out;
+    /* The stored rows are the full record: they carry raw targets the response lacks. */
+    json_object_set(rec, "vertices", vs);
+    json_object_set(rec, "events", evs);
+    json_object_set(rec, "plugin_calls", pcs);
+    *out = rec;
+    rec = NULL;
+    ret = 0;
+out:
+    if (st) {
+        sqlite3_reset(st);
+        sqlite3_clear_bindings(st);
+    }
+    json_decref(pcs);
+    json_decref(evs);
+    json_decref(vs);
+    json_decref(rec);
+    return ret;
+}
+
+static const char SQL_EVENTS[] =
+    "SELECT id, decision_id, at, type, reason, message, count, suppressed FROM events "
+    "WHERE job = ?1 ORDER BY at DESC, id DESC LIMIT ?2";
+
+int db_events_list(struct db *db, const char *job, int limit, json_t **out, char **errp)
+{
+    sqlite3_stmt *st = stmt(db, SQL_EVENTS, errp);
+    json_t *arr = json_array();
+    int rc;
+    *out = NULL;
+    if (!st) {
+        json_decref(arr);
+        return -1;
+    }
+    bind_text(st, 1, job);
+    sqlite3_bind_int(st, 2, limit);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        json_t *o = json_pack("{s:I,s:I,s:I,s:o,s:o,s:o,s:i,s:b}", "id",
+                              (json_int_t)sqlite3_column_int64(st, 0), "decision_id",
+                              (json_int_t)sqlite3_column_int64(st, 1), "at",
+                              (json_int_t)sqlite3_column_int64(st, 2), "type", col_text(st, 3),
+                              "reason", col_text(st, 4), "message", col_text(st, 5), "count",
+                              sqlite3_column_int(st, 6), "suppressed", sqlite3_column_int(st, 7));
+        json_array_append_new(arr, o);
+    }
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    if (rc != SQLITE_DONE) {
+        *errp = dberr(db, "read events");
+        json_decref(arr);
+        return -1;
+    }
+    *out = json_pack("{s:o}", "events", arr);
+    return 0;
+}

@@ -1,0 +1,128 @@
+/*
+ * db.h - everything SQLite (prefix db_): opening a database in WAL mode, the migrations of
+ * schema/NNN_name.sql (embedded into the binary at build time by schema/schema.cmake and
+ * tracked with PRAGMA user_version), a prepared-statement cache per connection, the rows
+ * one write unit (a decision, a job config change, a job deletion) puts in a transaction,
+ * and the reads of the HTTP API (history, one decision, events, job rows at start).
+ *
+ * One struct db is one connection and is used by one thread only: the loop owns one (reads),
+ * the writer thread owns another (writes). May call: SQLite, jansson, log.
+ */
+#ifndef GOVERNOR_DB_H
+#define GOVERNOR_DB_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* One migration, generated from schema/NNN_name.sql (version = NNN). */
+struct db_migration {
+    int version;
+    const char *name;
+    const char *sql;
+};
+extern const struct db_migration db_migrations[];
+extern const int db_n_migrations;
+
+struct db;
+
+/*
+ * new: opens (creating it if needed) the database at path, sets WAL, the given
+ * `synchronous` mode ("FULL", "NORMAL", "OFF", "EXTRA"), a busy timeout, and applies every
+ * migration newer than PRAGMA user_version, each in its own transaction. NULL with *errp
+ * (new) naming the path or the failing migration.
+ */
+struct db *db_open(const char *path, const char *synchronous, char **errp);
+/* Finalizes the cached statements and closes the connection. NULL is fine. */
+void db_close(struct db *db);
+/* The schema version after migrations (PRAGMA user_version). */
+int db_user_version(struct db *db);
+
+/* ---------------------------------------------------------------- writes -- */
+
+enum db_write_kind { DB_W_DECISION, DB_W_JOB_CONFIG, DB_W_JOB_DELETE };
+
+/* One vertex_decisions row (strings owned by the row). */
+struct db_vrow {
+    char *vertex, *reason, *constraints, *message, *evaluated_json;
+    int current, raw_target, target;
+};
+
+/* One events row. */
+struct db_erow {
+    char *type, *reason, *message;
+    int count;
+    bool suppressed;
+};
+
+/*
+ * One write unit: every row it carries is written in the same transaction (the group
+ * commit of the writer puts many units in one). All strings are owned by the unit and
+ * released by db_write_free. The fields after `decision_id` belong to the writer.
+ */
+struct db_write {
+    enum db_write_kind kind;
+    char *job;
+    int64_t at;  /* DECISION: the sample's at; otherwise the server clock */
+    int64_t now; /* server clock: created_at */
+    /* DB_W_JOB_CONFIG: the job's new stored layer (a JSON object as text) */
+    char *job_config_json;
+    /* DB_W_DECISION */
+    char *state_json; /* the job's state after the decision */
+    int64_t last_at;
+    char *action, *reason, *message;
+    bool execute;
+    char *input_json, *config_json, *decision_json, *policy_revision, *config_hash;
+    int n_v, n_e;
+    struct db_vrow *v;
+    struct db_erow *e;
+    /* out: the new decisions.id (DECISION), set by db_write_apply */
+    int64_t decision_id;
+    /* writer bookkeeping */
+    struct db_write *next;
+    uint64_t epoch;
+    int ok;
+    void (*done_cb)(struct db_write *w, void *ud);
+    void *ud;
+};
+
+/* new: an empty unit of the given kind for job (copied). Aborts on out-of-memory. */
+struct db_write *db_write_new(enum db_write_kind kind, const char *job);
+void db_write_free(struct db_write *w);
+
+/* BEGIN IMMEDIATE / COMMIT / ROLLBACK. -1 with *errp (new). Rollback never fails loudly. */
+int db_begin(struct db *db, char **errp);
+int db_commit(struct db *db, char **errp);
+void db_rollback(struct db *db);
+/* Writes every row of w (inside the caller's transaction); sets w->decision_id. -1 + *errp. */
+int db_write_apply(struct db *db, struct db_write *w, char **errp);
+/* Fault injection for tests: the next n calls of db_write_apply fail. */
+void db_fail_next_writes(int n);
+
+/* ----------------------------------------------------------------- reads -- */
+
+/*
+ * Calls fn for each row of the jobs table (job = NULL) or for the one job named; strings
+ * are borrowed for the call; state_json may be NULL; last_at is INT64_MIN when NULL.
+ * Returns the number of rows, or -1 with *errp (fn returning non-zero stops with -1 too).
+ */
+int db_jobs_each(struct db *db, const char *job,
+                 int (*fn)(void *ud, const char *job, int64_t created_at, const char *config_json,
+                           const char *state_json, int64_t last_at),
+                 void *ud, char **errp);
+
+/*
+ * new in *out: {"decisions": [...]} of job, newest first, at in [since, until], at most
+ * limit; each the stored response object with its decision_id. -1 + *errp.
+ */
+int db_decisions_list(struct db *db, const char *job, int64_t since, int64_t until, int limit,
+                      json_t **out, char **errp);
+/*
+ * new in *out: the whole record of decision id (the response object, plus input, config,
+ * raw targets, events, plugin calls, created_at); *out = NULL when there is none. -1 + *errp.
+ */
+int db_decision_get(struct db *db, int64_t id, json_t **out, char **errp);
+/* new in *out: {"events": [...]} of job, newest first, at most limit. -1 + *errp. */
+int db_events_list(struct db *db, const char *job, int limit, json_t **out, char **errp);
+
+#endif

@@ -1,0 +1,670 @@
+/*
+ * http.c - evhttp glue (see http.h).
+ *
+ * The read deadline: evhttp's own timeout is an idle timeout, reset by every byte, so a
+ * client trickling one byte a second would hold a connection forever. So each connection
+ * also has a timer: its next request must arrive complete within read-timeout of the
+ * connection opening or of the previous reply; the timer is stopped while a request is
+ * being answered (a reply waiting for its commit is never cut off). When it fires, the
+ * connection is failed as a timeout and evhttp closes it.
+ *
+ * Bodies: evhttp itself refuses bodies above a hard cap (16 x max-body, its own 413
+ * without our envelope) so that memory stays bounded; bodies between max-body and the cap
+ * are read and answered with the envelope's 413.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/http.h>
+#include <sys/queue.h>
+
+#include <event2/keyvalq_struct.h>
+
+#include "http.h"
+#include "log.h"
+#include "xmem.h"
+
+typedef int (*http_handler)(const struct req *, struct resp *);
+
+struct route {
+    const char *method;
+    const char *pattern;
+    http_handler h;
+    bool open; /* no token needed */
+};
+
+static const struct route routes[] = {
+    {"POST", "/v1/jobs/{job}/metrics", api_decide, false},
+    {"PUT", "/v1/jobs/{job}/config", api_config_put, false},
+    {"GET", "/v1/jobs/{job}/config", api_config_get, false},
+    {"GET", "/v1/jobs", api_jobs_list, false},
+    {"DELETE", "/v1/jobs/{job}", api_job_delete, false},
+    {"GET", "/v1/jobs/{job}/decisions", api_decisions_list, false},
+    {"GET", "/v1/jobs/{job}/events", api_events_list, false},
+    {"GET", "/v1/decisions/{id}", api_decision_get, false},
+    {"GET", "/healthz", api_healthz, true},
+    {"GET", "/readyz", api_readyz, true},
+};
+#define N_ROUTES (sizeof routes / sizeof routes[0])
+
+struct conn {
+    struct http *h;
+    struct bufferevent *bev; /* evhttp's; we hold a reference */
+    struct event *deadline;
+    struct conn *prev, *next;
+};
+
+struct http {
+    struct event_base *base;
+    struct evhttp *ev;
+    struct evhttp_bound_socket *sock;
+    struct api *api;
+    struct writer *wr;
+    const struct opt_server *srv;
+    char **tokens;
+    struct timeval read_tv;
+    int port;
+    int deferred;
+    uint64_t seq, rid_base;
+    struct conn *conns;
+};
+
+/* A reply waiting for its commit. */
+struct pending {
+    struct http *h;
+    struct evhttp_request *ev;
+    struct resp resp;
+    struct timespec t0;
+    char method[8];
+    char *path;
+    char rid[24];
+};
+
+/* ------------------------------------------------------------------ routes -- */
+
+/* Splits a raw path into segments (pointers into buf). */
+static int split(char *buf, char **seg, int max)
+{
+    int n = 0;
+    char *p = buf;
+    if (*p != '/')
+        return -1;
+    while (*p == '/' && n < max) {
+        *p++ = '\0';
+        seg[n++] = p;
+        p += strcspn(p, "/");
+    }
+    return *p ? -1 : n;
+}
+
+static char *decode(const char *s)
+{
+    size_t len = 0;
+    char *d = evhttp_uridecode(s, 0, &len);
+    return d ? d : xstrdup(s);
+}
+
+/*
+ * Matches path segments against a pattern. With absorb, the one {param} of the pattern may
+ * take several segments (a job id with a slash), so that the handler can name the bad
+ * parameter rather than answer 404.
+ */
+static bool match(const char *pattern, char **seg, int n, bool absorb, char **job, char **id)
+{
+    char pbuf[128];
+    char *pseg[16];
+    snprintf(pbuf, sizeof pbuf, "%s", pattern);
+    int np = split(pbuf, pseg, 16);
+    int extra = n - np;
+    if (extra < 0 || (extra > 0 && !absorb))
+        return false;
+    int param = -1;
+    for (int i = 0; i < np; i++)
+        if (pseg[i][0] == '{')
+            param = i;
+    if (extra > 0 && param < 0)
+        return false;
+    for (int i = 0, j = 0; i < np; i++, j++) {
+        if (i == param) {
+            /* join seg[j .. j+extra] with '/' */
+            size_t len = 0;
+            for (int k = j; k <= j + extra; k++)
+                len += strlen(seg[k]) + 1;
+            char *raw = xmalloc(len + 1);
+            raw[0] = '\0';
+            for (int k = j; k <= j + extra; k++) {
+                if (k > j)
+                    strcat(raw, "/");
+                strcat(raw, seg[k]);
+            }
+            char *v = decode(raw);
+            free(raw);
+            if (strcmp(pseg[i], "{job}") == 0) {
+                free(*job);
+                *job = v;
+            } else {
+                free(*id);
+                *id = v;
+            }
+            j += extra;
+        } else if (strcmp(pseg[i], seg[j]) != 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+http_handler http_route(const char *method, const char *path, char **job, char **id, bool *open,
+                        int *status)
+{
+    char buf[4096];
+    char *seg[32];
+    *job = *id = NULL;
+    *open = false;
+    *status = 404;
+    if (strlen(path) >= sizeof buf)
+        return NULL;
+    memcpy(buf, path, strlen(path) + 1);
+    int n = split(buf, seg, 32);
+    if (n < 0)
+        return NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        bool path_known = false;
+        for (size_t i = 0; i < N_ROUTES; i++) {
+            if (!match(routes[i].pattern, seg, n, pass == 1, job, id))
+                continue;
+            path_known = true;
+            if (strcmp(routes[i].method, method) == 0) {
+                *open = routes[i].open;
+                return routes[i].h;
+            }
+        }
+        free(*job);
+        free(*id);
+        *job = *id = NULL;
+        if (path_known) {
+            *status = 405;
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
+/* -------------------------------------------------------------------- auth -- */
+
+int http_load_tokens(const char *path, char ***out, char **errp)
+{
+    FILE *f = fopen(path, "r");
+    char **t = NULL;
+    int n = 0;
+    char line[1024];
+    *out = NULL;
+    if (!f) {
+        char m[512];
+        snprintf(m, sizeof m, "token file %s: %s", path, strerror(errno));
+        *errp = xstrdup(m);
+        return -1;
+    }
+    while (fgets(line, sizeof line, f)) {
+        char *s = line, *e;
+        while (isspace((unsigned char)*s))
+            s++;
+        e = s + strlen(s);
+        while (e > s && isspace((unsigned char)e[-1]))
+            *--e = '\0';
+        if (!*s || *s == '#')
+            continue;
+        t = xrealloc(t, (size_t)(n + 2) * sizeof *t);
+        t[n++] = xstrdup(s);
+        t[n] = NULL;
+    }
+    fclose(f);
+    if (n == 0) {
+        char m[512];
+        snprintf(m, sizeof m, "token file %s: no token in it", path);
+        *errp = xstrdup(m);
+        return -1;
+    }
+    *out = t;
+    return 0;
+}
+
+void http_free_tokens(char **tokens)
+{
+    if (!tokens)
+        return;
+    for (char **p = tokens; *p; p++) {
+        /* wipe before release: the process should not keep secrets in freed memory */
+        volatile char *v = *p;
+        while (*v)
+            *v++ = 0;
+        free(*p);
+    }
+    free(tokens);
+}
+
+/* 0 when a (alen bytes) equals the stored token b; time depends on strlen(b) only. */
+static unsigned ct_diff(const char *a, size_t alen, const char *b)
+{
+    size_t blen = strlen(b);
+    unsigned d = alen != blen;
+    for (size_t i = 0; i < blen; i++)
+        d |= (unsigned char)(i < alen ? a[i] : 0) ^ (unsigned char)b[i];
+    return d;
+}
+
+bool http_auth_ok(char *const *tokens, const char *authorization)
+{
+    if (!tokens)
+        return true;
+    if (!authorization || strncasecmp(authorization, "Bearer ", 7) != 0)
+        return false;
+    const char *t = authorization + 7;
+    while (*t == ' ')
+        t++;
+    size_t len = strlen(t);
+    while (len && t[len - 1] == ' ')
+        len--;
+    unsigned ok = 0;
+    for (char *const *p = tokens; *p; p++)
+        ok |= !ct_diff(t, len, *p);
+    return ok && len > 0;
+}
+
+/* ------------------------------------------------------- read deadline -- */
+
+static void conn_release(struct conn *c)
+{
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        c->h->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    event_free(c->deadline);
+    bufferevent_decref(c->bev);
+    free(c);
+}
+
+/*
+ * The connection's next request did not arrive in time. If evhttp has already freed the
+ * connection (its callbacks are cleared; our reference keeps the memory), just release;
+ * otherwise fail it as a timeout so that evhttp closes it.
+ */
+static void deadline_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct conn *c = arg;
+    bufferevent_data_cb rd = NULL;
+    (void)fd;
+    (void)what;
+    bufferevent_getcb(c->bev, &rd, NULL, NULL, NULL);
+    if (!rd) {
+        conn_release(c);
+        return;
+    }
+    log_msg(LOG_WARN, "http", "request not received in time, connection closed",
+            "read_timeout_ms=%" PRId64, c->h->srv->read_timeout_ms);
+    bufferevent_trigger_event(c->bev, BEV_EVENT_READING | BEV_EVENT_TIMEOUT, 0);
+    evtimer_add(c->deadline, &c->h->read_tv); /* release it on the next round */
+}
+
+/*
+ * evhttp asks for each new connection's bufferevent. The fd is not closed with it (evhttp
+ * closes the fd itself when it frees the connection); we keep a reference so that the
+ * deadline timer can tell a freed connection from a live one.
+ */
+static struct bufferevent *bev_cb(struct event_base *base, void *arg)
+{
+    struct http *h = arg;
+    struct bufferevent *bev = bufferevent_socket_new(base, -1, 0);
+    if (!bev)
+        return NULL;
+    struct conn *c = xcalloc(1, sizeof *c);
+    c->h = h;
+    c->bev = bev;
+    bufferevent_incref(bev);
+    c->deadline = evtimer_new(base, deadline_cb, c);
+    evtimer_add(c->deadline, &h->read_tv);
+    c->next = h->conns;
+    if (h->conns)
+        h->conns->prev = c;
+    h->conns = c;
+    return bev;
+}
+
+static struct conn *conn_of(struct http *h, struct evhttp_request *ev)
+{
+    struct evhttp_connection *evcon = evhttp_request_get_connection(ev);
+    struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
+    for (struct conn *c = h->conns; c && bev; c = c->next)
+        if (c->bev == bev)
+            return c;
+    return NULL;
+}
+
+/* The whole request has arrived: no deadline while it is being answered. */
+static void request_arrived(struct http *h, struct evhttp_request *ev)
+{
+    struct conn *c = conn_of(h, ev);
+    if (c)
+        evtimer_del(c->deadline);
+}
+
+/* ------------------------------------------------------------------ replies -- */
+
+static double ms_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* Sends r; logs first, as the request (and the path it owns) may be gone after the send. */
+static void reply(struct http *h, struct evhttp_request *ev, struct resp *r, const char *method,
+                  const char *path, const char *rid, const struct timespec *t0)
+{
+    struct evbuffer *b = evbuffer_new();
+    struct evkeyvalq *oh = evhttp_request_get_output_headers(ev);
+    if (r->json) {
+        /* 15 digits: evaluated figures are rounded to 3 decimals, and 17 would print 0.7 as
+         * 0.69999999999999996. */
+        char *s = json_dumps(r->json, JSON_COMPACT | JSON_REAL_PRECISION(15));
+        if (s) {
+            evbuffer_add(b, s, strlen(s));
+            free(s);
+        }
+        evbuffer_add(b, "\n", 1);
+        evhttp_add_header(oh, "Content-Type", "application/json");
+    } else if (r->text) {
+        evbuffer_add(b, r->text, strlen(r->text));
+        evhttp_add_header(oh, "Content-Type", r->content_type ? r->content_type : "text/plain");
+    }
+    evhttp_add_header(oh, "X-Request-Id", rid);
+    if (r->status == 401)
+        evhttp_add_header(oh, "WWW-Authenticate", "Bearer");
+    if (r->status == 413)
+        evhttp_add_header(oh, "Connection", "close");
+    int status = r->status ? r->status : 500;
+    log_msg(LOG_INFO, "http", "request", "method=%s path=%s status=%d duration_ms=%.3f rid=%s",
+            method, path, status, ms_since(t0), rid);
+    /* The next request on this connection must arrive within read-timeout. */
+    struct conn *c = conn_of(h, ev);
+    if (c)
+        evtimer_add(c->deadline, &h->read_tv);
+    evhttp_send_reply(ev, status, NULL, b);
+    evbuffer_free(b);
+}
+
+static void committed_cb(struct db_write *w, void *ud)
+{
+    struct pending *p = ud;
+    struct http *h = p->h;
+    api_committed(h->api, &p->resp, w);
+    if (!w->ok)
+        writer_ack_failure(h->wr);
+    db_write_free(w);
+    reply(h, p->ev, &p->resp, p->method, p->path, p->rid, &p->t0);
+    h->deferred--;
+    resp_deinit(&p->resp);
+    free(p->path);
+    free(p);
+}
+
+static const char *method_name(enum evhttp_cmd_type t)
+{
+    switch (t) {
+    case EVHTTP_REQ_GET:
+        return "GET";
+    case EVHTTP_REQ_POST:
+        return "POST";
+    case EVHTTP_REQ_PUT:
+        return "PUT";
+    case EVHTTP_REQ_DELETE:
+        return "DELETE";
+    case EVHTTP_REQ_HEAD:
+        return "HEAD";
+    case EVHTTP_REQ_OPTIONS:
+        return "OPTIONS";
+    case EVHTTP_REQ_PATCH:
+        return "PATCH";
+    default:
+        return "OTHER";
+    }
+}
+
+static bool is_json(const char *ct)
+{
+    if (!ct)
+        return false;
+    while (*ct == ' ')
+        ct++;
+    size_t n = strlen("application/json");
+    return strncasecmp(ct, "application/json", n) == 0 &&
+           (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ');
+}
+
+static void request_cb(struct evhttp_request *ev, void *arg)
+{
+    struct http *h = arg;
+    struct timespec t0;
+    struct resp r = {0};
+    struct req q = {0};
+    struct evkeyvalq qs;
+    struct req_kv kv[32];
+    char *job = NULL, *id = NULL;
+    char rid[24];
+    bool open = false, have_qs = false;
+    int status;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    request_arrived(h, ev);
+    snprintf(rid, sizeof rid, "%016" PRIx64, h->rid_base + ++h->seq);
+    const char *method = method_name(evhttp_request_get_command(ev));
+    const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(ev);
+    const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
+    const char *query = uri ? evhttp_uri_get_query(uri) : NULL;
+    struct evkeyvalq *ih = evhttp_request_get_input_headers(ev);
+    struct evbuffer *in = evhttp_request_get_input_buffer(ev);
+    size_t blen = evbuffer_get_length(in);
+    if (!path || !*path)
+        path = "/";
+
+    http_handler fn = http_route(method, path, &job, &id, &open, &status);
+    if (!fn) {
+        api_error(&r, status, NULL, NULL,
+                  status == 405 ? "method %s is not allowed on %s" : "no route %s %s", method,
+                  path);
+        goto send;
+    }
+    if (!open && !http_auth_ok(h->tokens, evhttp_find_header(ih, "Authorization"))) {
+        api_error(&r, 401, NULL, NULL, "a valid bearer token is required");
+        goto send;
+    }
+    if ((int64_t)blen > h->srv->max_body_bytes) {
+        api_error(&r, 413, NULL, NULL, "body of %zu bytes is above max-body (%" PRId64 " bytes)",
+                  blen, h->srv->max_body_bytes);
+        goto send;
+    }
+    if ((strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0) &&
+        !is_json(evhttp_find_header(ih, "Content-Type"))) {
+        api_error(&r, 415, NULL, NULL, "Content-Type must be application/json");
+        goto send;
+    }
+    qs.tqh_first = NULL;
+    qs.tqh_last = &qs.tqh_first;
+    if (query) {
+        if (evhttp_parse_query_str(query, &qs) < 0) {
+            api_error(&r, 400, NULL, NULL, "malformed query string");
+            goto send;
+        }
+        have_qs = true;
+        for (struct evkeyval *e = qs.tqh_first; e && q.n_query < (int)(sizeof kv / sizeof kv[0]);
+             e = e->next.tqe_next) {
+            kv[q.n_query].key = e->key;
+            kv[q.n_query].value = e->value;
+            q.n_query++;
+        }
+    }
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    q.api = h->api;
+    q.method = method;
+    q.path = path;
+    q.job = job;
+    q.id = id;
+    q.query = kv;
+    q.body = blen ? (const char *)evbuffer_pullup(in, (ev_ssize_t)blen) : "";
+    q.body_len = blen;
+    q.request_id = rid;
+    q.now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+    fn(&q, &r);
+    if (r.write) {
+        struct pending *p = xcalloc(1, sizeof *p);
+        p->h = h;
+        p->ev = ev;
+        p->resp = r;
+        p->t0 = t0;
+        snprintf(p->method, sizeof p->method, "%s", method);
+        p->path = xstrdup(path);
+        memcpy(p->rid, rid, sizeof rid);
+        struct db_write *w = r.write;
+        p->resp.write = NULL;
+        h->deferred++;
+        writer_submit(h->wr, w, committed_cb, p);
+        memset(&r, 0, sizeof r);
+        goto out;
+    }
+send:
+    reply(h, ev, &r, method, path, rid, &t0);
+out:
+    if (have_qs)
+        evhttp_clear_headers(&qs);
+    resp_deinit(&r);
+    free(job);
+    free(id);
+}
+
+/* ---------------------------------------------------------------- lifecycle -- */
+
+static int parse_listen(const char *s, char *host, size_t hlen, int *port)
+{
+    const char *colon = strrchr(s, ':');
+    if (!colon || colon == s)
+        return -1;
+    const char *hs = s, *he = colon;
+    if (*hs == '[' && he[-1] == ']') {
+        hs++;
+        he--;
+    }
+    if ((size_t)(he - hs) >= hlen)
+        return -1;
+    memcpy(host, hs, (size_t)(he - hs));
+    host[he - hs] = '\0';
+    char *end;
+    long p = strtol(colon + 1, &end, 10);
+    if (*end || end == colon + 1 || p < 0 || p > 65535)
+        return -1;
+    *port = (int)p;
+    return 0;
+}
+
+struct http *http_new(struct event_base *base, struct api *api, struct writer *wr,
+                      const struct opt_server *srv, char **errp)
+{
+    struct http *h = xcalloc(1, sizeof *h);
+    char host[256], m[512];
+    int port;
+    h->base = base;
+    h->api = api;
+    h->wr = wr;
+    h->srv = srv;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    h->rid_base = ((uint64_t)ts.tv_sec << 32) ^ ((uint64_t)ts.tv_nsec << 8);
+    h->read_tv.tv_sec = (time_t)(srv->read_timeout_ms / 1000);
+    h->read_tv.tv_usec = (suseconds_t)(srv->read_timeout_ms % 1000) * 1000;
+    if (srv->token_file && *srv->token_file &&
+        http_load_tokens(srv->token_file, &h->tokens, errp) < 0)
+        goto fail;
+    if (parse_listen(srv->listen, host, sizeof host, &port) < 0) {
+        snprintf(m, sizeof m, "listen: \"%s\" is not HOST:PORT", srv->listen);
+        *errp = xstrdup(m);
+        goto fail;
+    }
+    h->ev = evhttp_new(base);
+    evhttp_set_gencb(h->ev, request_cb, h);
+    evhttp_set_bevcb(h->ev, bev_cb, h);
+    evhttp_set_timeout_tv(h->ev, &h->read_tv);
+    evhttp_set_max_headers_size(h->ev, (ev_ssize_t)srv->max_header_bytes);
+    int64_t cap = srv->max_body_bytes * 16;
+    if (cap < srv->max_body_bytes)
+        cap = srv->max_body_bytes;
+    evhttp_set_max_body_size(h->ev, (ev_ssize_t)cap);
+    evhttp_set_allowed_methods(h->ev, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
+                                          EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD | EVHTTP_REQ_OPTIONS |
+                                          EVHTTP_REQ_PATCH);
+    h->sock = evhttp_bind_socket_with_handle(h->ev, host, (ev_uint16_t)port);
+    if (!h->sock) {
+        snprintf(m, sizeof m, "listen %s: %s", srv->listen, strerror(errno));
+        *errp = xstrdup(m);
+        goto fail;
+    }
+    struct sockaddr_storage ss;
+    ev_socklen_t sl = sizeof ss;
+    evutil_socket_t fd = evhttp_bound_socket_get_fd(h->sock);
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
+        if (ss.ss_family == AF_INET)
+            h->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+        else if (ss.ss_family == AF_INET6)
+            h->port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    }
+    log_msg(LOG_INFO, "http", "listening", "addr=%s:%d auth=%s", host, h->port,
+            h->tokens ? "bearer" : "none");
+    return h;
+fail:
+    http_free(h);
+    return NULL;
+}
+
+void http_stop_accepting(struct http *h)
+{
+    if (h && h->sock) {
+        evhttp_del_accept_socket(h->ev, h->sock);
+        h->sock = NULL;
+    }
+}
+
+int http_port(const struct http *h)
+{
+    return h->port;
+}
+
+int http_deferred(const struct http *h)
+{
+    return h->deferred;
+}
+
+void http_free(struct http *h)
+{
+    if (!h)
+        return;
+    if (h->ev)
+        evhttp_free(h->ev);
+    while (h->conns)
+        conn_release(h->conns);
+    http_free_tokens(h->tokens);
+    free(h);
+}

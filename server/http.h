@@ -1,0 +1,62 @@
+/*
+ * http.h - the evhttp glue of `governor serve` (prefix http_), and nothing else: the route
+ * table (method + path pattern with {job} and {id}), evhttp request -> struct req,
+ * struct resp -> reply, the limits of struct opt_server (body size: 413 with the error
+ * envelope; header size; a per-request read deadline that drops a client sending one
+ * byte a second; idle keep-alive timeout), the Content-Type check (415), bearer-token
+ * auth (401; constant-time compare; tokens never logged), one logfmt line per request,
+ * and replies deferred until the writer has committed the request's write unit.
+ *
+ * May call: api (handlers), writer (submit), log, libevent.
+ */
+#ifndef GOVERNOR_HTTP_H
+#define GOVERNOR_HTTP_H
+
+#include <event2/event.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "api.h"
+#include "options.h"
+#include "writer.h"
+
+struct http;
+
+/*
+ * new: binds srv->listen ("host:port"; port 0 picks a free one, logged as
+ * `msg="listening" addr=host:port`), loads srv->token_file when set, and serves on base.
+ * api and wr are borrowed for the server's life. NULL + *errp.
+ */
+struct http *http_new(struct event_base *base, struct api *api, struct writer *wr,
+                      const struct opt_server *srv, char **errp);
+/* Closes the listening socket: no new connections; open ones are still served. */
+void http_stop_accepting(struct http *h);
+/* The bound port (after http_new). */
+int http_port(const struct http *h);
+/* Replies waiting for a commit. */
+int http_deferred(const struct http *h);
+/* Closes every connection and frees h. NULL is fine. */
+void http_free(struct http *h);
+
+/* ------------------------------------------------- exposed for unit tests -- */
+
+/*
+ * Reads a token file: one token per line; blank lines and lines starting with '#' are
+ * skipped; surrounding white space is trimmed. *out (new, NULL-terminated). -1 + *errp
+ * (a missing file, or no token in it).
+ */
+int http_load_tokens(const char *path, char ***out, char **errp);
+void http_free_tokens(char **tokens);
+/*
+ * True when the Authorization header value is "Bearer <t>" with t one of tokens. Every
+ * token is compared, each in time that depends only on the stored token's length.
+ */
+bool http_auth_ok(char *const *tokens, const char *authorization);
+
+/* Finds the route of method + raw path. Returns the handler, or NULL with *status 404
+ * (no such path) or 405 (path known, method not). *open: no token needed. job and id get
+ * the percent-decoded parameters (new, or NULL). */
+int (*http_route(const char *method, const char *path, char **job, char **id, bool *open,
+                 int *status))(const struct req *, struct resp *);
+
+#endif

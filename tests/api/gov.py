@@ -1,0 +1,143 @@
+"""gov.py - helpers of the API tests: start the real `governor serve` on a free 127.0.0.1
+port with a temporary database, speak HTTP to it, build samples, and fingerprint the
+stored rows so that a test can prove a bad request stored nothing. Python 3 stdlib only."""
+import hashlib
+import http.client
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+BINARY = sys.argv[1] if len(sys.argv) > 1 else "build/governor"
+T0 = 1764410400000  # 2025-11-29T10:00:00Z
+
+
+class Server:
+    """One governor process. `db` defaults to a fresh file in a temporary directory."""
+
+    def __init__(self, db=None, args=(), tmp=None):
+        self.tmp = tmp or tempfile.mkdtemp(prefix="governor-api-")
+        self.db = db or os.path.join(self.tmp, "governor.db")
+        self.log_path = os.path.join(self.tmp, "server-%d.log" % time.monotonic_ns())
+        self.log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(
+            [BINARY, "serve", "--listen", "127.0.0.1:0", "--db", self.db] + list(args),
+            stdout=subprocess.DEVNULL, stderr=self.log)
+        self.port = None
+        deadline = time.time() + 10
+        while time.time() < deadline and self.port is None:
+            if self.proc.poll() is not None:
+                raise RuntimeError("server exited: " + self.logs())
+            m = re.search(r'msg="listening" addr=127\.0\.0\.1:(\d+)', self.logs())
+            if m:
+                self.port = int(m.group(1))
+            else:
+                time.sleep(0.02)
+        if self.port is None:
+            raise RuntimeError("server did not start: " + self.logs())
+
+    def logs(self):
+        with open(self.log_path) as f:
+            return f.read()
+
+    def conn(self, timeout=10):
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+
+    def req(self, method, path, body=None, headers=None, conn=None, ctype="application/json"):
+        """Returns (status, parsed JSON or text, headers). body: dict -> JSON, str/bytes as is."""
+        c = conn or self.conn()
+        h = dict(headers or {})
+        if body is not None:
+            if isinstance(body, (dict, list)):
+                body = json.dumps(body)
+            if isinstance(body, str):
+                body = body.encode()
+            if ctype:
+                h.setdefault("Content-Type", ctype)
+        c.request(method, path, body=body, headers=h)
+        r = c.getresponse()
+        data = r.read()
+        if conn is None:
+            c.close()
+        try:
+            parsed = json.loads(data)
+        except ValueError:
+            parsed = data.decode(errors="replace")
+        return r.status, parsed, dict(r.getheaders())
+
+    def stop(self, sig=signal.SIGTERM, timeout=20):
+        self.proc.send_signal(sig)
+        rc = self.proc.wait(timeout=timeout)
+        self.log.close()
+        return rc
+
+    def kill(self):
+        return self.stop(signal.SIGKILL)
+
+
+def vertex(vid, p, inputs=(), busy=500.0, rin=0.0, rout=None, rate=None, pending=None, maxp=128):
+    m = {"busy_ms_per_s": busy, "records_in": rin, "records_out": rin if rout is None else rout}
+    if rate is not None:
+        m["records_in_per_s"] = rate
+    if pending is not None:
+        m["pending_records"] = pending
+    return {"id": vid, "parallelism": p, "max_parallelism": maxp,
+            "inputs": [{"from": f, "ship": "HASH"} for f in inputs], "metrics": m}
+
+
+def sample(i, p_src=4, p_agg=4, rate=1000.0, busy_src=700.0, busy_agg=800.0, step_ms=30000,
+           config=None):
+    """The i-th sample of a steady two-vertex job (source -> agg), step_ms apart."""
+    at = T0 + i * step_ms
+    rin = rate * i * step_ms / 1000.0
+    s = {"at": at, "running_since": T0 - 600000, "status": "RUNNING",
+         "vertices": [vertex("source", p_src, busy=busy_src, rin=rin, rate=rate, pending=5000),
+                      vertex("agg", p_agg, ["source"], busy=busy_agg, rin=rin, rout=rin / 10)]}
+    if config is not None:
+        s["config"] = config
+    return s
+
+
+def fingerprint(db):
+    """A hash of every row of every table (WAL included): equal before and after = nothing
+    stored."""
+    c = sqlite3.connect(db)
+    h = hashlib.sha256()
+    tables = [r[0] for r in c.execute(
+        "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+    for t in tables:
+        for row in c.execute("SELECT * FROM %s ORDER BY rowid" % t):
+            h.update(repr(row).encode())
+    c.close()
+    return h.hexdigest()
+
+
+def count(db, table):
+    c = sqlite3.connect(db)
+    n = c.execute("SELECT count(*) FROM %s" % table).fetchone()[0]
+    c.close()
+    return n
+
+
+class Checks:
+    """Collects failures so that one run reports all of them, then exits non-zero."""
+
+    def __init__(self):
+        self.failed = 0
+        self.passed = 0
+
+    def check(self, cond, what):
+        if cond:
+            self.passed += 1
+        else:
+            self.failed += 1
+            print("FAIL:", what, flush=True)
+
+    def done(self):
+        print("%d passed, %d failed" % (self.passed, self.failed))
+        sys.exit(1 if self.failed else 0)

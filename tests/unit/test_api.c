@@ -1,0 +1,217 @@
+/*
+ * test_api.c - the handlers called directly (no sockets) on a temporary database: decide
+ * and its commit, 409, a failed commit (500 and the in-memory state reloaded), config,
+ * history; and the pure helpers (ids, times, auth, routes).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "http.h"
+#include "test.h"
+#include "writer.h"
+
+static const char *SAMPLE = "{\"at\": %lld, \"running_since\": 0, \"vertices\": ["
+                            "{\"id\": \"a\", \"parallelism\": 2, \"max_parallelism\": 8, "
+                            "\"metrics\": {\"busy_ms_per_s\": 500, \"records_in\": 10, "
+                            "\"records_out\": 10, \"records_in_per_s\": 5}}]}";
+
+struct fx {
+    char path[64];
+    struct db *db;
+    struct jobs *jobs;
+    struct opt_job *defaults;
+    struct opt_server srv;
+    struct api a;
+};
+
+static void fx_init(struct fx *f)
+{
+    char *err = NULL;
+    memset(f, 0, sizeof *f);
+    snprintf(f->path, sizeof f->path, "/tmp/governor-test-api-%d.db", (int)getpid());
+    unlink(f->path);
+    opt_server_init(&f->srv);
+    f->defaults = opt_job_new();
+    f->db = db_open(f->path, "OFF", &err);
+    f->jobs = jobs_new(f->defaults);
+    f->a.db = f->db;
+    f->a.jobs = f->jobs;
+    f->a.srv = &f->srv;
+    f->a.defaults = f->defaults;
+    f->a.ready = true;
+    api_init(&f->a);
+}
+
+static void fx_deinit(struct fx *f)
+{
+    char p[80];
+    api_deinit(&f->a);
+    jobs_free(f->jobs);
+    db_close(f->db);
+    opt_job_free(f->defaults);
+    opt_server_deinit(&f->srv);
+    unlink(f->path);
+    snprintf(p, sizeof p, "%s-wal", f->path);
+    unlink(p);
+    snprintf(p, sizeof p, "%s-shm", f->path);
+    unlink(p);
+}
+
+/* Calls h with body (may be NULL); commits its write unit like the HTTP layer would. */
+static int call(struct fx *f, int (*h)(const struct req *, struct resp *), const char *job,
+                const char *body, struct resp *r)
+{
+    struct req q = {0};
+    q.api = &f->a;
+    q.job = job;
+    q.body = body;
+    q.body_len = body ? strlen(body) : 0;
+    q.now_ms = 1764410400000;
+    memset(r, 0, sizeof *r);
+    h(&q, r);
+    if (r->write) {
+        char *err = NULL;
+        struct db_write *w = r->write;
+        r->write = NULL;
+        writer_commit_group(f->db, &w, 1, &err);
+        free(err);
+        api_committed(&f->a, r, w);
+        db_write_free(w);
+    }
+    return r->status;
+}
+
+static const char *field(struct resp *r)
+{
+    return json_string_value(json_object_get(json_object_get(r->json, "error"), "field"));
+}
+
+static void test_decide_commit_and_409(void)
+{
+    struct fx f;
+    struct resp r;
+    char body[1024];
+    fx_init(&f);
+    snprintf(body, sizeof body, SAMPLE, 1000LL);
+    ASSERT_EQ(call(&f, api_decide, "j1", body, &r), 200);
+    ASSERT_EQ(json_integer_value(json_object_get(r.json, "decision_id")), 1);
+    resp_deinit(&r);
+    /* at 999 < 1000: 409 naming at, and the registry keeps last_at 1000 */
+    snprintf(body, sizeof body, SAMPLE, 999LL);
+    ASSERT_EQ(call(&f, api_decide, "j1", body, &r), 409);
+    ASSERT_STR(field(&r), "at");
+    resp_deinit(&r);
+    ASSERT_EQ(jobs_get(f.jobs, "j1")->last_at, 1000);
+    /* a bad job id */
+    ASSERT_EQ(call(&f, api_decide, "a/b", body, &r), 400);
+    ASSERT_STR(field(&r), "job");
+    resp_deinit(&r);
+    /* a failed commit: 500, and the state is reloaded from the store (last_at 1000) */
+    snprintf(body, sizeof body, SAMPLE, 2000LL);
+    db_fail_next_writes(1);
+    ASSERT_EQ(call(&f, api_decide, "j1", body, &r), 500);
+    resp_deinit(&r);
+    ASSERT_EQ(jobs_get(f.jobs, "j1")->last_at, 1000);
+    /* a failed first decision of a new job leaves no job behind */
+    db_fail_next_writes(1);
+    ASSERT_EQ(call(&f, api_decide, "j2", body, &r), 500);
+    resp_deinit(&r);
+    ASSERT(jobs_get(f.jobs, "j2") == NULL);
+    /* history: one decision stored */
+    ASSERT_EQ(call(&f, api_decisions_list, "j1", NULL, &r), 200);
+    ASSERT_EQ(json_array_size(json_object_get(r.json, "decisions")), 1);
+    resp_deinit(&r);
+    fx_deinit(&f);
+}
+
+static void test_config_put_get(void)
+{
+    struct fx f;
+    struct resp r;
+    fx_init(&f);
+    ASSERT_EQ(call(&f, api_config_put, "j",
+                   "{\"config\": {\"job.autoscaler.utilization.target\": 0.5}}", &r),
+              200);
+    resp_deinit(&r);
+    ASSERT_EQ(call(&f, api_config_put, "j", "{\"config\": {\"job.autoscaler.x\": 1}}", &r), 422);
+    ASSERT_STR(field(&r), "config.job.autoscaler.x");
+    resp_deinit(&r);
+    ASSERT_EQ(call(&f, api_config_get, "j", NULL, &r), 200);
+    json_t *t =
+        json_object_get(json_object_get(r.json, "effective"), "job.autoscaler.utilization.target");
+    ASSERT_STR(json_string_value(json_object_get(t, "value")), "0.5");
+    ASSERT_STR(json_string_value(json_object_get(t, "source")), "job");
+    resp_deinit(&r);
+    /* the layer survives a reload from the store */
+    jobs_remove(f.jobs, "j");
+    char *err = NULL;
+    ASSERT_EQ(jobs_load(f.jobs, f.db, NULL, &err), 0);
+    ASSERT(jobs_get(f.jobs, "j") != NULL);
+    ASSERT_STR(json_string_value(json_object_get(jobs_get(f.jobs, "j")->config,
+                                                 "job.autoscaler.utilization.target")),
+               "0.5");
+    ASSERT_EQ(call(&f, api_job_delete, "j", NULL, &r), 200);
+    resp_deinit(&r);
+    ASSERT_EQ(call(&f, api_job_delete, "j", NULL, &r), 404);
+    resp_deinit(&r);
+    fx_deinit(&f);
+}
+
+static void test_helpers(void)
+{
+    int64_t t;
+    ASSERT(api_job_id_ok("orders.v2:eu-1_x"));
+    ASSERT(!api_job_id_ok(""));
+    ASSERT(!api_job_id_ok("a/b"));
+    ASSERT(!api_job_id_ok("a b"));
+    char long_id[130];
+    memset(long_id, 'x', 129);
+    long_id[129] = '\0';
+    ASSERT(!api_job_id_ok(long_id));
+    long_id[128] = '\0';
+    ASSERT(api_job_id_ok(long_id));
+    /* 2025-11-29T10:00:00Z = 1764410400 s (the DESIGN example's at) */
+    ASSERT_EQ(api_parse_time("2025-11-29T10:00:00Z", &t), 0);
+    ASSERT_EQ(t, 1764410400000LL);
+    ASSERT_EQ(api_parse_time("2025-11-29T11:00:00.5+01:00", &t), 0);
+    ASSERT_EQ(t, 1764410400500LL);
+    ASSERT_EQ(api_parse_time("1764410400000", &t), 0);
+    ASSERT_EQ(t, 1764410400000LL);
+    ASSERT_EQ(api_parse_time("yesterday", &t), -1);
+    ASSERT_EQ(api_parse_time("2025-13-01T00:00:00Z", &t), -1);
+
+    char *tokens[] = {"abc", "secret", NULL};
+    ASSERT(http_auth_ok(tokens, "Bearer secret"));
+    ASSERT(http_auth_ok(tokens, "bearer abc"));
+    ASSERT(!http_auth_ok(tokens, "Bearer secre"));
+    ASSERT(!http_auth_ok(tokens, "Bearer secrets"));
+    ASSERT(!http_auth_ok(tokens, "Bearer "));
+    ASSERT(!http_auth_ok(tokens, NULL));
+    ASSERT(http_auth_ok(NULL, NULL));
+
+    char *job, *id;
+    bool open;
+    int st;
+    ASSERT(http_route("POST", "/v1/jobs/a%3Ab/metrics", &job, &id, &open, &st) == api_decide);
+    ASSERT_STR(job, "a:b");
+    free(job);
+    ASSERT(http_route("GET", "/v1/jobs/x/y/decisions", &job, &id, &open, &st) ==
+           api_decisions_list);
+    ASSERT_STR(job, "x/y");
+    free(job);
+    ASSERT(http_route("GET", "/healthz", &job, &id, &open, &st) == api_healthz);
+    ASSERT(open);
+    ASSERT(http_route("DELETE", "/healthz", &job, &id, &open, &st) == NULL);
+    ASSERT_EQ(st, 405);
+    ASSERT(http_route("GET", "/nope", &job, &id, &open, &st) == NULL);
+    ASSERT_EQ(st, 404);
+    ASSERT(http_route("GET", "/v1/decisions/12", &job, &id, &open, &st) == api_decision_get);
+    ASSERT_STR(id, "12");
+    free(id);
+}
+
+TEST_MAIN(TEST_ENTRY(test_decide_commit_and_409), TEST_ENTRY(test_config_put_get),
+          TEST_ENTRY(test_helpers))
