@@ -182,12 +182,14 @@ int api_parse_time(const char *s, int64_t *ms)
 void api_committed(struct api *a, struct resp *r, const struct db_write *w)
 {
     if (w->ok) {
-        if (w->kind == DB_W_DECISION && json_is_object(r->json)) {
-            /* decision_id first, as in DESIGN 3.1 */
-            json_t *o = json_pack("{s:I}", "decision_id", (json_int_t)w->decision_id);
-            json_object_update(o, r->json);
-            json_decref(r->json);
-            r->json = o;
+        if (w->kind == DB_W_DECISION && w->decision_json && w->decision_json[0] == '{') {
+            /* The stored text with decision_id first, as in DESIGN 3.1. */
+            size_t n = strlen(w->decision_json) + 48;
+            free(r->text);
+            r->text = xmalloc(n);
+            snprintf(r->text, n, "{\"decision_id\":%lld,%s\n", (long long)w->decision_id,
+                     w->decision_json + 1);
+            r->content_type = "application/json";
         }
         return;
     }

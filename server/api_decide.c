@@ -12,6 +12,7 @@
 
 #include "api.h"
 #include "cron.h"
+#include "statebin.h"
 #include "log.h"
 #include "xmem.h"
 
@@ -21,18 +22,11 @@ static void add_option(void *ud, const char *key, const char *value, enum opt_la
     json_object_set_new(ud, key, json_string(value ? value : ""));
 }
 
-/* new: a compact JSON text of o (never NULL), reals with `digits` significant digits. */
-static char *dump_prec(const json_t *o, int digits)
-{
-    char *s =
-        o ? json_dumps(o, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(digits)) : NULL;
-    return s ? s : xstrdup("null");
-}
-
-/* Decisions as the client saw them; the state with every bit (17 digits). */
+/* new: a compact JSON text of o (never NULL), as the client sees it (15 digits). */
 static char *dump(const json_t *o)
 {
-    return dump_prec(o, 15);
+    char *s = o ? json_dumps(o, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15)) : NULL;
+    return s ? s : xstrdup("null");
 }
 
 /* The hooks without plugins: excluded periods by the native cron matcher. */
@@ -98,7 +92,7 @@ static void fill_write(struct db_write *w, const struct core_decision *d, json_t
 int api_decide(const struct req *q, struct resp *r)
 {
     struct api *a = q->api;
-    json_t *body = NULL, *out = NULL, *warn = NULL, *eff = NULL, *st = NULL;
+    json_t *body = NULL, *out = NULL, *warn = NULL, *eff = NULL;
     struct opt_job *opts = NULL;
     struct jobs_entry *e = NULL;
     bool created = false;
@@ -167,25 +161,31 @@ int api_decide(const struct req *q, struct resp *r)
     struct db_write *w = db_write_new(DB_W_DECISION, q->job);
     w->now = q->now_ms;
     fill_write(w, &a->d, out);
-    eff = json_object();
-    opt_job_each(opts, add_option, eff);
-    st = json_state_dump(e->state);
-    w->input_json = dump(body);
-    w->config_json = dump(eff);
+    if (!e->cfg_json || strcmp(e->cfg_hash, hash) != 0) {
+        eff = json_object();
+        opt_job_each(opts, add_option, eff);
+        free(e->cfg_json);
+        e->cfg_json = dump(eff);
+        memcpy(e->cfg_hash, hash, sizeof hash);
+    }
+    statebin_dump(e->state, &w->state_bin, &w->state_bin_len);
+    /* The body was parsed as a JSON object: store it as sent. */
+    w->input_json = xmalloc(q->body_len + 1);
+    memcpy(w->input_json, q->body, q->body_len);
+    w->input_json[q->body_len] = '\0';
+    w->config_json = xstrdup(e->cfg_json);
+    /* Printed once: stored as is, and sent with decision_id added (api_committed). */
     w->decision_json = dump(out);
-    w->state_json = dump_prec(st, 17);
     w->last_at = e->last_at;
     w->policy_revision = xstrdup(a->policy_revision);
     w->config_hash = xstrdup(hash);
     r->status = 200;
-    r->json = out;
+    r->content_type = "application/json";
     r->write = w;
-    out = NULL;
 out:
     if (created)
         jobs_remove(a->jobs, q->job);
     free(err);
-    json_decref(st);
     json_decref(eff);
     json_decref(out);
     json_decref(body);

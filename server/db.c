@@ -186,7 +186,7 @@ void db_write_free(struct db_write *w)
     free(w->e);
     free(w->job);
     free(w->job_config_json);
-    free(w->state_json);
+    free(w->state_bin);
     free(w->action);
     free(w->reason);
     free(w->message);
@@ -241,8 +241,8 @@ static int run(struct db *db, sqlite3_stmt *st, const char *what, char **errp)
 }
 
 static const char SQL_JOB_STATE[] =
-    "INSERT INTO jobs (job, created_at, state_json, last_at) VALUES (?1, ?2, ?3, ?4) "
-    "ON CONFLICT (job) DO UPDATE SET state_json = excluded.state_json, "
+    "INSERT INTO jobs (job, created_at, state_bin, last_at) VALUES (?1, ?2, ?3, ?4) "
+    "ON CONFLICT (job) DO UPDATE SET state_bin = excluded.state_bin, state_json = NULL, "
     "last_at = excluded.last_at";
 static const char SQL_JOB_CONFIG[] =
     "INSERT INTO jobs (job, created_at, config_json) VALUES (?1, ?2, ?3) "
@@ -319,7 +319,10 @@ static int apply_decision(struct db *db, struct db_write *w, char **errp)
         return -1;
     bind_text(st, 1, w->job);
     sqlite3_bind_int64(st, 2, w->now);
-    bind_text(st, 3, w->state_json);
+    if (w->state_bin)
+        sqlite3_bind_blob(st, 3, w->state_bin, (int)w->state_bin_len, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 3);
     if (w->last_at == INT64_MIN)
         sqlite3_bind_null(st, 4);
     else
@@ -375,13 +378,15 @@ int db_write_apply(struct db *db, struct db_write *w, char **errp)
 /* ----------------------------------------------------------------- reads -- */
 
 static const char SQL_JOBS_ALL[] =
-    "SELECT job, created_at, config_json, state_json, last_at FROM jobs ORDER BY job";
+    "SELECT job, created_at, config_json, state_json, last_at, state_bin FROM jobs ORDER BY job";
 static const char SQL_JOBS_ONE[] =
-    "SELECT job, created_at, config_json, state_json, last_at FROM jobs WHERE job = ?1";
+    "SELECT job, created_at, config_json, state_json, last_at, state_bin FROM jobs "
+    "WHERE job = ?1";
 
 int db_jobs_each(struct db *db, const char *job,
                  int (*fn)(void *ud, const char *job, int64_t created_at, const char *config_json,
-                           const char *state_json, int64_t last_at),
+                           const char *state_json, const void *state_bin, size_t state_bin_len,
+                           int64_t last_at),
                  void *ud, char **errp)
 {
     sqlite3_stmt *st = stmt(db, job ? SQL_JOBS_ONE : SQL_JOBS_ALL, errp);
@@ -395,7 +400,7 @@ int db_jobs_each(struct db *db, const char *job,
             sqlite3_column_type(st, 4) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(st, 4);
         if (fn(ud, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1),
                (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3),
-               last) != 0) {
+               sqlite3_column_blob(st, 5), (size_t)sqlite3_column_bytes(st, 5), last) != 0) {
             *errp = fmt("job \"%s\": bad stored row", (const char *)sqlite3_column_text(st, 0));
             n = -1;
             goto out;

@@ -68,7 +68,8 @@ struct db_write {
     /* DB_W_JOB_CONFIG: the job's new stored layer (a JSON object as text) */
     char *job_config_json;
     /* DB_W_DECISION */
-    char *state_json; /* the job's state after the decision */
+    unsigned char *state_bin; /* the job's state after the decision (statebin.h) */
+    size_t state_bin_len;
     int64_t last_at;
     char *action, *reason, *message;
     bool execute;
@@ -103,12 +104,14 @@ void db_fail_next_writes(int n);
 
 /*
  * Calls fn for each row of the jobs table (job = NULL) or for the one job named; strings
- * are borrowed for the call; state_json may be NULL; last_at is INT64_MIN when NULL.
- * Returns the number of rows, or -1 with *errp (fn returning non-zero stops with -1 too).
+ * are borrowed for the call; state_json and state_bin may be NULL (state_bin wins when both are
+ * set); last_at is INT64_MIN when NULL. Returns the number of rows, or -1 with *errp (fn returning
+ * non-zero stops with -1 too).
  */
 int db_jobs_each(struct db *db, const char *job,
                  int (*fn)(void *ud, const char *job, int64_t created_at, const char *config_json,
-                           const char *state_json, int64_t last_at),
+                           const char *state_json, const void *state_bin, size_t state_bin_len,
+                           int64_t last_at),
                  void *ud, char **errp);
 
 /*

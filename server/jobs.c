@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "jobs.h"
+#include "statebin.h"
 #include "json.h"
 #include "log.h"
 #include "xmem.h"
@@ -32,6 +33,7 @@ static void entry_free(struct jobs_entry *e)
         return;
     core_state_free(e->state);
     opt_job_free(e->opts);
+    free(e->cfg_json);
     json_decref(e->config);
     free(e->id);
     free(e);
@@ -171,7 +173,8 @@ struct load_ctx {
 };
 
 static int load_row(void *ud, const char *id, int64_t created_at, const char *config_json,
-                    const char *state_json, int64_t last_at)
+                    const char *state_json, const void *state_bin, size_t state_bin_len,
+                    int64_t last_at)
 {
     struct load_ctx *lc = ud;
     struct jobs *js = lc->js;
@@ -197,7 +200,13 @@ static int load_row(void *ud, const char *id, int64_t created_at, const char *co
         opts = opt_job_clone(js->defaults);
     }
     jobs_set_layer_take(e, layer, opts);
-    if (state_json) {
+    if (state_bin) {
+        if (statebin_load(state_bin, state_bin_len, e->state, msg, sizeof msg) < 0) {
+            log_msg(LOG_ERROR, "jobs", "stored state unreadable, starting empty",
+                    "job=%s error=\"%s\"", id, msg);
+            core_state_clear(e->state);
+        }
+    } else if (state_json) {
         st = json_loads(state_json, 0, NULL);
         if (!st || json_state_load(st, e->state, msg, sizeof msg) < 0) {
             log_msg(LOG_ERROR, "jobs", "stored state unreadable, starting empty",

@@ -27,6 +27,10 @@ struct jobs_entry {
     json_t *config;       /* the stored job layer: {"key": "value"} */
     int64_t created_at;
     int64_t last_at; /* INT64_MIN: no sample yet */
+    /* The effective options of the job's last decision as stored JSON text, and their
+     * hash: a decision with the same hash reuses the text instead of rebuilding it. */
+    char cfg_hash[17];
+    char *cfg_json;
 };
 
 struct jobs;

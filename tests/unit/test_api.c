@@ -97,7 +97,10 @@ static void test_decide_commit_and_409(void)
     fx_init(&f);
     snprintf(body, sizeof body, SAMPLE, 1000LL);
     ASSERT_EQ(call(&f, api_decide, "j1", body, &r), 200);
-    ASSERT_EQ(json_integer_value(json_object_get(r.json, "decision_id")), 1);
+    json_t *got = json_loads(r.text ? r.text : "", 0, NULL);
+    ASSERT_EQ(json_integer_value(json_object_get(got, "decision_id")), 1);
+    ASSERT_STR(json_string_value(json_object_get(got, "job")), "j1");
+    json_decref(got);
     resp_deinit(&r);
     /* at 999 < 1000: 409 naming at, and the registry keeps last_at 1000 */
     snprintf(body, sizeof body, SAMPLE, 999LL);

@@ -1,0 +1,222 @@
+/*
+ * statebin.c - the binary form of a job's state (see statebin.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core_int.h"
+#include "statebin.h"
+
+#define MAGIC "GVS1"
+
+/* ------------------------------------------------------------------ writer -- */
+
+struct wbuf {
+    unsigned char *p;
+    size_t n, cap;
+};
+
+static void put(struct wbuf *b, const void *x, size_t n)
+{
+    if (b->n + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 1024;
+        while (cap < b->n + n)
+            cap *= 2;
+        b->p = core__xrealloc(b->p, cap);
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, x, n);
+    b->n += n;
+}
+
+/* x86 and ARM Linux are little-endian; the blob is only read back by the same build. */
+static void put_i32(struct wbuf *b, int32_t v)
+{
+    put(b, &v, sizeof v);
+}
+
+static void put_i64(struct wbuf *b, int64_t v)
+{
+    put(b, &v, sizeof v);
+}
+
+static void put_str(struct wbuf *b, const char *s)
+{
+    int32_t n = (int32_t)strlen(s);
+    put_i32(b, n);
+    put(b, s, (size_t)n);
+}
+
+void statebin_dump(const struct core_state *st, unsigned char **out, size_t *len)
+{
+    struct wbuf b = {0};
+    put(&b, MAGIC, 4);
+    put_i64(&b, st->last_at);
+    const struct core_window *w = &st->w;
+    put_i64(&b, w->running_since);
+    put_i32(&b, w->n_vertices);
+    for (int i = 0; i < w->n_vertices; i++) {
+        put_str(&b, w->ids[i]);
+        put_i32(&b, w->parallelism[i]);
+    }
+    put_i32(&b, w->n);
+    for (int i = 0; i < w->n; i++) {
+        put_i64(&b, w->s[i].at);
+        put(&b, &w->s[i].g, sizeof w->s[i].g);
+        put(&b, w->s[i].v, (size_t)w->n_vertices * sizeof *w->s[i].v);
+    }
+    put_i32(&b, st->n_hist);
+    for (int i = 0; i < st->n_hist; i++) {
+        put_str(&b, st->hist[i].id);
+        put_i32(&b, st->hist[i].n);
+        put(&b, st->hist[i].e, (size_t)st->hist[i].n * sizeof *st->hist[i].e);
+    }
+    put_i32(&b, st->n_track);
+    put(&b, st->track, (size_t)st->n_track * sizeof *st->track);
+    put_i32(&b, st->n_delayed);
+    for (int i = 0; i < st->n_delayed; i++) {
+        put_str(&b, st->delayed[i].id);
+        put_i64(&b, st->delayed[i].first_trigger);
+        put_i32(&b, st->delayed[i].n);
+        put(&b, st->delayed[i].r, (size_t)st->delayed[i].n * sizeof *st->delayed[i].r);
+    }
+    put_i32(&b, st->n_events);
+    for (int i = 0; i < st->n_events; i++) {
+        put_str(&b, st->events[i].key);
+        put_i64(&b, st->events[i].first_at);
+        put_i64(&b, st->events[i].last_at);
+        put_i32(&b, st->events[i].count);
+    }
+    *out = b.p;
+    *len = b.n;
+}
+
+/* ------------------------------------------------------------------ reader -- */
+
+struct rbuf {
+    const unsigned char *p;
+    size_t n, off;
+    bool bad;
+};
+
+static void get(struct rbuf *b, void *x, size_t n)
+{
+    if (b->bad || n > b->n - b->off) {
+        b->bad = true;
+        memset(x, 0, n);
+        return;
+    }
+    memcpy(x, b->p + b->off, n);
+    b->off += n;
+}
+
+static int32_t get_i32(struct rbuf *b)
+{
+    int32_t v;
+    get(b, &v, sizeof v);
+    return v;
+}
+
+static int64_t get_i64(struct rbuf *b)
+{
+    int64_t v;
+    get(b, &v, sizeof v);
+    return v;
+}
+
+/* A count that the rest of the blob can hold at elem bytes each. */
+static int get_count(struct rbuf *b, size_t elem)
+{
+    int32_t n = get_i32(b);
+    if (n < 0 || (elem && (size_t)n > (b->n - b->off) / elem))
+        b->bad = true;
+    return b->bad ? 0 : n;
+}
+
+static char *get_str(struct rbuf *b)
+{
+    int n = get_count(b, 1);
+    char *s = core__xmalloc((size_t)n + 1);
+    get(b, s, (size_t)n);
+    s[n] = '\0';
+    return s;
+}
+
+int statebin_load(const unsigned char *in, size_t len, struct core_state *st, char *err,
+                  size_t err_len)
+{
+    struct rbuf b = {.p = in, .n = len};
+    char magic[4];
+    core_state_clear(st);
+    get(&b, magic, 4);
+    if (b.bad || memcmp(magic, MAGIC, 4) != 0) {
+        snprintf(err, err_len, "not a governor state blob");
+        return -1;
+    }
+    st->last_at = get_i64(&b);
+    struct core_window *w = &st->w;
+    w->running_since = get_i64(&b);
+    int nv = get_count(&b, 8);
+    w->ids = core__xcalloc((size_t)nv, sizeof *w->ids);
+    w->parallelism = core__xcalloc((size_t)nv, sizeof *w->parallelism);
+    w->n_vertices = nv;
+    for (int i = 0; i < nv; i++) {
+        w->ids[i] = get_str(&b);
+        w->parallelism[i] = get_i32(&b);
+    }
+    size_t vsz = (size_t)nv * sizeof(struct core_vmetrics);
+    int ns = get_count(&b, sizeof(int64_t) + sizeof(struct core_gmetrics) + vsz);
+    core__grow(&w->s, &w->cap, ns, sizeof *w->s);
+    for (int i = 0; i < ns; i++) {
+        w->s[i].at = get_i64(&b);
+        get(&b, &w->s[i].g, sizeof w->s[i].g);
+        w->s[i].v = core__xmalloc(vsz ? vsz : 1);
+        get(&b, w->s[i].v, vsz);
+        w->n = i + 1;
+    }
+    int nh = get_count(&b, 8);
+    core__grow(&st->hist, &st->cap_hist, nh, sizeof *st->hist);
+    for (int i = 0; i < nh; i++) {
+        struct core_vhistory *h = &st->hist[i];
+        h->id = get_str(&b);
+        st->n_hist = i + 1;
+        int ne = get_count(&b, sizeof *h->e);
+        core__grow(&h->e, &h->cap, ne, sizeof *h->e);
+        get(&b, h->e, (size_t)ne * sizeof *h->e);
+        h->n = ne;
+    }
+    int nt = get_count(&b, sizeof *st->track);
+    core__grow(&st->track, &st->cap_track, nt, sizeof *st->track);
+    get(&b, st->track, (size_t)nt * sizeof *st->track);
+    st->n_track = nt;
+    int nd = get_count(&b, 8);
+    core__grow(&st->delayed, &st->cap_delayed, nd, sizeof *st->delayed);
+    for (int i = 0; i < nd; i++) {
+        struct core_delayed *d = &st->delayed[i];
+        d->id = get_str(&b);
+        st->n_delayed = i + 1;
+        d->first_trigger = get_i64(&b);
+        int nr = get_count(&b, sizeof *d->r);
+        core__grow(&d->r, &d->cap, nr, sizeof *d->r);
+        get(&b, d->r, (size_t)nr * sizeof *d->r);
+        d->n = nr;
+    }
+    int nev = get_count(&b, 8);
+    core__grow(&st->events, &st->cap_events, nev, sizeof *st->events);
+    for (int i = 0; i < nev; i++) {
+        struct core_event_seen *e = &st->events[i];
+        e->key = get_str(&b);
+        st->n_events = i + 1;
+        e->first_at = get_i64(&b);
+        e->last_at = get_i64(&b);
+        e->count = get_i32(&b);
+    }
+    if (b.bad || b.off != b.n) {
+        snprintf(err, err_len, "truncated or corrupt state blob (at byte %zu of %zu)", b.off, b.n);
+        core_state_clear(st);
+        st->last_at = INT64_MIN;
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,118 @@
+/* Unit tests for statebin.c: the binary state round trip is exact, and every truncation or
+ * corruption of a blob is refused cleanly (no crash, no leak, an empty state). */
+#include <stdlib.h>
+
+#include "test.h"
+
+#include "core/core_int.h"
+#include "json.h"
+#include "statebin.h"
+
+/* A state with something in every part: a window, history, tracking, delayed scale-downs
+ * and the event table. */
+static struct core_state *rich_state(void)
+{
+    struct core_state *st = core_state_new();
+    st->last_at = 1764410400000;
+    struct core_window *w = &st->w;
+    w->running_since = 1764410000000;
+    w->n_vertices = 2;
+    w->ids = core__xcalloc(2, sizeof *w->ids);
+    w->parallelism = core__xcalloc(2, sizeof *w->parallelism);
+    w->ids[0] = core__strdup("src");
+    w->ids[1] = core__strdup("agg");
+    w->parallelism[0] = 2;
+    w->parallelism[1] = 4;
+    core__grow(&w->s, &w->cap, 3, sizeof *w->s);
+    for (int i = 0; i < 3; i++) {
+        w->s[i].at = 1764410400000 + i * 30000;
+        w->s[i].g = (struct core_gmetrics){NAN, 0.1 + 0.2, 1e9, 0.25, -0.0, INFINITY};
+        w->s[i].v = core__xcalloc(2, sizeof *w->s[i].v);
+        w->s[i].v[1] = (struct core_vmetrics){0.95,   0.5,  1.0,       NAN,      1000.0 * i,
+                                              5e-324, 1000, -INFINITY, 1234.5678};
+        w->n++;
+    }
+    struct core_hist_entry e = {.at = 5,
+                                .current_parallelism = 2,
+                                .new_parallelism = 4,
+                                .true_processing_rate = 1052.632,
+                                .expected_processing_rate = 2105.264,
+                                .target_data_rate = NAN};
+    core__history_add(st, "agg", &e);
+    core__tracking_add(st, 5);
+    struct core_config cfg;
+    core_config_defaults(&cfg);
+    bool out;
+    core__delayed_scale_down(st, &cfg, "src", 4, 2, true, 7, &out);
+    struct core_decision d;
+    core_decision_init(&d);
+    core__event(&d, "Normal", "MemoryPressure", "gcPressure", "m");
+    core__events_dedupe(st, &d, 9, 60000);
+    core_decision_deinit(&d);
+    return st;
+}
+
+static char *as_json(const struct core_state *st)
+{
+    json_t *j = json_state_dump(st);
+    char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(j);
+    return s;
+}
+
+static void round_trip_is_exact(void)
+{
+    struct core_state *a = rich_state();
+    unsigned char *blob;
+    size_t len;
+    statebin_dump(a, &blob, &len);
+    struct core_state *b = core_state_new();
+    char err[128];
+    ASSERT_EQ(statebin_load(blob, len, b, err, sizeof err), 0);
+    char *ja = as_json(a), *jb = as_json(b);
+    ASSERT_STR(ja, jb);
+    /* -0.0 and 0.1 + 0.2 keep their bits */
+    ASSERT(signbit(b->w.s[1].g.managed_used));
+    ASSERT_DEQ(b->w.s[1].g.gc_pressure, 0.1 + 0.2);
+    unsigned char *blob2;
+    size_t len2;
+    statebin_dump(b, &blob2, &len2);
+    ASSERT_EQ(len, len2);
+    ASSERT(memcmp(blob, blob2, len) == 0);
+    free(ja);
+    free(jb);
+    free(blob);
+    free(blob2);
+    core_state_free(a);
+    core_state_free(b);
+}
+
+static void every_truncation_is_refused(void)
+{
+    struct core_state *a = rich_state();
+    unsigned char *blob;
+    size_t len;
+    statebin_dump(a, &blob, &len);
+    struct core_state *b = core_state_new();
+    char err[128];
+    for (size_t n = 0; n < len; n++) {
+        if (statebin_load(blob, n, b, err, sizeof err) == 0)
+            TEST__FAIL("a blob cut at %zu of %zu bytes was accepted", n, len);
+        ASSERT_EQ(core_state_last_at(b), INT64_MIN);
+    }
+    /* Flipping a count to a huge value must not allocate wildly or crash. */
+    for (size_t i = 4; i < len; i += 3) {
+        unsigned char *c = malloc(len);
+        memcpy(c, blob, len);
+        c[i] ^= 0x7f;
+        statebin_load(c, len, b, err, sizeof err); /* either outcome, no crash, no leak */
+        free(c);
+    }
+    ASSERT_EQ(statebin_load((const unsigned char *)"nope", 4, b, err, sizeof err), -1);
+    ASSERT_CONTAINS(err, "not a governor state");
+    free(blob);
+    core_state_free(a);
+    core_state_free(b);
+}
+
+TEST_MAIN(TEST_ENTRY(round_trip_is_exact), TEST_ENTRY(every_truncation_is_refused))
