@@ -19,6 +19,8 @@ struct wbuf {
 
 static void put(struct wbuf *b, const void *x, size_t n)
 {
+    if (n == 0)
+        return; /* x may be NULL then (an empty array) */
     if (b->n + n > b->cap) {
         size_t cap = b->cap ? b->cap : 1024;
         while (cap < b->n + n)
@@ -102,6 +104,8 @@ struct rbuf {
 
 static void get(struct rbuf *b, void *x, size_t n)
 {
+    if (n == 0)
+        return; /* x may be NULL then (an empty array) */
     if (b->bad || n > b->n - b->off) {
         b->bad = true;
         memset(x, 0, n);
