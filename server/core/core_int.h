@@ -94,6 +94,10 @@ int core__topo_find(const struct core_sample *sm, const char *id);
 
 /* ---------------------------------------------------------------- window.c */
 
+/* The most samples a metric window keeps (the oldest go first). At one sample every 10 s a
+ * 15 min window holds 90; this bounds the state of a client that posts far more often. */
+#define CORE_WINDOW_MAX_SAMPLES 2048
+
 struct core_window_status {
     int n_samples;
     bool stabilizing;

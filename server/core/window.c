@@ -371,6 +371,15 @@ void core__window_ingest(struct core_state *st, const struct core_sample *sm,
     }
     core__grow(&w->s, &w->cap, w->n + 1, sizeof *w->s);
     w->s[w->n++] = ns;
+    /* A client posting far more often than the window needs (or re-sending one `at`, which
+     * never fills the window) must not grow the state without bound: keep the newest. */
+    if (w->n > CORE_WINDOW_MAX_SAMPLES) {
+        int drop = w->n - CORE_WINDOW_MAX_SAMPLES;
+        for (int k = 0; k < drop; k++)
+            free(w->s[k].v);
+        memmove(w->s, w->s + drop, (size_t)(w->n - drop) * sizeof *w->s);
+        w->n -= drop;
+    }
 
     if (now >= full_time) {
         out->fully_collected = true;

@@ -463,6 +463,20 @@ static void restart_on_running_since(void)
     fx_deinit(&f);
 }
 
+static void window_is_bounded_for_a_chatty_client(void)
+{
+    /* The same `at` re-sent never fills the window (now < first + window): without a bound
+     * the state would grow with every request. */
+    struct fx f;
+    fx_init(&f);
+    struct core_window_status ws;
+    for (int i = 0; i < CORE_WINDOW_MAX_SAMPLES + 100; i++)
+        ws = ingest(&f, 10 * MIN);
+    ASSERT(!ws.fully_collected);
+    ASSERT_EQ(ws.n_samples, CORE_WINDOW_MAX_SAMPLES);
+    fx_deinit(&f);
+}
+
 static void restart_on_parallelism_or_vertices(void)
 {
     struct fx f;
@@ -498,10 +512,11 @@ static void restart_on_parallelism_or_vertices(void)
     fx_deinit(&f);
 }
 
-TEST_MAIN(TEST_ENTRY(avg_rules), TEST_ENTRY(rate_first_and_last_non_nan),
-          TEST_ENTRY(avg_with_rate_fallback), TEST_ENTRY(load_by_aggregator_and_rounding),
-          TEST_ENTRY(source_counters_and_lag), TEST_ENTRY(rates_only_client),
-          TEST_ENTRY(finished_vertex_zeros), TEST_ENTRY(observed_tpr_catching_up_and_fallback),
-          TEST_ENTRY(observed_tpr_infinity), TEST_ENTRY(global_metrics),
-          TEST_ENTRY(window_full_timing), TEST_ENTRY(window_full_with_late_first_sample),
-          TEST_ENTRY(restart_on_running_since), TEST_ENTRY(restart_on_parallelism_or_vertices))
+TEST_MAIN(TEST_ENTRY(window_is_bounded_for_a_chatty_client), TEST_ENTRY(avg_rules),
+          TEST_ENTRY(rate_first_and_last_non_nan), TEST_ENTRY(avg_with_rate_fallback),
+          TEST_ENTRY(load_by_aggregator_and_rounding), TEST_ENTRY(source_counters_and_lag),
+          TEST_ENTRY(rates_only_client), TEST_ENTRY(finished_vertex_zeros),
+          TEST_ENTRY(observed_tpr_catching_up_and_fallback), TEST_ENTRY(observed_tpr_infinity),
+          TEST_ENTRY(global_metrics), TEST_ENTRY(window_full_timing),
+          TEST_ENTRY(window_full_with_late_first_sample), TEST_ENTRY(restart_on_running_since),
+          TEST_ENTRY(restart_on_parallelism_or_vertices))
