@@ -7,8 +7,8 @@
  *
  * Safety is layered, each layer enough on its own for the common cases:
  *   1. the connections are opened SQLITE_OPEN_READONLY, with PRAGMA query_only=1, load
- *      extension off, defensive mode on, untrusted schema, and sqlite3_limit caps (no ATTACH
- *      slots, SQL length, string/blob length, expression depth, variables);
+ *      extension off, defensive mode on, and sqlite3_limit caps (no ATTACH slots, SQL
+ *      length, string/blob length of 16 MiB, expression depth, variables);
  *   2. an authorizer allows only reads (SQLITE_READ, SQLITE_SELECT, SQLITE_RECURSIVE,
  *      functions but for a deny list such as load_extension, fts3_tokenizer, readfile,
  *      writefile, edit) and a short list of read-only PRAGMAs; everything else (INSERT,
@@ -35,8 +35,8 @@
  *
  * Threads: the engine owns a pool of read-only connections (one per running query, reused)
  * and `workers` threads that run queries submitted with sql_submit. sql_run may be called
- * from any thread, concurrently with the workers. Readers never block the server's writer
- * (the database is in WAL mode) and the writer never blocks them.
+ * from any thread, concurrently with the workers (but not with sql_engine_free). Readers never
+ * block the server's writer (the database is in WAL mode) and the writer never blocks them.
  *
  * May call: SQLite, jansson, pthreads. Knows nothing of HTTP or of the schema.
  */

@@ -80,7 +80,17 @@ static const char *db_path(void)
                 "INSERT INTO t VALUES (1, 'alpha', 0.5, X'000102FF'),"
                 "                     (2, 'beta', NULL, NULL),"
                 "                     (3, NULL, -2.25, X'');"
-                "INSERT INTO u VALUES ('alpha', 10), ('beta', 20);");
+                "INSERT INTO u VALUES ('alpha', 10), ('beta', 20);"
+                /* the kind of view the audit schema has: JSON, dates, a table-valued
+                 * function, which must work on the locked-down connection */
+                "CREATE TABLE d(id INTEGER PRIMARY KEY, at INTEGER, doc TEXT);"
+                "INSERT INTO d VALUES (7, 1764410400000,"
+                "  '{\"action\":\"SCALE_UP\",\"vertices\":[{\"id\":\"a\",\"p\":4},"
+                "{\"id\":\"b\",\"p\":2}]}');"
+                "CREATE VIEW dv AS SELECT d.id, strftime('%Y-%m-%dT%H:%M:%SZ', d.at / 1000,"
+                "  'unixepoch') AS at, json_extract(d.doc, '$.action') AS action,"
+                "  json_extract(v.value, '$.id') AS vertex, json_extract(v.value, '$.p') AS p"
+                "  FROM d, json_each(d.doc, '$.vertices') AS v;");
     sqlite3_close(db);
     return g_db;
 }
@@ -244,6 +254,17 @@ static void test_types_kept(void)
     json_decref(res);
     RUN_OK(res, "PRAGMA user_version", NULL);
     ASSERT_EQ(json_integer_value(CELL(res, 0, 0)), 0);
+    json_decref(res);
+    /* 1764410400000 ms = 1764410400 s = 20422 days (1764374400 s, 2025-11-29) + 36000 s
+     * (10:00:00); vertices in array order */
+    RUN_OK(res, "SELECT id, at, action, vertex, p FROM dv ORDER BY vertex", NULL);
+    ASSERT_EQ(json_array_size(json_object_get(res, "rows")), 2);
+    ASSERT_STR(json_string_value(CELL(res, 0, 1)), "2025-11-29T10:00:00Z");
+    ASSERT_STR(json_string_value(CELL(res, 0, 2)), "SCALE_UP");
+    ASSERT_STR(json_string_value(CELL(res, 1, 3)), "b");
+    ASSERT_EQ(json_integer_value(CELL(res, 1, 4)), 2);
+    json_decref(res);
+    RUN_OK(res, "EXPLAIN QUERY PLAN SELECT * FROM t WHERE name = 'x'", NULL);
     json_decref(res);
     /* one statement followed by semicolons and comments is still one statement */
     RUN_OK(res, "SELECT 1; ;  -- done\n /* really */", NULL);
@@ -412,6 +433,7 @@ static void test_refusals_change_nothing(void)
     ASSERT_REFUSED("ANALYZE", 400, "INVALID_ARGUMENT", "not authorized: CREATE object");
     ASSERT_REFUSED("REINDEX", 400, "INVALID_ARGUMENT", "not authorized: REINDEX");
     /* SQLite's own message for a syntax error or an unknown table */
+    ASSERT_REFUSED("EXPLAIN DELETE FROM t", 400, "INVALID_ARGUMENT", "not authorized: DELETE");
     ASSERT_REFUSED("SELEC 1", 400, "INVALID_ARGUMENT", "syntax error");
     ASSERT_REFUSED("SELECT * FROM nowhere", 400, "INVALID_ARGUMENT", "no such table: nowhere");
 
@@ -500,6 +522,50 @@ static void test_row_limit(void)
     ASSERT_EQ(json_array_size(json_object_get(res, "rows")), 10000);
     ASSERT_EQ(json_integer_value(CELL(res, 9999, 0)), 10000);
     ASSERT(json_is_true(json_object_get(res, "truncated")));
+    json_decref(res);
+    sql_engine_free(e);
+}
+
+static void test_size_limits(void)
+{
+    /* 1000 bytes of result: each row is a 100-character string plus 8 bytes of per-cell
+     * overhead = 108; the check before each row sees 0, 108, ..., 972 (< 1000) for rows
+     * 1-10 and 1080 before row 11, so 10 rows and truncated */
+    struct sql_limits lim = {.max_bytes = 1000};
+    char *err = NULL;
+    struct sql_engine *e = sql_engine_new(db_path(), &lim, &err);
+    ASSERT(e);
+    json_t *res;
+    RUN_OK(res,
+           "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c)"
+           " SELECT hex(zeroblob(50)) FROM c",
+           NULL);
+    ASSERT_EQ(json_array_size(json_object_get(res, "rows")), 10);
+    ASSERT_EQ(strlen(json_string_value(CELL(res, 9, 0))), 100);
+    ASSERT(json_is_true(json_object_get(res, "truncated")));
+    json_decref(res);
+
+    /* a string or blob may not exceed 16 MiB: zeroblob(1e9) fails instead of allocating */
+    ASSERT_REFUSED("SELECT length(zeroblob(1000000000))", 400, "INVALID_ARGUMENT", "too big");
+
+    /* the SQL text itself: 100000 bytes by default */
+    size_t n = 100001;
+    char *big = malloc(n + 1);
+    memset(big, ' ', n);
+    memcpy(big, "SELECT 1", 8);
+    big[n] = '\0';
+    ASSERT_REFUSED(big, 400, "INVALID_ARGUMENT", "sql is 100001 bytes, longer than the 100000");
+    big[n - 1] = '\0'; /* exactly 100000 is fine */
+    RUN_OK(res, big, NULL);
+    json_decref(res);
+    free(big);
+
+    /* no SQL at all (the handler passes NULL when "sql" is not a string) */
+    int st = 0;
+    ASSERT_EQ(sql_run(e, NULL, NULL, &res, &st), -1);
+    ASSERT_EQ(st, 400);
+    ASSERT_STR(err_field(res, "message"), "sql must be a string");
+    ASSERT_STR(err_field(res, "field"), "sql");
     json_decref(res);
     sql_engine_free(e);
 }
@@ -674,6 +740,7 @@ static void test_open_errors(void)
 
 TEST_MAIN(TEST_ENTRY(test_types_kept), TEST_ENTRY(test_params),
           TEST_ENTRY(test_refusals_change_nothing), TEST_ENTRY(test_time_limit),
-          TEST_ENTRY(test_row_limit), TEST_ENTRY(test_async_slow_does_not_delay_quick),
-          TEST_ENTRY(test_free_completes_queued), TEST_ENTRY(test_queue_limit),
-          TEST_ENTRY(test_writer_does_not_block_reader), TEST_ENTRY(test_open_errors))
+          TEST_ENTRY(test_row_limit), TEST_ENTRY(test_size_limits),
+          TEST_ENTRY(test_async_slow_does_not_delay_quick), TEST_ENTRY(test_free_completes_queued),
+          TEST_ENTRY(test_queue_limit), TEST_ENTRY(test_writer_does_not_block_reader),
+          TEST_ENTRY(test_open_errors))
