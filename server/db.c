@@ -446,8 +446,13 @@ int db_decisions_list(struct db *db, const char *job, int64_t since, int64_t unt
     sqlite3_bind_int(st, 4, limit);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         json_t *d = col_json(st, 1);
-        if (json_is_object(d))
-            json_object_set_new(d, "decision_id", json_integer(sqlite3_column_int64(st, 0)));
+        if (json_is_object(d)) {
+            /* decision_id first, as in the decide response */
+            json_t *o = json_pack("{s:I}", "decision_id", (json_int_t)sqlite3_column_int64(st, 0));
+            json_object_update(o, d);
+            json_decref(d);
+            d = o;
+        }
         json_array_append_new(arr, d);
     }
     sqlite3_reset(st);
