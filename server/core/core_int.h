@@ -35,6 +35,11 @@ double core__round3(double x);
 /* The same by rounding the shortest decimal string (the slow, obviously right way); round3
  * uses it only near ties. */
 double core__round3_decimal(double x);
+/* The shortest decimal that reads back as |x| (finite), as mant x 10^exp10, and x's sign:
+ * the digits of Java's Double.toString, which BigDecimal.valueOf(double) rounds. */
+void core__shortest_decimal(double x, uint64_t *mant, int *exp10, bool *neg);
+/* Java's (int) cast of a double: NaN -> 0, saturating at the int range. */
+int core__java_d2i(double x);
 /* Java Math.round: floor(x + 0.5); NaN -> 0; clamps to int64. */
 int64_t core__java_round(double x);
 

@@ -35,23 +35,20 @@ static void java_double(double x, char *buf, size_t n)
         snprintf(buf, n, "%s", isnan(x) ? "NaN" : x > 0 ? "Infinity" : "-Infinity");
         return;
     }
-    int p = 1;
-    for (; p < 17; p++) {
-        snprintf(buf, n, "%.*e", p - 1, x);
-        if (strtod(buf, NULL) == x)
-            break;
-    }
-    snprintf(buf, n, "%.*e", p - 1, x);
-    int exp10 = atoi(strchr(buf, 'e') + 1);
+    uint64_t m;
+    int k;
+    bool neg;
+    core__shortest_decimal(x, &m, &k, &neg);
+    char dig[24];
+    int nd = snprintf(dig, sizeof dig, "%llu", (unsigned long long)m);
+    int exp10 = nd - 1 + k; /* x = d.ddd x 10^exp10 */
     double ax = fabs(x);
     if (x == 0.0 || (ax >= 1e-3 && ax < 1e7)) {
-        int decimals = p - 1 - exp10;
+        int decimals = nd - 1 - exp10;
         snprintf(buf, n, "%.*f", decimals < 1 ? 1 : decimals, x);
         return;
     }
-    char mant[32];
-    snprintf(mant, sizeof mant, "%.*f", p - 1 < 1 ? 1 : p - 1, x / pow(10.0, exp10));
-    snprintf(buf, n, "%sE%d", mant, exp10);
+    snprintf(buf, n, "%s%c.%sE%d", neg ? "-" : "", dig[0], nd > 1 ? dig + 1 : "0", exp10);
 }
 
 bool core__ineffective_blocked(const struct core_config *cfg, const struct core_vhistory *hist,

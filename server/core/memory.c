@@ -50,47 +50,10 @@ static int64_t java_d2l(double x)
     return (int64_t)x;
 }
 
-/* Java's (int) cast of a double: NaN -> 0, saturating at the int bounds. */
-static int java_d2i(double x)
-{
-    if (isnan(x))
-        return 0;
-    if (x >= (double)INT_MAX)
-        return INT_MAX;
-    if (x <= (double)INT_MIN)
-        return INT_MIN;
-    return (int)x;
-}
-
 /* A fraction option is a Java float: the double Flink computes with is the float widened. */
 static double java_float(double f)
 {
     return (double)(float)f;
-}
-
-/*
- * The shortest decimal that reads back as x (finite, >= 0), as mant x 10^exp10: the digits of
- * Java's Double.toString, which BigDecimal.valueOf(double) uses.
- */
-static void shortest_decimal(double x, uint64_t *mant, int *exp10)
-{
-    char buf[48];
-    int p;
-    for (p = 1; p <= 17; p++) {
-        snprintf(buf, sizeof buf, "%.*e", p - 1, x);
-        if (strtod(buf, NULL) == x)
-            break;
-    }
-    if (p > 17)
-        p = 17; /* 17 significant digits always read back; buf holds them */
-    uint64_t m = 0;
-    const char *s = buf;
-    for (; *s && *s != 'e'; s++)
-        if (*s >= '0' && *s <= '9')
-            m = m * 10 + (uint64_t)(*s - '0');
-    int e = *s == 'e' ? atoi(s + 1) : 0;
-    *mant = m;
-    *exp10 = e - (p - 1);
 }
 
 /* MemorySize.multiply: bytes x the decimal of mult, exact, truncated; saturates. */
@@ -102,7 +65,8 @@ static int64_t mem_multiply(int64_t bytes, double mult)
         return INT64_MAX;
     uint64_t m;
     int k;
-    shortest_decimal(mult, &m, &k);
+    bool neg;
+    core__shortest_decimal(mult, &m, &k, &neg);
     const u128 cap = (u128)INT64_MAX;
     u128 v = (u128)(uint64_t)bytes * m;
     for (; k > 0; k--) {
@@ -122,7 +86,8 @@ static int64_t ceil3_thousandths(double x)
         return 0;
     uint64_t m;
     int k;
-    shortest_decimal(x, &m, &k);
+    bool neg;
+    core__shortest_decimal(x, &m, &k, &neg);
     if (k >= -3) {
         for (int i = 0; i < k + 3; i++) {
             if (m > UINT64_MAX / 20)
@@ -403,7 +368,7 @@ static double compensation_factor(const struct core_config *cfg, const struct co
                                   const int *new_p, double slots_used)
 {
     int64_t per = cfg->slots_per_tm > 0 ? cfg->slots_per_tm : 1;
-    int64_t used = java_d2i(slots_used);
+    int64_t used = core__java_d2i(slots_used);
     int64_t after = core__slots_after(sm, new_p, slots_used);
     int64_t tms_before = used > 0 ? (used + per - 1) / per : 0;
     int64_t tms_after = after > 0 ? (after + per - 1) / per : 0;

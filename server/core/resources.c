@@ -14,18 +14,6 @@
 
 #include "core/core_int.h"
 
-/* Java's (int) cast of a double: NaN -> 0, saturating at the int bounds. */
-static int java_d2i(double x)
-{
-    if (isnan(x))
-        return 0;
-    if (x >= (double)INT_MAX)
-        return INT_MAX;
-    if (x <= (double)INT_MIN)
-        return INT_MIN;
-    return (int)x;
-}
-
 /*
  * Slot sharing is assumed when the largest current parallelism equals the slots in use
  * (compared as Java does, after an (int) cast of NUM_TASK_SLOTS_USED: NaN counts as 0, so an
@@ -42,7 +30,7 @@ int core__slots_after(const struct core_sample *sm, const int *new_p, double slo
             max_new = new_p[i];
         sum += new_p[i];
     }
-    if (max_cur == java_d2i(slots_used))
+    if (max_cur == core__java_d2i(slots_used))
         return max_new;
     return sum > INT_MAX ? INT_MAX : (int)sum;
 }

@@ -16,18 +16,6 @@
 
 #include "core/core_int.h"
 
-/* Java's (int) cast of a double: NaN -> 0, saturates at the int range. */
-static int java_d2i(double x)
-{
-    if (isnan(x))
-        return 0;
-    if (x >= (double)INT_MAX)
-        return INT_MAX;
-    if (x <= (double)INT_MIN)
-        return INT_MIN;
-    return (int)x;
-}
-
 /*
  * BigDecimal.valueOf(x).setScale(2, CEILING).doubleValue(): the ceiling to two decimals of
  * the shortest decimal string that reads back as x (Java's Double.toString), so 0.83 stays
@@ -36,42 +24,24 @@ static int java_d2i(double x)
  */
 static double ceil_2_decimals(double x)
 {
-    if (!isfinite(x))
+    if (!isfinite(x) || x == 0.0)
         return x;
-    char buf[48];
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(buf, sizeof buf, "%.*e", prec - 1, x);
-        if (strtod(buf, NULL) == x)
-            break;
-    }
-    /* buf is [-]d[.ddd]e(+|-)XX: digit k weighs 10^(exp - k). */
-    const char *s = buf;
-    bool neg = *s == '-';
-    if (neg)
-        s++;
-    int digits[24], nd = 0;
-    for (; *s && *s != 'e'; s++)
-        if (*s >= '0' && *s <= '9' && nd < 24)
-            digits[nd++] = *s - '0';
-    int exp = *s == 'e' ? atoi(s + 1) : 0;
-    if (exp > 15)
-        return x; /* |x| >= 1e16: already a whole number */
-    int64_t hundredths = 0;
-    bool rest = false;
-    for (int k = 0; k < nd; k++) {
-        int w = exp - k + 2;
-        if (w >= 0) {
-            int64_t pw = 1;
-            for (int j = 0; j < w; j++)
-                pw *= 10;
-            hundredths += digits[k] * pw;
-        } else if (digits[k] != 0) {
-            rest = true;
-        }
-    }
-    if (rest && !neg)
-        hundredths++; /* ceiling: up for positives, truncation for negatives */
-    double r = (double)hundredths / 100.0;
+    uint64_t m;
+    int k;
+    bool neg;
+    core__shortest_decimal(x, &m, &k, &neg);
+    if (k >= -2)
+        return x;      /* already within 2 decimals */
+    int drop = -k - 2; /* digits below the hundredths */
+    if (drop > 19)
+        return neg ? -0.0 : 0.01;
+    uint64_t q = 1;
+    for (int i = 0; i < drop; i++)
+        q *= 10;
+    uint64_t h = m / q;
+    if (!neg && m % q != 0)
+        h++; /* ceiling: up for positives, truncation for negatives */
+    double r = (double)h / 100.0;
     return neg ? -r : r;
 }
 
@@ -183,7 +153,7 @@ void core__scale_target(const struct core_config *cfg, const struct core_sample 
      * are applied one after the other so each one that moved the value is reported. */
     /* Java's Math.min keeps a NaN (0 / 0 factor), and (int) NaN is 0: spec 3 edge cases. */
     double scaled = ceil(factor * (double)p);
-    int raw = java_d2i(isnan(scaled) || scaled < (double)INT_MAX ? scaled : (double)INT_MAX);
+    int raw = core__java_d2i(isnan(scaled) || scaled < (double)INT_MAX ? scaled : (double)INT_MAX);
     out->computed = true;
     out->raw = raw;
     out->factor = factor;

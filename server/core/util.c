@@ -3,11 +3,45 @@
  * aborting allocators, the decision arena, events and their de-duplication (spec 4.10),
  * and the names of the enums.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/core_int.h"
+
+void core__shortest_decimal(double x, uint64_t *mant, int *exp10, bool *neg)
+{
+    char buf[48];
+    int p;
+    *neg = signbit(x) != 0;
+    x = fabs(x);
+    for (p = 1; p <= 17; p++) {
+        snprintf(buf, sizeof buf, "%.*e", p - 1, x);
+        if (strtod(buf, NULL) == x)
+            break;
+    }
+    if (p > 17)
+        p = 17; /* 17 significant digits always read back; buf holds them */
+    uint64_t m = 0;
+    const char *s = buf;
+    for (; *s && *s != 'e'; s++)
+        if (*s >= '0' && *s <= '9')
+            m = m * 10 + (uint64_t)(*s - '0');
+    *mant = m;
+    *exp10 = (*s == 'e' ? atoi(s + 1) : 0) - (p - 1);
+}
+
+int core__java_d2i(double x)
+{
+    if (isnan(x))
+        return 0;
+    if (x >= (double)INT_MAX)
+        return INT_MAX;
+    if (x <= (double)INT_MIN)
+        return INT_MIN;
+    return (int)x;
+}
 
 double core__round3_decimal(double x)
 {
@@ -15,41 +49,22 @@ double core__round3_decimal(double x)
         return x;
     /* Java's BigDecimal.valueOf(x).setScale(3, HALF_UP): round the shortest decimal string
      * that reads back as x, not its binary value, so 2.0005 -> 2.001. */
-    char buf[40];
-    int prec = 1;
-    for (; prec < 17; prec++) {
-        snprintf(buf, sizeof buf, "%.*e", prec - 1, x);
-        if (strtod(buf, NULL) == x)
-            break;
-    }
-    snprintf(buf, sizeof buf, "%.*e", prec - 1, x);
-    /* buf = [-]d.ddde[+-]XX: collect the digits and the exponent. */
-    const char *q = buf;
-    bool neg = *q == '-';
-    if (neg)
-        q++;
-    char dig[24];
-    int nd = 0;
-    for (; *q && *q != 'e'; q++)
-        if (*q >= '0' && *q <= '9')
-            dig[nd++] = *q;
-    int exp10 = atoi(q + 1);
-    int keep = exp10 + 1 + 3; /* digits that stay: down to 10^-3 */
-    if (keep >= nd)
-        return x; /* already within 3 decimals */
-    if (keep < 0)
+    uint64_t m;
+    int k;
+    bool neg;
+    core__shortest_decimal(x, &m, &k, &neg);
+    if (k >= -3)
+        return x;      /* already within 3 decimals */
+    int drop = -k - 3; /* digits below the thousandths */
+    if (drop > 19)
         return x; /* rounds to 0: keep the original */
-    bool up = dig[keep] >= '5';
-    /* value = 0.dig[0..keep) x 10^(exp10+1), plus one unit in the last place if up */
-    double v = 0.0;
-    for (int i = 0; i < keep; i++)
-        v = v * 10.0 + (dig[i] - '0');
-    if (up)
-        v += 1.0;
-    /* v is an integer count of 10^(exp10+1-keep) = 10^-3 units */
-    double r = v / 1000.0;
-    if (r == 0.0)
-        return x;
+    uint64_t q = 1;
+    for (int i = 0; i < drop; i++)
+        q *= 10;
+    uint64_t th = m / q + (m % q >= q / 2 ? 1 : 0);
+    if (th == 0)
+        return x; /* rounds to 0: keep the original */
+    double r = (double)th / 1000.0;
     return neg ? -r : r;
 }
 
