@@ -22,3 +22,6 @@ cmake -S . -B build-san -DWERROR=ON -DSANITIZE='address;undefined' \
 cmake --build build-san -j "$jobs"
 (cd build-san && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --output-on-failure -j "$jobs")
+
+echo "== fuzz (libFuzzer, ASan+UBSan, bounded)"
+bash tests/fuzz/run.sh 30
