@@ -265,10 +265,7 @@ static int run_call(struct plugin_set *s, int idx, const char *label, int (*fn)(
             m = m ? m : "error";
             const char *nl = strchr(m, '\n');
             int n = nl ? (int)(nl - m) : (int)strlen(m);
-            if (s->killed == KILL_PATTERN)
-                snprintf(err, err_len, "%s: %.*s", label, n, m);
-            else
-                snprintf(err, err_len, "%.*s", n, m);
+            snprintf(err, err_len, "%.*s", n, m);
             if (nl)
                 log_msg(LOG_DEBUG, "plugin", m, "plugin=%s", label);
         }
@@ -429,8 +426,10 @@ static int load_one(lua_State *L)
         if (strcmp(kind, kind_names[i]) == 0)
             k = i;
     if (k < 0)
-        return luaL_error(L, "%s: kind must be one of exclusion, evaluator, executor, alignment "
-                          "(got %s)", file, kind ? kind : luaL_typename(L, -1));
+        return luaL_error(L,
+                          "%s: kind must be one of exclusion, evaluator, executor, alignment "
+                          "(got %s)",
+                          file, kind ? kind : luaL_typename(L, -1));
     p->kind = (enum plugin_kind)k;
     lua_getfield(L, t, hook_names[k]);
     if (!lua_isfunction(L, -1))
@@ -516,7 +515,8 @@ int plugin_set_load(const char *dir, const struct plugin_limits *lim, struct plu
         size_t n = strlen(path) - 4;
         if (!valid_name(path, n, true)) {
             *errp = xasprintf("%s: a plugin's file name must be letters, digits, '_' or '-' "
-                              "followed by .lua", path);
+                              "followed by .lua",
+                              path);
             goto fail;
         }
         s->p = realloc(s->p, (size_t)(s->n + 1) * sizeof *s->p);
@@ -619,7 +619,10 @@ static const struct {
     const char *name;
     size_t off;
 } ev_fields[] = {
-#define F(x) {#x, offsetof(struct core_evaluated, x)}
+#define F(x)                                                                                       \
+    {                                                                                              \
+#x, offsetof(struct core_evaluated, x)                                                     \
+    }
     F(load),
     F(true_processing_rate),
     F(target_data_rate),
@@ -872,8 +875,8 @@ void plugin__push_ctx(lua_State *L, const char *name, int params, int config, in
 
 struct hook_job {
     struct plugin_call *c;
-    int idx;             /* plugin */
-    const char *inst;    /* configured instance name (params prefix) */
+    int idx;          /* plugin */
+    const char *inst; /* configured instance name (params prefix) */
     enum plugin_kind kind;
     int64_t now;
     /* evaluator */
@@ -1064,8 +1067,8 @@ static int hook_tramp(lua_State *L)
                     return luaL_error(L, "%s: evaluate returned an unknown metric '%s'",
                                       p->file->path, k ? k : luaL_typename(L, -2));
                 if (lua_type(L, -1) != LUA_TNUMBER)
-                    return luaL_error(L, "%s: metric '%s' must be a number (got %s)",
-                                      p->file->path, k, luaL_typename(L, -1));
+                    return luaL_error(L, "%s: metric '%s' must be a number (got %s)", p->file->path,
+                                      k, luaL_typename(L, -1));
                 *ev_at(&out, fi) = lua_tonumber(L, -1);
                 lua_pop(L, 1);
             }
@@ -1082,8 +1085,10 @@ static int hook_tramp(lua_State *L)
             lua_pushvalue(L, r1);
             apply_decision(L, h);
         } else if (!lua_isboolean(L, r1)) {
-            return luaL_error(L, "%s: execute must return a decision table, true, nil or "
-                              "false, why (got %s)", p->file->path, luaL_typename(L, r1));
+            return luaL_error(L,
+                              "%s: execute must return a decision table, true, nil or "
+                              "false, why (got %s)",
+                              p->file->path, luaL_typename(L, r1));
         }
         break;
     case PLUGIN_ALIGNMENT:
@@ -1105,8 +1110,8 @@ static void class_cb(void *ud, const char *param, const char *value)
         copy_str(f->cls, sizeof f->cls, value);
 }
 
-static int resolve(const struct plugin_call *c, enum plugin_kind kind, const char *inst,
-                   char *err, size_t err_len)
+static int resolve(const struct plugin_call *c, enum plugin_kind kind, const char *inst, char *err,
+                   size_t err_len)
 {
     struct class_find f;
     copy_str(f.cls, sizeof f.cls, inst);
@@ -1149,8 +1154,13 @@ static int hook_excluded(void *ud, const struct core_config *cfg, int64_t now, b
     for (int i = 0; i < c->set->n; i++) {
         if (c->set->p[i].kind != PLUGIN_EXCLUSION)
             continue;
-        struct hook_job h = {.c = c, .idx = i, .kind = PLUGIN_EXCLUSION, .now = now,
-                             .excluded = excluded, .why = why, .why_len = why_len};
+        struct hook_job h = {.c = c,
+                             .idx = i,
+                             .kind = PLUGIN_EXCLUSION,
+                             .now = now,
+                             .excluded = excluded,
+                             .why = why,
+                             .why_len = why_len};
         if (run_hook(&h, err, err_len) < 0) {
             *excluded = false;
             return -1;
@@ -1169,8 +1179,14 @@ static int hook_evaluate(void *ud, const char *name, const struct core_vertex_in
     int idx = resolve(c, PLUGIN_EVALUATOR, name, err, err_len);
     if (idx < 0)
         return -1;
-    struct hook_job h = {.c = c, .idx = idx, .inst = name, .kind = PLUGIN_EVALUATOR,
-                         .now = now, .v = v, .ev = ev, .backlog = backlog};
+    struct hook_job h = {.c = c,
+                         .idx = idx,
+                         .inst = name,
+                         .kind = PLUGIN_EVALUATOR,
+                         .now = now,
+                         .v = v,
+                         .ev = ev,
+                         .backlog = backlog};
     return run_hook(&h, err, err_len);
 }
 
@@ -1183,8 +1199,15 @@ static int hook_execute(void *ud, const char *name, struct core_decision *d, int
     if (idx < 0)
         return -1;
     char why[512] = "";
-    struct hook_job h = {.c = c, .idx = idx, .inst = name, .kind = PLUGIN_EXECUTOR, .now = now,
-                         .d = d, .veto = veto, .why = why, .why_len = sizeof why};
+    struct hook_job h = {.c = c,
+                         .idx = idx,
+                         .inst = name,
+                         .kind = PLUGIN_EXECUTOR,
+                         .now = now,
+                         .d = d,
+                         .veto = veto,
+                         .why = why,
+                         .why_len = sizeof why};
     if (run_hook(&h, err, err_len) < 0) {
         *veto = false;
         return -1;
@@ -1202,8 +1225,8 @@ static int hook_align(void *ud, const char *name, const struct core_align_ctx *a
     if (idx < 0)
         return -1;
     int v = a->proposed;
-    struct hook_job h = {.c = c, .idx = idx, .inst = name, .kind = PLUGIN_ALIGNMENT,
-                         .now = 0, .a = a, .out = &v};
+    struct hook_job h = {
+        .c = c, .idx = idx, .inst = name, .kind = PLUGIN_ALIGNMENT, .now = 0, .a = a, .out = &v};
     h.now = c->sm ? c->sm->at : 0;
     if (run_hook(&h, err, err_len) < 0)
         return -1;
@@ -1405,8 +1428,8 @@ static json_t *to_json(lua_State *L, int idx, int depth)
 char *plugin__to_json(lua_State *L, int idx)
 {
     json_t *j = to_json(L, idx, 0);
-    char *s = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY | JSON_SORT_KEYS |
-                                JSON_REAL_PRECISION(15));
+    char *s =
+        json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
     json_decref(j);
     return s;
 }

@@ -2,10 +2,10 @@
  * plugin.h - the Lua 5.4 plugin host (prefix plugin_; DESIGN 5). A policy revision
  * (struct plugin_set) is one Lua state loaded from a policies directory: every `*.lua`
  * directly in it (not `*_test.lua`) is a plugin named by its file name without `.lua`;
- * the .lua files of lib/ are helpers reachable only through `require`. Files are loaded as text only,
- * each in its own _ENV built from an allow list (trimmed stdlib, read-only shared tables,
- * the `governor` helpers), and every call runs under an instruction budget, a wall-clock
- * deadline and the state's memory cap. A call that fails fails alone: the state stays usable.
+ * the .lua files of lib/ are helpers reachable only through `require`. Files are loaded as text
+ * only, each in its own _ENV built from an allow list (trimmed stdlib, read-only shared tables, the
+ * `governor` helpers), and every call runs under an instruction budget, a wall-clock deadline and
+ * the state's memory cap. A call that fails fails alone: the state stays usable.
  *
  * The four hooks are offered to the core as a struct core_hooks bound to one decision
  * (struct plugin_call): exclusion, evaluators, executors (by ascending priority) and
@@ -46,9 +46,9 @@ const char *plugin_kind_name(enum plugin_kind k);
 
 /* What GET /v1/policies and /metrics show of one plugin. Strings borrowed from the set. */
 struct plugin_info {
-    const char *name;  /* "freeze" */
-    const char *file;  /* "freeze.lua", relative to the policies directory */
-    const char *hash;  /* FNV-1a 64 of the file's bytes, 16 hex digits */
+    const char *name; /* "freeze" */
+    const char *file; /* "freeze.lua", relative to the policies directory */
+    const char *hash; /* FNV-1a 64 of the file's bytes, 16 hex digits */
     enum plugin_kind kind;
     double priority;   /* executors; 0 otherwise */
     int64_t loaded_at; /* epoch ms */
@@ -108,9 +108,8 @@ void plugin_set_each_file(const struct plugin_set *s,
 /* Where governor.log and ctx.log lines go: default log_write at info level with
  * mod=plugin. A test may redirect them (fn NULL restores the default). Not thread-safe:
  * set it before any call. */
-void plugin_set_log_sink(struct plugin_set *s, void (*fn)(void *ud, const char *plugin,
-                                                           const char *msg),
-                         void *ud);
+void plugin_set_log_sink(struct plugin_set *s,
+                         void (*fn)(void *ud, const char *plugin, const char *msg), void *ud);
 
 /* ----------------------------------------------------------------- hooks -- */
 

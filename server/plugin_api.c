@@ -565,9 +565,10 @@ static void dry_run(lua_State *L, enum dry_fn fn)
     }
     if (d.over) {
         char what[160];
-        snprintf(what, sizeof what, "string.%s: pattern \"%.40s%s\" is too costly on a subject "
-                 "of %zu bytes (over %lld matcher steps)", dry_names[fn], pat, lp > 40 ? "..." : "",
-                 ls, (long long)d.limit);
+        snprintf(what, sizeof what,
+                 "string.%s: pattern \"%.40s%s\" is too costly on a subject "
+                 "of %zu bytes (over %lld matcher steps)",
+                 dry_names[fn], pat, lp > 40 ? "..." : "", ls, (long long)d.limit);
         if (s->in_call && plugin__now_ns() > s->deadline_ns)
             plugin__kill(L, KILL_DEADLINE, NULL);
         plugin__kill(L, KILL_PATTERN, what);
@@ -605,9 +606,14 @@ static int rep_guarded(lua_State *L)
     }
     double total = (double)l * (double)n + (double)lsep * (double)(n - 1);
     double room = (double)s->mem_cap - (double)s->mem_used;
-    if (total > room)
-        return luaL_error(L, "string.rep: a result of %.0f bytes exceeds the memory cap "
-                          "(%zu bytes, %zu in use)", total, s->mem_cap, s->mem_used);
+    if (total > room) {
+        char msg[160];
+        snprintf(msg, sizeof msg,
+                 "string.rep: a result of %.0f bytes exceeds the memory cap "
+                 "(%zu bytes, %zu in use)",
+                 total, s->mem_cap, s->mem_used);
+        return luaL_error(L, "%s", msg);
+    }
     int top = lua_gettop(L);
     lua_pushvalue(L, lua_upvalueindex(1));
     lua_insert(L, 1);
@@ -737,8 +743,10 @@ static int sb_require(lua_State *L)
     for (size_t i = 0; ok && i < n; i++)
         ok = isalnum((unsigned char)name[i]) || name[i] == '_';
     if (!ok)
-        return luaL_error(L, "require \"%s\": only modules of policies/lib can be required "
-                          "(names of letters, digits and '_')", name);
+        return luaL_error(L,
+                          "require \"%s\": only modules of policies/lib can be required "
+                          "(names of letters, digits and '_')",
+                          name);
     lua_settop(L, 1);
     if (lua_getfield(L, lua_upvalueindex(2), name) != LUA_TNIL)
         return 1;
@@ -951,10 +959,9 @@ void plugin__sandbox_open(lua_State *L)
     lua_newtable(L); /* base */
     int base = lua_gettop(L);
 
-    static const char *const base_names[] = {"assert", "error",    "ipairs",   "next",
-                                             "pairs",  "rawequal", "rawget",   "rawlen",
-                                             "select", "tonumber", "tostring", "type",
-                                             "getmetatable", "_VERSION", NULL};
+    static const char *const base_names[] = {
+        "assert", "error",    "ipairs",   "next", "pairs",        "rawequal", "rawget", "rawlen",
+        "select", "tonumber", "tostring", "type", "getmetatable", "_VERSION", NULL};
     lua_pushvalue(L, base);
     copy_fields(L, g, base_names);
     lua_pop(L, 1);
@@ -1049,10 +1056,8 @@ void plugin__sandbox_open(lua_State *L)
     lua_setfield(L, -2, "daily");
     push_ro_lib(L, periodsf, "governor.periods");
     lua_setfield(L, -2, "periods");
-    static const luaL_Reg gv[] = {{"duration", gv_duration},
-                                  {"time", gv_time},
-                                  {"window", gv_window},
-                                  {NULL, NULL}};
+    static const luaL_Reg gv[] = {
+        {"duration", gv_duration}, {"time", gv_time}, {"window", gv_window}, {NULL, NULL}};
     luaL_setfuncs(L, gv, 0);
     lua_pushnil(L);
     lua_pushcclosure(L, sb_log, 1);

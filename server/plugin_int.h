@@ -53,9 +53,9 @@ struct plugin_set {
     const char *cur_name;         /* plugin being called, for messages and logs */
     struct plugin_call *cur_call; /* NULL outside hooks (tests, load) */
     enum plugin__kill killed;
-    int64_t used, budget;   /* instructions */
-    int64_t deadline_ns;    /* CLOCK_MONOTONIC */
-    bool in_call;           /* limits apply */
+    int64_t used, budget; /* instructions */
+    int64_t deadline_ns;  /* CLOCK_MONOTONIC */
+    bool in_call;         /* limits apply */
 };
 
 /* The set owning L (stored in the state's extra space). */

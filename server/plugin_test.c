@@ -138,8 +138,7 @@ done:
     free(err);
 }
 
-static void run_test_file(struct plugin_set *s, const char *dir, const char *name,
-                          struct tally *t)
+static void run_test_file(struct plugin_set *s, const char *dir, const char *name, struct tally *t)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -223,8 +222,8 @@ static int t_eq(lua_State *L)
     lua_settop(L, 3);
     if (!plugin__deep_eq(L, 1, 2, 0)) {
         const char *a = show(L, 1), *b = show(L, 2);
-        return luaL_error(L, "%s%sexpected %s, got %s", lua_isstring(L, 3) ? lua_tostring(L, 3)
-                                                                           : "",
+        return luaL_error(L, "%s%sexpected %s, got %s",
+                          lua_isstring(L, 3) ? lua_tostring(L, 3) : "",
                           lua_isstring(L, 3) ? ": " : "", b, a);
     }
     return 0;
@@ -337,8 +336,8 @@ static int lua_file_tramp(lua_State *L)
     plugin__load_chunk(L, j->f, owner);
     /* add `test` to the chunk's environment */
     lua_getupvalue(L, -1, 1);
-    static const luaL_Reg fns[] = {{"case", t_case}, {"eq", t_eq},         {"near", t_near},
-                                   {"ok", t_ok},     {"fails", t_fails},   {"plugin", t_plugin},
+    static const luaL_Reg fns[] = {{"case", t_case}, {"eq", t_eq},       {"near", t_near},
+                                   {"ok", t_ok},     {"fails", t_fails}, {"plugin", t_plugin},
                                    {"ctx", t_ctx},   {NULL, NULL}};
     luaL_newlib(L, fns);
     plugin__readonly(L, "test");
