@@ -1,5 +1,6 @@
 /*
- * replay.c - `governor replay TRACE.jsonl [--config FILE] [--set KEY=VALUE ...]` (see
+ * replay.c - `governor replay TRACE.jsonl [--config FILE] [--set KEY=VALUE ...]
+ * [--policies DIR]` (see
  * replay.h). The same path as the server's decide handler minus HTTP and storage: parse the
  * sample, layer the options, call the core, render the decision.
  */
@@ -11,6 +12,7 @@
 #include "cron.h"
 #include "json.h"
 #include "options.h"
+#include "plugin.h"
 #include "replay.h"
 
 struct replay_job {
@@ -26,6 +28,7 @@ struct replay {
     struct json_sample js;
     struct core_decision d;
     struct core_hooks hooks;
+    struct plugin_set *policies; /* NULL: native hooks only */
 };
 
 struct replay *replay_new(const struct opt_job *defaults, bool roundtrip)
@@ -41,10 +44,17 @@ struct replay *replay_new(const struct opt_job *defaults, bool roundtrip)
     return r;
 }
 
+void replay_set_policies(struct replay *r, struct plugin_set *set)
+{
+    plugin_set_unref(r->policies);
+    r->policies = set ? plugin_set_ref(set) : NULL;
+}
+
 void replay_free(struct replay *r)
 {
     if (!r)
         return;
+    plugin_set_unref(r->policies);
     for (int i = 0; i < r->n; i++) {
         free(r->jobs[i].name);
         core_state_free(r->jobs[i].st);
@@ -148,7 +158,15 @@ int replay_line(struct replay *r, const char *line, int lineno, FILE *out)
         rc = -1;
         goto out;
     }
-    if (core_decide(j->st, &r->js.s, &cfg, &r->hooks, &r->d, err, sizeof err) < 0) {
+    struct plugin_call *pc = NULL;
+    struct core_hooks hooks = r->hooks;
+    if (r->policies) {
+        pc = plugin_call_new(r->policies, job, opts, &cfg, j->st, &r->js.s);
+        plugin_call_hooks(pc, &hooks);
+    }
+    int drc = core_decide(j->st, &r->js.s, &cfg, &hooks, &r->d, err, sizeof err);
+    plugin_call_free(pc);
+    if (drc < 0) {
         const char *colon = strchr(err, ':');
         char field[256] = "";
         if (colon && (size_t)(colon - err) < sizeof field)
@@ -158,7 +176,8 @@ int replay_line(struct replay *r, const char *line, int lineno, FILE *out)
     }
     char hash[17];
     opt_job_hash(opts, hash);
-    json_t *o = json_render_decision(&r->d, job, "native", hash);
+    json_t *o = json_render_decision(
+        &r->d, job, r->policies ? plugin_set_revision(r->policies) : "native", hash);
     char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15));
     fprintf(out, "%s\n", s);
     free(s);
@@ -173,14 +192,17 @@ out:
 static void usage(FILE *f)
 {
     fprintf(f, "usage: governor replay TRACE.jsonl [--config FILE] [--set KEY=VALUE ...] "
-               "[--roundtrip]\n"
+               "[--roundtrip] [--policies DIR]\n"
                "  Feeds each line (a decide request body plus \"job\") through the core and\n"
-               "  prints one decision per line as JSON. '-' reads standard input.\n");
+               "  prints one decision per line as JSON. '-' reads standard input.\n"
+               "  --policies DIR runs the Lua plugins of DIR (exclusion, evaluators,\n"
+               "  executors, alignment modes) as the server would.\n");
 }
 
 int replay_main(int argc, char **argv)
 {
-    const char *trace = NULL;
+    const char *trace = NULL, *policies = NULL;
+    struct plugin_set *set = NULL;
     bool rt = false;
     int code = 0;
     char *err = NULL;
@@ -208,6 +230,8 @@ int replay_main(int argc, char **argv)
             snprintf(key, sizeof key, "%.*s", (int)(eq - kv), kv);
             if (opt_job_set(defaults, OPT_SERVER, key, eq + 1, &err) < 0)
                 goto fail;
+        } else if (strcmp(argv[i], "--policies") == 0 && i + 1 < argc) {
+            policies = argv[++i];
         } else if (strcmp(argv[i], "--roundtrip") == 0) {
             rt = true;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -233,6 +257,13 @@ int replay_main(int argc, char **argv)
         goto out;
     }
     r = replay_new(defaults, rt);
+    if (policies) {
+        struct plugin_limits lim;
+        plugin_limits_from(&lim, &srv);
+        if (plugin_set_load(policies, &lim, &set, &err) < 0)
+            goto fail;
+        replay_set_policies(r, set);
+    }
     int lineno = 0;
     ssize_t n;
     while ((n = getline(&line, &cap, in)) >= 0) {
@@ -252,6 +283,7 @@ out:
     if (in && in != stdin)
         fclose(in);
     replay_free(r);
+    plugin_set_unref(set);
     opt_job_free(defaults);
     opt_server_deinit(&srv);
     return code;

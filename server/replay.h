@@ -4,7 +4,8 @@
  * per line as JSON. Nothing is written anywhere but the output stream. Each job of the
  * trace keeps its own state, exactly as the server would.
  *
- * May call: core, json, options, cron (the native excluded-periods hook), log.
+ * May call: core, json, options, cron (the native excluded-periods hook), plugin (the Lua
+ * hooks of a policies directory, --policies), log.
  */
 #ifndef GOVERNOR_REPLAY_H
 #define GOVERNOR_REPLAY_H
@@ -26,6 +27,11 @@ struct replay;
  */
 struct replay *replay_new(const struct opt_job *defaults, bool roundtrip);
 void replay_free(struct replay *r);
+
+struct plugin_set;
+/* Runs the plugins of set (a reference is taken; NULL: native hooks only) for the
+ * following lines; each decision names set's revision instead of "native". */
+void replay_set_policies(struct replay *r, struct plugin_set *set);
 
 /*
  * Runs one trace line (a request body with "job"). Writes the decision as one JSON line to

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The data-driven case runner: every tests/cases/<case>/ holds trace.jsonl (samples, one
-request body per line plus "job"), an optional `config` (key = value, the server layer) and
+request body per line plus "job"), an optional `config` (key = value, the server layer), an
+optional `policies/` directory (Lua plugins, passed as --policies) and
 expected.jsonl (hand-written: {"line": N, ...} objects, each a subset that decision N must
 match). Each trace is replayed three times through `governor replay`: plainly, again (the
 output must be byte-identical: decisions are deterministic), and with --roundtrip (the job
@@ -50,6 +51,9 @@ def replay(gov, case_dir, *extra):
     cfg = os.path.join(case_dir, "config")
     if os.path.exists(cfg):
         cmd += ["--config", cfg]
+    pol = os.path.join(case_dir, "policies")
+    if os.path.isdir(pol):
+        cmd += ["--policies", pol]
     cmd += list(extra)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     return p.returncode, p.stdout, p.stderr

@@ -1,0 +1,6 @@
+return {
+  kind = "alignment",
+  align = function(a, ctx)
+    error("align boom")
+  end,
+}

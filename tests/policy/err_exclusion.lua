@@ -1,0 +1,6 @@
+return {
+  kind = "exclusion",
+  excluded = function(ctx)
+    error("exclusion boom")
+  end,
+}
