@@ -27,6 +27,7 @@
 #include "jobs.h"
 #include "json.h"
 #include "options.h"
+#include "policies.h"
 
 /* What every handler may use; owned by main (serve), borrowed by handlers. */
 struct api {
@@ -35,7 +36,8 @@ struct api {
     const struct opt_server *srv;   /* server options */
     const struct opt_job *defaults; /* built-in < server (config file) layers */
     bool ready;                     /* database open and loaded (readyz) */
-    const char *policy_revision;    /* "native" until the plugin host exists */
+    const char *policy_revision;    /* stamped when no policy revision is loaded: "native" */
+    struct pol *pol;                /* the active policy revision (NULL: native only) */
     /* scratch reused by decide (one request at a time on the loop) */
     struct json_sample js;
     struct core_decision d;
@@ -100,15 +102,17 @@ void api_committed(struct api *a, struct resp *r, const struct db_write *w);
 
 /* ---------------------------------------------------------------- handlers -- */
 
-int api_decide(const struct req *q, struct resp *r);         /* POST /v1/jobs/{job}/metrics */
-int api_config_put(const struct req *q, struct resp *r);     /* PUT /v1/jobs/{job}/config */
-int api_config_get(const struct req *q, struct resp *r);     /* GET /v1/jobs/{job}/config */
-int api_jobs_list(const struct req *q, struct resp *r);      /* GET /v1/jobs */
-int api_job_delete(const struct req *q, struct resp *r);     /* DELETE /v1/jobs/{job} */
-int api_decisions_list(const struct req *q, struct resp *r); /* GET /v1/jobs/{job}/decisions */
-int api_decision_get(const struct req *q, struct resp *r);   /* GET /v1/decisions/{id} */
-int api_events_list(const struct req *q, struct resp *r);    /* GET /v1/jobs/{job}/events */
-int api_healthz(const struct req *q, struct resp *r);        /* GET /healthz */
-int api_readyz(const struct req *q, struct resp *r);         /* GET /readyz */
+int api_decide(const struct req *q, struct resp *r);          /* POST /v1/jobs/{job}/metrics */
+int api_config_put(const struct req *q, struct resp *r);      /* PUT /v1/jobs/{job}/config */
+int api_config_get(const struct req *q, struct resp *r);      /* GET /v1/jobs/{job}/config */
+int api_jobs_list(const struct req *q, struct resp *r);       /* GET /v1/jobs */
+int api_job_delete(const struct req *q, struct resp *r);      /* DELETE /v1/jobs/{job} */
+int api_decisions_list(const struct req *q, struct resp *r);  /* GET /v1/jobs/{job}/decisions */
+int api_decision_get(const struct req *q, struct resp *r);    /* GET /v1/decisions/{id} */
+int api_events_list(const struct req *q, struct resp *r);     /* GET /v1/jobs/{job}/events */
+int api_healthz(const struct req *q, struct resp *r);         /* GET /healthz */
+int api_readyz(const struct req *q, struct resp *r);          /* GET /readyz */
+int api_policies_get(const struct req *q, struct resp *r);    /* GET /v1/policies */
+int api_policies_reload(const struct req *q, struct resp *r); /* POST /v1/policies/reload */
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "api.h"
 #include "cron.h"
+#include "plugin.h"
 #include "statebin.h"
 #include "log.h"
 #include "xmem.h"
@@ -89,6 +90,21 @@ static void fill_write(struct db_write *w, const struct core_decision *d, json_t
     }
 }
 
+/* The hook calls of the decision, for the plugin_calls table. */
+static void fill_plugin_calls(struct db_write *w, const struct plugin_call *c)
+{
+    w->n_p = plugin_call_n_records(c);
+    w->p = xcalloc((size_t)(w->n_p ? w->n_p : 1), sizeof *w->p);
+    for (int i = 0; i < w->n_p; i++) {
+        const struct plugin_record *pr = plugin_call_record(c, i);
+        w->p[i].plugin = xstrdup(pr->plugin);
+        w->p[i].hook = xstrdup(pr->hook);
+        w->p[i].outcome = xstrdup(pr->outcome);
+        w->p[i].error = pr->error ? xstrdup(pr->error) : NULL;
+        w->p[i].duration_us = pr->duration_us;
+    }
+}
+
 int api_decide(const struct req *q, struct resp *r)
 {
     struct api *a = q->api;
@@ -101,6 +117,9 @@ int api_decide(const struct req *q, struct resp *r)
     struct json_err je;
     json_error_t jerr;
     struct core_config cfg;
+    struct plugin_set *set = NULL;
+    struct plugin_call *call = NULL;
+    const char *revision = a->policy_revision;
 
     if (!api_job_id_ok(q->job)) {
         api_error(r, 400, NULL, "job", "job id must match [A-Za-z0-9._:-]{1,128}");
@@ -141,7 +160,15 @@ int api_decide(const struct req *q, struct resp *r)
         created = true;
     }
     cerr[0] = '\0';
-    if (core_decide(e->state, &a->js.s, &cfg, &native_hooks, &a->d, cerr, sizeof cerr) < 0) {
+    /* The decision runs on the revision active now, whatever a reload swaps in meanwhile. */
+    set = pol_acquire(a->pol);
+    struct core_hooks hooks = native_hooks;
+    if (set) {
+        call = plugin_call_new(set, q->job, opts, &cfg, e->state, &a->js.s);
+        plugin_call_hooks(call, &hooks);
+    }
+    revision = set ? plugin_set_revision(set) : a->policy_revision;
+    if (core_decide(e->state, &a->js.s, &cfg, &hooks, &a->d, cerr, sizeof cerr) < 0) {
         error_field(cerr, field, sizeof field);
         api_error(r, 400, NULL, field, "%s", cerr);
         goto out;
@@ -152,7 +179,7 @@ int api_decide(const struct req *q, struct resp *r)
     created = false; /* the entry now holds state: keep it */
 
     opt_job_hash(opts, hash);
-    out = json_render_decision(&a->d, q->job, a->policy_revision, hash);
+    out = json_render_decision(&a->d, q->job, revision, hash);
     warn = json_array();
     for (int i = 0; i < opt_job_n_warnings(opts); i++)
         json_array_append_new(warn, json_string(opt_job_warning(opts, i)));
@@ -177,12 +204,17 @@ int api_decide(const struct req *q, struct resp *r)
     /* Printed once: stored as is, and sent with decision_id added (api_committed). */
     w->decision_json = dump(out);
     w->last_at = e->last_at;
-    w->policy_revision = xstrdup(a->policy_revision);
+    w->policy_revision = xstrdup(revision);
+    if (call)
+        fill_plugin_calls(w, call);
     w->config_hash = xstrdup(hash);
     r->status = 200;
     r->content_type = "application/json";
     r->write = w;
 out:
+    plugin_call_free(call);
+    if (set)
+        plugin_set_unref(set);
     if (created)
         jobs_remove(a->jobs, q->job);
     free(err);

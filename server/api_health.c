@@ -1,6 +1,7 @@
 /*
  * api_health.c - GET /healthz (the process answers) and GET /readyz (the database is open
- * and the jobs are loaded; 503 otherwise). Both are open without a token.
+ * and the jobs and policies are loaded; 503 otherwise; a failed reload keeps the server
+ * ready on its previous revision). Both are open without a token.
  */
 #include "api.h"
 
@@ -16,7 +17,15 @@ int api_readyz(const struct req *q, struct resp *r)
 {
     if (!q->api->ready || !q->api->db)
         return api_error(r, 503, NULL, NULL, "not ready: the database is not open");
+    if (!q->api->pol)
+        return api_error(r, 503, NULL, NULL, "not ready: the policies are not loaded");
     r->status = 200;
-    r->json = json_pack("{s:s,s:i}", "status", "ready", "jobs", jobs_count(q->api->jobs));
+    r->json = pol_describe(q->api->pol);
+    json_t *last = json_object_get(r->json, "last_reload");
+    json_t *out =
+        json_pack("{s:s, s:i, s:O, s:O}", "status", "ready", "jobs", jobs_count(q->api->jobs),
+                  "policy_revision", json_object_get(r->json, "revision"), "last_reload", last);
+    json_decref(r->json);
+    r->json = out;
     return 0;
 }

@@ -18,6 +18,9 @@ void cli_usage(FILE *out)
           "             [--<server option> VALUE ...]\n"
           "  replay     feed a JSONL trace of samples through the core and print each decision:\n"
           "             governor replay TRACE.jsonl [--config FILE] [--set KEY=VALUE ...]\n"
+          "             [--policies DIR] [--roundtrip]\n"
+          "  test       run the policy tests (*_test.lua, *.test) of a directory in the\n"
+          "             plugin sandbox: governor test [DIR] (default ./policies)\n"
           "  options    print the options table (job and server options)\n"
           "  --help     this text\n"
           "  --version  the version\n"
@@ -88,6 +91,10 @@ int cli_parse(int argc, char **argv, struct cli *c, char **errp)
     }
     if (strcmp(cmd, "replay") == 0) {
         c->cmd = CLI_REPLAY; /* replay_main parses the rest */
+        return 0;
+    }
+    if (strcmp(cmd, "test") == 0) {
+        c->cmd = CLI_TEST; /* plugin_test_main parses the rest */
         return 0;
     }
     if (strcmp(cmd, "serve") != 0) {

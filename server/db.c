@@ -184,6 +184,15 @@ void db_write_free(struct db_write *w)
         free(w->e[i].message);
     }
     free(w->e);
+    for (int i = 0; i < w->n_p; i++) {
+        free(w->p[i].plugin);
+        free(w->p[i].hook);
+        free(w->p[i].outcome);
+        free(w->p[i].error);
+    }
+    free(w->p);
+    free(w->revision);
+    free(w->files_json);
     free(w->job);
     free(w->job_config_json);
     free(w->state_bin);
@@ -262,6 +271,52 @@ static const char SQL_EVENT[] =
     "INSERT INTO events (job, decision_id, at, type, reason, message, count, suppressed) "
     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
 
+static const char SQL_PLUGIN_CALL[] =
+    "INSERT INTO plugin_calls (decision_id, plugin, hook, outcome, duration_us, error) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+static const char SQL_REVISION[] =
+    "INSERT OR IGNORE INTO policy_revisions (revision, loaded_at, files_json) VALUES (?1, ?2, ?3)";
+
+/* The events rows of w, for its decision (decision_id 0: none). */
+static int insert_events(struct db *db, struct db_write *w, int64_t decision_id, char **errp)
+{
+    for (int i = 0; i < w->n_e; i++) {
+        const struct db_erow *e = &w->e[i];
+        sqlite3_stmt *st = stmt(db, SQL_EVENT, errp);
+        if (!st)
+            return -1;
+        bind_text(st, 1, w->job);
+        if (decision_id)
+            sqlite3_bind_int64(st, 2, decision_id);
+        else
+            sqlite3_bind_null(st, 2);
+        sqlite3_bind_int64(st, 3, w->at);
+        bind_text(st, 4, e->type);
+        bind_text(st, 5, e->reason);
+        bind_text(st, 6, e->message);
+        sqlite3_bind_int(st, 7, e->count);
+        sqlite3_bind_int(st, 8, e->suppressed);
+        if (run(db, st, "insert event", errp) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int apply_policy(struct db *db, struct db_write *w, char **errp)
+{
+    if (w->revision) {
+        sqlite3_stmt *st = stmt(db, SQL_REVISION, errp);
+        if (!st)
+            return -1;
+        bind_text(st, 1, w->revision);
+        sqlite3_bind_int64(st, 2, w->loaded_at);
+        bind_text(st, 3, w->files_json ? w->files_json : "{}");
+        if (run(db, st, "insert policy revision", errp) < 0)
+            return -1;
+    }
+    return insert_events(db, w, 0, errp);
+}
+
 static int apply_decision(struct db *db, struct db_write *w, char **errp)
 {
     sqlite3_stmt *st;
@@ -300,19 +355,19 @@ static int apply_decision(struct db *db, struct db_write *w, char **errp)
         if (run(db, st, "insert vertex_decisions", errp) < 0)
             return -1;
     }
-    if (!(st = stmt(db, SQL_EVENT, errp)))
+    if (insert_events(db, w, w->decision_id, errp) < 0)
         return -1;
-    for (int i = 0; i < w->n_e; i++) {
-        const struct db_erow *e = &w->e[i];
-        bind_text(st, 1, w->job);
-        sqlite3_bind_int64(st, 2, w->decision_id);
-        sqlite3_bind_int64(st, 3, w->at);
-        bind_text(st, 4, e->type);
-        bind_text(st, 5, e->reason);
-        bind_text(st, 6, e->message);
-        sqlite3_bind_int(st, 7, e->count);
-        sqlite3_bind_int(st, 8, e->suppressed);
-        if (run(db, st, "insert event", errp) < 0)
+    for (int i = 0; i < w->n_p; i++) {
+        const struct db_prow *p = &w->p[i];
+        if (!(st = stmt(db, SQL_PLUGIN_CALL, errp)))
+            return -1;
+        sqlite3_bind_int64(st, 1, w->decision_id);
+        bind_text(st, 2, p->plugin);
+        bind_text(st, 3, p->hook);
+        bind_text(st, 4, p->outcome);
+        sqlite3_bind_int64(st, 5, p->duration_us);
+        bind_text(st, 6, p->error);
+        if (run(db, st, "insert plugin call", errp) < 0)
             return -1;
     }
     if (!(st = stmt(db, SQL_JOB_STATE, errp)))
@@ -370,6 +425,8 @@ int db_write_apply(struct db *db, struct db_write *w, char **errp)
         return apply_config(db, w, w->job_config_json ? w->job_config_json : "{}", errp);
     case DB_W_JOB_DELETE:
         return apply_config(db, w, NULL, errp);
+    case DB_W_POLICY:
+        return apply_policy(db, w, errp);
     }
     *errp = fmt("unknown write kind %d", (int)w->kind);
     return -1;

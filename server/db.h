@@ -40,7 +40,7 @@ int db_user_version(struct db *db);
 
 /* ---------------------------------------------------------------- writes -- */
 
-enum db_write_kind { DB_W_DECISION, DB_W_JOB_CONFIG, DB_W_JOB_DELETE };
+enum db_write_kind { DB_W_DECISION, DB_W_JOB_CONFIG, DB_W_JOB_DELETE, DB_W_POLICY };
 
 /* One vertex_decisions row (strings owned by the row). */
 struct db_vrow {
@@ -53,6 +53,12 @@ struct db_erow {
     char *type, *reason, *message;
     int count;
     bool suppressed;
+};
+
+/* One plugin_calls row (strings owned by the row; error may be NULL). */
+struct db_prow {
+    char *plugin, *hook, *outcome, *error;
+    int64_t duration_us;
 };
 
 /*
@@ -74,9 +80,14 @@ struct db_write {
     char *action, *reason, *message;
     bool execute;
     char *input_json, *config_json, *decision_json, *policy_revision, *config_hash;
-    int n_v, n_e;
+    int n_v, n_e, n_p;
     struct db_vrow *v;
-    struct db_erow *e;
+    struct db_erow *e; /* also DB_W_POLICY: a reload's event (job "", no decision) */
+    struct db_prow *p;
+    /* DB_W_POLICY: a revision that became active (revision NULL: a failed reload, only the
+     * event is written) */
+    char *revision, *files_json;
+    int64_t loaded_at;
     /* out: the new decisions.id (DECISION), set by db_write_apply */
     int64_t decision_id;
     /* writer bookkeeping */

@@ -55,6 +55,8 @@ static const struct route routes[] = {
     {"GET", "/v1/jobs/{job}/decisions", api_decisions_list, false},
     {"GET", "/v1/jobs/{job}/events", api_events_list, false},
     {"GET", "/v1/decisions/{id}", api_decision_get, false},
+    {"GET", "/v1/policies", api_policies_get, false},
+    {"POST", "/v1/policies/reload", api_policies_reload, false},
     {"GET", "/healthz", api_healthz, true},
     {"GET", "/readyz", api_readyz, true},
 };
@@ -498,7 +500,8 @@ static void request_cb(struct evhttp_request *ev, void *arg)
                   blen, h->srv->max_body_bytes);
         goto send;
     }
-    if ((strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0) &&
+    /* A body must be JSON; a POST without one (reload) needs no Content-Type. */
+    if ((strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0) && blen > 0 &&
         !is_json(evhttp_find_header(ih, "Content-Type"))) {
         api_error(&r, 415, NULL, NULL, "Content-Type must be application/json");
         goto send;

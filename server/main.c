@@ -18,11 +18,14 @@
 #include "http.h"
 #include "jobs.h"
 #include "log.h"
+#include "plugin.h"
+#include "policies.h"
 #include "replay.h"
 #include "writer.h"
 
 struct serve {
     struct event_base *base;
+    struct db *db; /* the loop's connection */
     struct http *http;
     struct writer *wr;
     struct event *drain;
@@ -52,13 +55,73 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
     event_add(s->drain, &tv);
 }
 
+/* A stored policy change has been committed (or not): only the log needs to know. */
+static void policy_stored_cb(struct db_write *w, void *ud)
+{
+    (void)ud;
+    if (!w->ok)
+        log_msg(LOG_ERROR, "main", "cannot store a policy revision", "revision=%s",
+                w->revision ? w->revision : "-");
+    db_write_free(w);
+}
+
+/* A revision became active, or a reload failed: the policy_revisions table and an event. */
+static void policy_changed(void *ud, const struct pol_outcome *o)
+{
+    struct serve *s = ud;
+    struct db_write *w = db_write_new(DB_W_POLICY, "");
+    w->at = w->now = o->loaded_at;
+    w->revision = o->revision ? strdup(o->revision) : NULL;
+    w->files_json = o->files_json ? strdup(o->files_json) : NULL;
+    w->loaded_at = o->loaded_at;
+    w->n_e = 1;
+    w->e = calloc(1, sizeof *w->e);
+    if (!w->e)
+        abort();
+    char msg[1200];
+    if (o->error)
+        snprintf(msg, sizeof msg, "policy reload (%s) failed, the previous revision stays: %s",
+                 o->trigger, o->error);
+    else
+        snprintf(msg, sizeof msg, "policy revision %s active (%s)", o->revision, o->trigger);
+    w->e[0].type = strdup(o->error ? "Warning" : "Normal");
+    w->e[0].reason = strdup(o->error ? "PolicyReloadFailed" : "PolicyReloaded");
+    w->e[0].message = strdup(msg);
+    w->e[0].count = 1;
+    if (strcmp(o->trigger, "start") == 0 && s->db) {
+        /* At start, before anything is served: stored at once, so that the database is
+         * settled when the first request arrives. */
+        char *err = NULL;
+        if (db_begin(s->db, &err) < 0 || db_write_apply(s->db, w, &err) < 0 ||
+            db_commit(s->db, &err) < 0) {
+            db_rollback(s->db);
+            log_msg(LOG_ERROR, "main", "cannot store the policy revision", "error=\"%s\"",
+                    err ? err : "");
+        }
+        free(err);
+        db_write_free(w);
+        return;
+    }
+    writer_submit(s->wr, w, policy_stored_cb, NULL);
+}
+
+static void sighup_cb(evutil_socket_t sig, short what, void *arg)
+{
+    struct api *api = arg;
+    char *err = NULL;
+    (void)sig;
+    (void)what;
+    pol_reload(api->pol, "signal", &err);
+    free(err);
+}
+
 static int serve(struct cli *c)
 {
     struct serve s = {0};
     struct api api = {0};
     struct db *db = NULL;
     struct jobs *jobs = NULL;
-    struct event *sigterm = NULL, *sigint = NULL;
+    struct event *sigterm = NULL, *sigint = NULL, *sighup = NULL;
     char *err = NULL;
     int rc = 1;
 
@@ -78,6 +141,11 @@ static int serve(struct cli *c)
         goto out;
     if (!(s.wr = writer_new(s.base, c->srv.db, c->srv.synchronous, c->srv.max_batch, &err)))
         goto out;
+    struct plugin_limits lim;
+    plugin_limits_from(&lim, &c->srv);
+    s.db = db;
+    if (!(api.pol = pol_new(c->srv.policies, &lim, s.base, policy_changed, &s, &err)))
+        goto out;
     api.db = db;
     api.jobs = jobs;
     api.srv = &c->srv;
@@ -89,8 +157,10 @@ static int serve(struct cli *c)
     s.drain = event_new(s.base, -1, EV_PERSIST, drain_cb, &s);
     sigterm = evsignal_new(s.base, SIGTERM, signal_cb, &s);
     sigint = evsignal_new(s.base, SIGINT, signal_cb, &s);
+    sighup = evsignal_new(s.base, SIGHUP, sighup_cb, &api);
     event_add(sigterm, NULL);
     event_add(sigint, NULL);
+    event_add(sighup, NULL);
     log_msg(LOG_INFO, "main", "started", "db=%s jobs=%d synchronous=%s max_batch=%d", c->srv.db,
             jobs_count(jobs), c->srv.synchronous, c->srv.max_batch);
     event_base_dispatch(s.base);
@@ -110,6 +180,8 @@ out:
                 (unsigned long long)st.max_group);
     }
     http_free(s.http);
+    if (sighup)
+        event_free(sighup);
     if (sigint)
         event_free(sigint);
     if (sigterm)
@@ -118,6 +190,7 @@ out:
         event_free(s.drain);
     if (api.srv)
         api_deinit(&api);
+    pol_free(api.pol);
     jobs_free(jobs);
     db_close(db);
     if (s.base)
@@ -152,6 +225,9 @@ int main(int argc, char **argv)
         break;
     case CLI_REPLAY:
         rc = replay_main(argc - 1, argv + 1);
+        break;
+    case CLI_TEST:
+        rc = plugin_test_main(argc - 1, argv + 1);
         break;
     }
     cli_deinit(&c);

@@ -50,6 +50,9 @@ struct plugin_call {
     const char **exec_sorted;
     int ref_config; /* LUA_NOREF until first built */
     int ref_job;
+    /* every hook call of this decision, for the plugin_calls table */
+    int n_rec, cap_rec;
+    struct plugin_record *rec;
 };
 
 /* ------------------------------------------------------------- helpers -- */
@@ -1098,6 +1101,24 @@ static int hook_tramp(lua_State *L)
     return 0;
 }
 
+/* Appends a record of one hook call to c (strings copied). */
+static void record(struct plugin_call *c, const char *plugin, enum plugin_kind kind,
+                   const char *outcome, int64_t duration_us, const char *error)
+{
+    if (c->n_rec == c->cap_rec) {
+        c->cap_rec = c->cap_rec ? c->cap_rec * 2 : 8;
+        c->rec = realloc(c->rec, (size_t)c->cap_rec * sizeof *c->rec);
+        if (!c->rec)
+            abort();
+    }
+    struct plugin_record *r = &c->rec[c->n_rec++];
+    r->plugin = xstrdup(plugin);
+    r->hook = hook_names[kind];
+    r->outcome = outcome;
+    r->duration_us = duration_us;
+    r->error = error && *error ? xstrdup(error) : NULL;
+}
+
 /* Finds the plugin an instance name selects (its `.class` parameter, else itself). */
 struct class_find {
     char cls[128];
@@ -1110,7 +1131,7 @@ static void class_cb(void *ud, const char *param, const char *value)
         copy_str(f->cls, sizeof f->cls, value);
 }
 
-static int resolve(const struct plugin_call *c, enum plugin_kind kind, const char *inst, char *err,
+static int resolve(struct plugin_call *c, enum plugin_kind kind, const char *inst, char *err,
                    size_t err_len)
 {
     struct class_find f;
@@ -1124,11 +1145,13 @@ static int resolve(const struct plugin_call *c, enum plugin_kind kind, const cha
     if (idx < 0) {
         snprintf(err, err_len, "no plugin named \"%s\" in policy revision %s", f.cls,
                  c->set->revision);
+        record(c, f.cls, kind, "error", 0, err);
         return -1;
     }
     if (c->set->p[idx].kind != kind) {
         snprintf(err, err_len, "plugin \"%s\" is an %s, not an %s", f.cls,
                  kind_names[c->set->p[idx].kind], kind_names[kind]);
+        record(c, f.cls, kind, "error", 0, err);
         return -1;
     }
     return idx;
@@ -1137,11 +1160,18 @@ static int resolve(const struct plugin_call *c, enum plugin_kind kind, const cha
 static int run_hook(struct hook_job *h, char *err, size_t err_len)
 {
     struct plugin_set *s = h->c->set;
+    int64_t t0 = plugin__now_ns();
     pthread_mutex_lock(&s->mu);
     s->cur_call = h->c;
     int rc = run_call(s, h->idx, s->p[h->idx].name, hook_tramp, h, err, err_len);
     s->cur_call = NULL;
     pthread_mutex_unlock(&s->mu);
+    const char *outcome = rc < 0                                                       ? "error"
+                          : h->kind == PLUGIN_EXECUTOR && h->veto && *h->veto          ? "veto"
+                          : h->kind == PLUGIN_EXCLUSION && h->excluded && *h->excluded ? "excluded"
+                                                                                       : "ok";
+    record(h->c, s->p[h->idx].name, h->kind, outcome, (plugin__now_ns() - t0) / 1000,
+           rc < 0 ? err : NULL);
     return rc;
 }
 
@@ -1287,8 +1317,23 @@ void plugin_call_free(struct plugin_call *c)
         luaL_unref(c->set->L, LUA_REGISTRYINDEX, c->ref_job);
         pthread_mutex_unlock(&c->set->mu);
     }
+    for (int i = 0; i < c->n_rec; i++) {
+        free((char *)c->rec[i].plugin);
+        free((char *)c->rec[i].error);
+    }
+    free(c->rec);
     free(c->exec_sorted);
     free(c);
+}
+
+int plugin_call_n_records(const struct plugin_call *c)
+{
+    return c->n_rec;
+}
+
+const struct plugin_record *plugin_call_record(const struct plugin_call *c, int i)
+{
+    return &c->rec[i];
 }
 
 void plugin_call_hooks(struct plugin_call *c, struct core_hooks *h)

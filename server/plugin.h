@@ -142,6 +142,19 @@ void plugin_call_free(struct plugin_call *c);
  */
 void plugin_call_hooks(struct plugin_call *c, struct core_hooks *h);
 
+/* One hook call of a decision, for the plugin_calls table (DESIGN 6). */
+struct plugin_record {
+    const char *plugin;  /* the plugin's name (or the instance a missing plugin was named by) */
+    const char *hook;    /* "excluded" | "evaluate" | "execute" | "align" */
+    const char *outcome; /* "ok" | "error" | "veto" | "excluded" */
+    int64_t duration_us;
+    const char *error; /* NULL unless outcome is "error" */
+};
+
+/* The hook calls c has made so far, in call order; borrowed, valid until plugin_call_free. */
+int plugin_call_n_records(const struct plugin_call *c);
+const struct plugin_record *plugin_call_record(const struct plugin_call *c, int i);
+
 /* ------------------------------------------------------------ direct calls -- */
 
 /*
