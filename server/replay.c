@@ -12,6 +12,7 @@
 #include "json.h"
 #include "options.h"
 #include "replay.h"
+#include "replay_db.h"
 
 struct replay_job {
     char *name;
@@ -175,7 +176,9 @@ static void usage(FILE *f)
     fprintf(f, "usage: governor replay TRACE.jsonl [--config FILE] [--set KEY=VALUE ...] "
                "[--roundtrip]\n"
                "  Feeds each line (a decide request body plus \"job\") through the core and\n"
-               "  prints one decision per line as JSON. '-' reads standard input.\n");
+               "  prints one decision per line as JSON. '-' reads standard input.\n"
+               "       governor replay --db FILE --job ID ... (replay against history;\n"
+               "  governor replay --db FILE --help)\n");
 }
 
 int replay_main(int argc, char **argv)
@@ -191,6 +194,13 @@ int replay_main(int argc, char **argv)
     FILE *in = NULL;
     char *line = NULL;
     size_t cap = 0;
+
+    /* Replay against a database's history: its own flags (replay_db.h). */
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--db") == 0) {
+            code = replay_db_main(argc, argv, NULL, NULL);
+            goto out;
+        }
 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
