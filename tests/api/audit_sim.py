@@ -8,10 +8,10 @@ answers:
     python3 tests/api/audit_sim.py --port 8080 [--steps 1000] [--trace trace.jsonl]
 
 Jobs (one sample a minute from 2025-11-29T10:00:00Z):
-  orders    src (32 partitions) -> agg (HASH); 1,000-11,000 rec/s; every step. At step 500 its
+  orders    src (32 partitions) -> op (HASH); 1,000-11,000 rec/s; every step. At step 500 its
             stored config is changed (utilization target 0.6).
-  clicks    src -> keyed (HASH) with ~30% of the records on one key: KEY_PARALLELISM_LIMIT.
-  payments  src -> agg with max_parallelism 4: LIMIT_REACHED at peak. Deleted (DELETE
+  clicks    src -> op (HASH) with 30% of the records on one key: KEY_PARALLELISM_LIMIT at peak.
+  payments  src -> op with max_parallelism 4: LIMIT_REACHED at peak. Deleted (DELETE
             /v1/jobs/payments) and configured again at step 600.
 clicks and payments post every second step. Python 3 stdlib only.
 """
@@ -94,8 +94,8 @@ class Job:
 
 def jobs():
     return [Job("orders", 6000, 5000, 2500, 1200, 2, 6, partitions=32),
-            Job("clicks", 20000, 5000, 5000, 800, 8, 24, hot=0.3, phase=1.0),
-            Job("payments", 3000, 2000, 2000, 500, 2, 4, op_maxp=4, phase=2.0)]
+            Job("clicks", 2000, 600, 1000, 800, 2, 4, hot=0.3, phase=1.0),
+            Job("payments", 1500, 700, 2000, 500, 2, 3, op_maxp=4, phase=2.0)]
 
 
 def request(conn, method, path, body=None):
