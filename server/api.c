@@ -33,6 +33,8 @@ void resp_deinit(struct resp *r)
     json_decref(r->json);
     free(r->text);
     db_write_free(r->write);
+    if (r->async_ud && r->async_free)
+        r->async_free(r->async_ud);
     memset(r, 0, sizeof *r);
 }
 

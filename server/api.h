@@ -9,8 +9,13 @@
  * Every handler returns 0; errors are replies (the DESIGN 3 envelope, api_error). A bad
  * request changes no state and stores nothing.
  *
+ * A handler whose work must not run on the loop (POST /v1/sql, POST /v1/replay) fills
+ * resp->async_start instead: http.c calls it after the handler returns, the work runs on
+ * another thread, and its done callback delivers the reply later (see struct resp).
+ *
  * Files: api.c (errors, ids, query parameters, commit completion), api_decide.c,
- * api_jobs.c (jobs, config), api_history.c (decisions, events), api_health.c.
+ * api_jobs.c (jobs, config), api_history.c (decisions, events), api_health.c,
+ * api_sql.c (POST /v1/sql), api_replay.c (POST /v1/replay).
  *
  * May call: core, options, json, jobs, db (reads on the loop's connection), jansson, log.
  */
@@ -29,6 +34,8 @@
 #include "options.h"
 #include "policies.h"
 
+struct sql_engine;
+
 /* What every handler may use; owned by main (serve), borrowed by handlers. */
 struct api {
     struct db *db;                  /* the loop's connection (reads) */
@@ -38,6 +45,7 @@ struct api {
     bool ready;                     /* database open and loaded (readyz) */
     const char *policy_revision;    /* stamped when no policy revision is loaded: "native" */
     struct pol *pol;                /* the active policy revision (NULL: native only) */
+    struct sql_engine *sql;         /* POST /v1/sql (NULL: 503) */
     /* scratch reused by decide (one request at a time on the loop) */
     struct json_sample js;
     struct core_decision d;
@@ -66,6 +74,12 @@ struct req {
     int64_t now_ms; /* the server clock when the request arrived */
 };
 
+/*
+ * Completes an asynchronous reply: status and body (new, stolen; the error envelope when
+ * status is not 200). Called exactly once, on any thread. Same shape as sql_done_cb.
+ */
+typedef void (*api_async_done)(void *tok, int status, json_t *body);
+
 /* One reply. The caller zeroes it; resp_deinit releases what the handler hung on it. */
 struct resp {
     int status;
@@ -73,6 +87,15 @@ struct resp {
     char *text;   /* a text body (new) when json is NULL */
     const char *content_type;
     struct db_write *write; /* commit this unit before replying (steals) */
+    /*
+     * Asynchronous reply: async_start(async_ud, done, tok) starts the work off the loop and
+     * steals async_ud (whatever it returns); done(tok, ...) is then called once, later, from
+     * any thread. -1: the work was refused (busy or stopping): done is never called and the
+     * caller answers 503. async_free releases async_ud when the reply is never started.
+     */
+    int (*async_start)(void *ud, api_async_done done, void *tok);
+    void (*async_free)(void *ud);
+    void *async_ud;
 };
 
 void resp_deinit(struct resp *r);
@@ -114,5 +137,7 @@ int api_healthz(const struct req *q, struct resp *r);         /* GET /healthz */
 int api_readyz(const struct req *q, struct resp *r);          /* GET /readyz */
 int api_policies_get(const struct req *q, struct resp *r);    /* GET /v1/policies */
 int api_policies_reload(const struct req *q, struct resp *r); /* POST /v1/policies/reload */
+int api_sql(const struct req *q, struct resp *r);             /* POST /v1/sql */
+int api_replay(const struct req *q, struct resp *r);          /* POST /v1/replay */
 
 #endif

@@ -411,6 +411,85 @@ static int apply_config(struct db *db, struct db_write *w, const char *layer, ch
     return run(db, st, "insert config_changes", errp);
 }
 
+/*
+ * Retention: ids grow with commit order and created_at is the server clock at the request,
+ * so the old rows are a prefix of the table by id. A batch takes the first `batch` rows by
+ * id and deletes the leading run of those older than the cutoff: a few hundred index reads,
+ * never a scan of the table (a clock step back only delays a deletion).
+ */
+static const char SQL_RET_DECISIONS[] = "SELECT id, created_at FROM decisions ORDER BY id LIMIT ?1";
+static const char SQL_RET_VERTEX[] = "DELETE FROM vertex_decisions WHERE decision_id <= ?1";
+static const char SQL_RET_EVENTS[] = "DELETE FROM events WHERE decision_id <= ?1";
+static const char SQL_RET_EVENTS_LOOSE[] =
+    "DELETE FROM events WHERE decision_id IS NULL AND at < ?1";
+static const char SQL_RET_PLUGIN[] = "DELETE FROM plugin_calls WHERE decision_id <= ?1";
+static const char SQL_RET_DECISION[] = "DELETE FROM decisions WHERE id <= ?1";
+static const char SQL_RET_CHANGES[] = "SELECT id, at FROM config_changes ORDER BY id LIMIT ?1";
+static const char SQL_RET_CHANGE[] = "DELETE FROM config_changes WHERE id <= ?1";
+
+/* The last id of the leading run of rows (id, time) with time < cutoff; *n their count. */
+static int old_prefix(struct db *db, const char *sql, struct db_write *w, int64_t *last, int *n,
+                      char **errp)
+{
+    sqlite3_stmt *st = stmt(db, sql, errp);
+    int rc;
+    *last = INT64_MIN;
+    *n = 0;
+    if (!st)
+        return -1;
+    sqlite3_bind_int(st, 1, w->batch);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (sqlite3_column_int64(st, 1) >= w->cutoff)
+            break;
+        *last = sqlite3_column_int64(st, 0);
+        (*n)++;
+    }
+    int bad = rc != SQLITE_ROW && rc != SQLITE_DONE;
+    sqlite3_reset(st);
+    if (bad) {
+        *errp = dberr(db, "retention");
+        return -1;
+    }
+    return 0;
+}
+
+static int delete_upto(struct db *db, const char *sql, int64_t id, char **errp)
+{
+    sqlite3_stmt *st = stmt(db, sql, errp);
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, id);
+    return run(db, st, "retention delete", errp);
+}
+
+static int apply_retention(struct db *db, struct db_write *w, char **errp)
+{
+    int64_t last;
+    int n, m;
+    w->deleted = 0;
+    w->more = false;
+    if (w->batch <= 0)
+        w->batch = 500;
+    if (old_prefix(db, SQL_RET_DECISIONS, w, &last, &n, errp) < 0)
+        return -1;
+    if (n > 0) {
+        if (delete_upto(db, SQL_RET_VERTEX, last, errp) < 0 ||
+            delete_upto(db, SQL_RET_EVENTS, last, errp) < 0 ||
+            delete_upto(db, SQL_RET_PLUGIN, last, errp) < 0 ||
+            delete_upto(db, SQL_RET_DECISION, last, errp) < 0)
+            return -1;
+    }
+    if (delete_upto(db, SQL_RET_EVENTS_LOOSE, w->cutoff, errp) < 0)
+        return -1;
+    if (old_prefix(db, SQL_RET_CHANGES, w, &last, &m, errp) < 0)
+        return -1;
+    if (m > 0 && delete_upto(db, SQL_RET_CHANGE, last, errp) < 0)
+        return -1;
+    w->deleted = n + m;
+    w->more = n == w->batch || m == w->batch;
+    return 0;
+}
+
 int db_write_apply(struct db *db, struct db_write *w, char **errp)
 {
     if (fail_writes > 0) {
@@ -427,6 +506,8 @@ int db_write_apply(struct db *db, struct db_write *w, char **errp)
         return apply_config(db, w, NULL, errp);
     case DB_W_POLICY:
         return apply_policy(db, w, errp);
+    case DB_W_RETENTION:
+        return apply_retention(db, w, errp);
     }
     *errp = fmt("unknown write kind %d", (int)w->kind);
     return -1;

@@ -40,7 +40,8 @@ int db_user_version(struct db *db);
 
 /* ---------------------------------------------------------------- writes -- */
 
-enum db_write_kind { DB_W_DECISION, DB_W_JOB_CONFIG, DB_W_JOB_DELETE, DB_W_POLICY };
+/* DB_W_RETENTION: one batch of audit-retention deletes (retention.h). */
+enum db_write_kind { DB_W_DECISION, DB_W_JOB_CONFIG, DB_W_JOB_DELETE, DB_W_POLICY, DB_W_RETENTION };
 
 /* One vertex_decisions row (strings owned by the row). */
 struct db_vrow {
@@ -88,6 +89,14 @@ struct db_write {
      * event is written) */
     char *revision, *files_json;
     int64_t loaded_at;
+    /* DB_W_RETENTION: delete at most `batch` of the oldest decisions (with their vertex rows,
+     * events and plugin calls) and config changes whose server-clock time is < cutoff */
+    int64_t cutoff;
+    int batch;
+    /* out (RETENTION): rows deleted from decisions + config_changes; more: a full batch was
+     * deleted, so older rows may remain */
+    int64_t deleted;
+    bool more;
     /* out: the new decisions.id (DECISION), set by db_write_apply */
     int64_t decision_id;
     /* writer bookkeeping */

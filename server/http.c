@@ -57,6 +57,8 @@ static const struct route routes[] = {
     {"GET", "/v1/decisions/{id}", api_decision_get, false},
     {"GET", "/v1/policies", api_policies_get, false},
     {"POST", "/v1/policies/reload", api_policies_reload, false},
+    {"POST", "/v1/sql", api_sql, false},
+    {"POST", "/v1/replay", api_replay, false},
     {"GET", "/healthz", api_healthz, true},
     {"GET", "/readyz", api_readyz, true},
 };
@@ -84,11 +86,14 @@ struct http {
     struct conn *conns;
 };
 
-/* A reply waiting for its commit. */
+/* A reply waiting for its commit, or for the work of an asynchronous handler. */
 struct pending {
     struct http *h;
     struct evhttp_request *ev;
     struct resp resp;
+    struct event *async_ev; /* asynchronous: activated by async_done from any thread */
+    int async_status;
+    json_t *async_body;
     struct timespec t0;
     char method[8];
     char *path;
@@ -425,6 +430,34 @@ static void committed_cb(struct db_write *w, void *ud)
     free(p);
 }
 
+/* The done callback of an asynchronous handler (any thread): hand over to the loop. */
+static void async_done(void *tok, int status, json_t *body)
+{
+    struct pending *p = tok;
+    p->async_status = status;
+    p->async_body = body;
+    event_active(p->async_ev, EV_READ, 0);
+}
+
+/* On the loop: the asynchronous work is done, reply. */
+static void async_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct pending *p = arg;
+    struct http *h = p->h;
+    (void)fd;
+    (void)what;
+    p->resp.status = p->async_status ? p->async_status : 500;
+    p->resp.json = p->async_body;
+    if (!p->resp.json)
+        api_error(&p->resp, 500, NULL, NULL, "the request produced no answer");
+    reply(h, p->ev, &p->resp, p->method, p->path, p->rid, &p->t0);
+    h->deferred--;
+    resp_deinit(&p->resp);
+    event_free(p->async_ev);
+    free(p->path);
+    free(p);
+}
+
 static const char *method_name(enum evhttp_cmd_type t)
 {
     switch (t) {
@@ -534,6 +567,30 @@ static void request_cb(struct evhttp_request *ev, void *arg)
     q.request_id = rid;
     q.now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
     fn(&q, &r);
+    if (r.async_start) {
+        struct pending *p = xcalloc(1, sizeof *p);
+        p->h = h;
+        p->ev = ev;
+        p->t0 = t0;
+        snprintf(p->method, sizeof p->method, "%s", method);
+        p->path = xstrdup(path);
+        memcpy(p->rid, rid, sizeof rid);
+        p->async_ev = event_new(h->base, -1, 0, async_cb, p);
+        void *ud = r.async_ud;
+        int (*start)(void *, api_async_done, void *) = r.async_start;
+        r.async_ud = NULL;
+        r.async_start = NULL;
+        h->deferred++;
+        if (start(ud, async_done, p) < 0) {
+            h->deferred--;
+            event_free(p->async_ev);
+            free(p->path);
+            free(p);
+            api_error(&r, 503, NULL, NULL, "too many queries or replays are running; retry later");
+            goto send;
+        }
+        goto out;
+    }
     if (r.write) {
         struct pending *p = xcalloc(1, sizeof *p);
         p->h = h;

@@ -1,8 +1,10 @@
 /*
  * main.c - wires the modules: argv (cli) -> the sub-command. For `serve`: open the store
- * (migrations), load the jobs, start the writer, bind HTTP, run the loop; on SIGTERM or
- * SIGINT stop accepting, wait until every accepted write has committed and been answered,
- * then shut down in reverse order. It holds no logic of its own.
+ * (migrations), load the jobs, start the writer, the SQL engine (POST /v1/sql) and audit
+ * retention, bind HTTP, run the loop; on SIGTERM or SIGINT stop accepting and queueing
+ * retention rounds, wait until every accepted write has committed and every asynchronous
+ * request (SQL, replay) has been answered, then shut down in reverse order. It holds no logic
+ * of its own.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -21,6 +23,8 @@
 #include "plugin.h"
 #include "policies.h"
 #include "replay.h"
+#include "retention.h"
+#include "sql.h"
 #include "writer.h"
 
 struct serve {
@@ -28,6 +32,7 @@ struct serve {
     struct db *db; /* the loop's connection */
     struct http *http;
     struct writer *wr;
+    struct retention *ret;
     struct event *drain;
     bool stopping;
 };
@@ -51,6 +56,7 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
     s->stopping = true;
     log_msg(LOG_INFO, "main", "stopping", "signal=%d", (int)sig);
     http_stop_accepting(s->http);
+    retention_stop(s->ret);
     struct timeval tv = {0, 10000};
     event_add(s->drain, &tv);
 }
@@ -122,6 +128,7 @@ static int serve(struct cli *c)
     struct db *db = NULL;
     struct jobs *jobs = NULL;
     struct event *sigterm = NULL, *sigint = NULL, *sighup = NULL;
+    struct sql_engine *sql = NULL;
     char *err = NULL;
     int rc = 1;
 
@@ -141,11 +148,16 @@ static int serve(struct cli *c)
         goto out;
     if (!(s.wr = writer_new(s.base, c->srv.db, c->srv.synchronous, c->srv.max_batch, &err)))
         goto out;
-    struct plugin_limits lim;
-    plugin_limits_from(&lim, &c->srv);
+    struct plugin_limits plim;
+    plugin_limits_from(&plim, &c->srv);
     s.db = db;
-    if (!(api.pol = pol_new(c->srv.policies, &lim, s.base, policy_changed, &s, &err)))
+    if (!(api.pol = pol_new(c->srv.policies, &plim, s.base, policy_changed, &s, &err)))
         goto out;
+    struct sql_limits lim = {.timeout_ms = c->srv.sql_timeout_ms, .max_rows = c->srv.sql_max_rows};
+    if (!(sql = sql_engine_new(c->srv.db, &lim, &err)))
+        goto out;
+    s.ret = retention_new(s.base, s.wr, c->srv.audit_retention_ms, 0, 500);
+    api.sql = sql;
     api.db = db;
     api.jobs = jobs;
     api.srv = &c->srv;
@@ -171,6 +183,7 @@ out:
         free(err);
     }
     api.ready = false;
+    retention_stop(s.ret);
     if (s.wr) {
         struct writer_stats st;
         writer_get_stats(s.wr, &st);
@@ -179,6 +192,8 @@ out:
                 (unsigned long long)st.commits, (unsigned long long)st.units,
                 (unsigned long long)st.max_group);
     }
+    retention_free(s.ret);
+    sql_engine_free(sql);
     http_free(s.http);
     if (sighup)
         event_free(sighup);

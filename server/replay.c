@@ -14,6 +14,7 @@
 #include "options.h"
 #include "plugin.h"
 #include "replay.h"
+#include "replay_db.h"
 
 struct replay_job {
     char *name;
@@ -196,7 +197,9 @@ static void usage(FILE *f)
                "  Feeds each line (a decide request body plus \"job\") through the core and\n"
                "  prints one decision per line as JSON. '-' reads standard input.\n"
                "  --policies DIR runs the Lua plugins of DIR (exclusion, evaluators,\n"
-               "  executors, alignment modes) as the server would.\n");
+               "  executors, alignment modes) as the server would.\n"
+               "  governor replay --db FILE --job ID ... replays a job's stored history\n"
+               "  (governor replay --db FILE --help).\n");
 }
 
 int replay_main(int argc, char **argv)
@@ -213,6 +216,13 @@ int replay_main(int argc, char **argv)
     FILE *in = NULL;
     char *line = NULL;
     size_t cap = 0;
+
+    /* Replay against a database's history: its own flags (replay_db.h). */
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--db") == 0) {
+            code = replay_db_main(argc, argv);
+            goto out;
+        }
 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) {

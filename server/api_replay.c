@@ -1,0 +1,202 @@
+/*
+ * api_replay.c - POST /v1/replay: replay against history over HTTP (replay_db.h). Body:
+ * {"job": ID, "from": T, "to": T, "config": {...candidate options...}, "policies": "DIR"};
+ * T is epoch ms or RFC 3339, every field but job optional. The handler checks the request
+ * (a bad option is a 422 that names it, as for decide) and hands the replay to a thread of
+ * its own with its own read-only connection; the reply is
+ * {"decisions": [...changes...], "summary": {...}}, or 404 when the job has no stored
+ * decision. At most REPLAY_MAX replays run at once (503 beyond).
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "plugin.h"
+#include "replay_db.h"
+#include "xmem.h"
+
+#define REPLAY_MAX 2
+
+static atomic_int running;
+
+struct replay_job {
+    struct replay_db_opts o;
+    char *db, *job;
+    struct opt_job *cand;
+    struct plugin_set *set; /* candidate policies, NULL: native */
+    api_async_done done;
+    void *tok;
+};
+
+static void replay_job_free(void *ud)
+{
+    struct replay_job *j = ud;
+    if (!j)
+        return;
+    if (j->set)
+        plugin_set_unref(j->set);
+    opt_job_free(j->cand);
+    free(j->db);
+    free(j->job);
+    free(j);
+}
+
+static void collect(void *ud, json_t *change)
+{
+    json_array_append(ud, change);
+}
+
+static json_t *error_body(const char *code, const char *msg)
+{
+    return json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", msg);
+}
+
+static void *replay_thread(void *arg)
+{
+    struct replay_job *j = arg;
+    json_t *changes = json_array(), *summary = NULL, *body;
+    char *err = NULL;
+    int status = 200;
+    if (replay_db_run(&j->o, collect, changes, &summary, &err) < 0) {
+        status = 500;
+        body = error_body("INTERNAL", err);
+    } else if (json_integer_value(json_object_get(summary, "replayed")) == 0) {
+        status = 404;
+        char msg[300];
+        snprintf(msg, sizeof msg, "job %s has no stored decision up to \"to\"", j->job);
+        body = error_body("NOT_FOUND", msg);
+    } else {
+        body = json_pack("{s:O, s:O}", "decisions", changes, "summary", summary);
+    }
+    json_decref(changes);
+    json_decref(summary);
+    free(err);
+    api_async_done done = j->done;
+    void *tok = j->tok;
+    replay_job_free(j);
+    atomic_fetch_sub(&running, 1);
+    done(tok, status, body);
+    return NULL;
+}
+
+static int replay_start(void *ud, api_async_done done, void *tok)
+{
+    struct replay_job *j = ud;
+    pthread_t th;
+    pthread_attr_t at;
+    if (atomic_fetch_add(&running, 1) >= REPLAY_MAX) {
+        atomic_fetch_sub(&running, 1);
+        replay_job_free(j);
+        return -1;
+    }
+    j->done = done;
+    j->tok = tok;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&th, &at, replay_thread, j);
+    pthread_attr_destroy(&at);
+    if (rc != 0) {
+        atomic_fetch_sub(&running, 1);
+        replay_job_free(j);
+        return -1;
+    }
+    return 0;
+}
+
+/* Reads "from" / "to": absent or null keeps *t. -1 after filling r. */
+static int get_time(json_t *body, const char *key, int64_t *t, struct resp *r)
+{
+    json_t *v = json_object_get(body, key);
+    if (!v || json_is_null(v))
+        return 0;
+    if (json_is_integer(v)) {
+        *t = (int64_t)json_integer_value(v);
+        return 0;
+    }
+    if (json_is_string(v) && api_parse_time(json_string_value(v), t) == 0)
+        return 0;
+    api_error(r, 400, NULL, key, "%s must be epoch milliseconds or RFC 3339", key);
+    return -1;
+}
+
+int api_replay(const struct req *q, struct resp *r)
+{
+    struct api *a = q->api;
+    struct replay_job *j = NULL;
+    char *err = NULL;
+    json_error_t jerr;
+    json_t *body = json_loadb(q->body ? q->body : "", q->body_len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!body) {
+        api_error(r, 400, NULL, "", "malformed JSON at line %d column %d: %s", jerr.line,
+                  jerr.column, jerr.text);
+        goto out;
+    }
+    if (!json_is_object(body)) {
+        api_error(r, 400, NULL, "", "the body must be a JSON object");
+        goto out;
+    }
+    const char *job = json_string_value(json_object_get(body, "job"));
+    if (!api_job_id_ok(job)) {
+        api_error(r, 400, NULL, "job", "job must be a string matching [A-Za-z0-9._:-]{1,128}");
+        goto out;
+    }
+    j = xcalloc(1, sizeof *j);
+    j->o.from = INT64_MIN;
+    j->o.to = INT64_MAX;
+    if (get_time(body, "from", &j->o.from, r) < 0 || get_time(body, "to", &j->o.to, r) < 0)
+        goto out;
+    j->cand = opt_job_new();
+    json_t *cfg = json_object_get(body, "config");
+    if (cfg && !json_is_null(cfg)) {
+        const char *key;
+        json_t *v;
+        if (!json_is_object(cfg)) {
+            api_error(r, 400, NULL, "config", "config must be an object of option -> value");
+            goto out;
+        }
+        json_object_foreach(cfg, key, v)
+        {
+            char buf[64], field[300];
+            const char *text = jobs_value_text(v, buf, sizeof buf);
+            snprintf(field, sizeof field, "config.%s", key);
+            if (!text) {
+                api_error(r, 400, NULL, field, "%s: a value must be a string or a number", key);
+                goto out;
+            }
+            if (opt_job_set(j->cand, OPT_SERVER, key, text, &err) < 0) {
+                api_error(r, 422, NULL, field, "%s", err);
+                goto out;
+            }
+        }
+    }
+    json_t *pol = json_object_get(body, "policies");
+    if (pol && !json_is_null(pol)) {
+        if (!json_is_string(pol)) {
+            api_error(r, 400, NULL, "policies", "policies must be a directory on the server");
+            goto out;
+        }
+        struct plugin_limits lim;
+        plugin_limits_from(&lim, a->srv);
+        if (plugin_set_load(json_string_value(pol), &lim, &j->set, &err) < 0) {
+            api_error(r, 422, "INVALID_POLICY", "policies", "%s", err);
+            goto out;
+        }
+        j->o.policies = j->set;
+    }
+    j->db = xstrdup(a->srv->db);
+    j->job = xstrdup(job);
+    j->o.db = j->db;
+    j->o.job = j->job;
+    j->o.candidate = j->cand;
+    r->async_start = replay_start;
+    r->async_free = replay_job_free;
+    r->async_ud = j;
+    j = NULL;
+out:
+    replay_job_free(j);
+    free(err);
+    json_decref(body);
+    return 0;
+}

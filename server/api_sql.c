@@ -1,0 +1,80 @@
+/*
+ * api_sql.c - POST /v1/sql (DESIGN 3.2): {"sql": "SELECT ...", "params": [...]} ->
+ * {"columns": [...], "rows": [[...]], "truncated": false}. The handler only checks the
+ * envelope; the statement is judged and run by the read-only engine (sql.h) on one of its
+ * worker threads, so a slow query never holds the loop. The engine's status is the reply's:
+ * 200, 400 (refused, failed, or past the time limit), 500, 503 (queue full, stopping).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "sql.h"
+#include "xmem.h"
+
+/* What the worker needs; copied out of the request, which is gone by then. */
+struct sql_job {
+    struct sql_engine *engine;
+    char *sql;
+    json_t *params;
+};
+
+static void sql_job_free(void *ud)
+{
+    struct sql_job *j = ud;
+    if (!j)
+        return;
+    free(j->sql);
+    json_decref(j->params);
+    free(j);
+}
+
+/* Queues the statement (sql_submit copies what it needs) and drops the job. */
+static int sql_job_start(void *ud, api_async_done done, void *tok)
+{
+    struct sql_job *j = ud;
+    int rc = sql_submit(j->engine, j->sql, j->params, done, tok);
+    sql_job_free(j);
+    return rc;
+}
+
+int api_sql(const struct req *q, struct resp *r)
+{
+    struct api *a = q->api;
+    json_error_t jerr;
+    json_t *body = json_loadb(q->body ? q->body : "", q->body_len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!body) {
+        api_error(r, 400, NULL, "", "malformed JSON at line %d column %d: %s", jerr.line,
+                  jerr.column, jerr.text);
+        goto out;
+    }
+    if (!json_is_object(body)) {
+        api_error(r, 400, NULL, "",
+                  "the body must be a JSON object {\"sql\": ..., \"params\": [...]}");
+        goto out;
+    }
+    json_t *sql = json_object_get(body, "sql");
+    json_t *params = json_object_get(body, "params");
+    if (!json_is_string(sql)) {
+        api_error(r, 400, NULL, "sql", "\"sql\" must be a string holding one SELECT statement");
+        goto out;
+    }
+    if (params && !json_is_array(params) && !json_is_null(params)) {
+        api_error(r, 400, NULL, "params", "\"params\" must be an array");
+        goto out;
+    }
+    if (!a->sql) {
+        api_error(r, 503, NULL, NULL, "the SQL engine is not running");
+        goto out;
+    }
+    struct sql_job *j = xcalloc(1, sizeof *j);
+    j->engine = a->sql;
+    j->sql = xstrdup(json_string_value(sql));
+    j->params = params ? json_incref(params) : NULL;
+    r->async_start = sql_job_start;
+    r->async_free = sql_job_free;
+    r->async_ud = j;
+out:
+    json_decref(body);
+    return 0;
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Rewrites the sample answers of the README's "Ten audit questions" from a database filled by
+audit_sim.py: each question's `sqlite3 -readonly governor.db "..."` command is run against
+DB and its result replaces the table under "Sample answer". Check the result by hand before
+committing (the answers are the documentation of what each query shows).
+
+usage: python3 tests/api/readme_answers.py DB [README.md]
+"""
+import re
+import sqlite3
+import sys
+
+MAX_ROWS = 10
+
+
+def cell(v):
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        v = round(v, 3)
+        if v == int(v):
+            v = int(v)
+    return str(v).replace("|", "\\|").replace("\n", " ")
+
+
+def answer(db, sql):
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    cur = con.execute(sql)
+    cols = [d[0] for d in cur.description]
+    rows = cur.fetchall()
+    con.close()
+    if not rows:
+        return "Sample answer: no rows.\n"
+    out = ["Sample answer:", "", "| " + " | ".join(cols) + " |",
+           "|" + "---|" * len(cols)]
+    for r in rows[:MAX_ROWS]:
+        out.append("| " + " | ".join(cell(v) for v in r) + " |")
+    if len(rows) > MAX_ROWS:
+        out += ["", "(%d rows in all)" % len(rows)]
+    return "\n".join(out) + "\n"
+
+
+def main():
+    db = sys.argv[1]
+    path = sys.argv[2] if len(sys.argv) > 2 else "README.md"
+    text = open(path).read()
+    start = text.index("### Ten audit questions")
+    end = text.index("\n## ", start)
+    section = text[start:end]
+    blocks = re.split(r"(?m)^(?=\*\*\d+\. )", section)
+    for i, b in enumerate(blocks):
+        m = re.search(r'^sqlite3 -readonly governor\.db "(.*)"$', b, re.M)
+        if not m:
+            continue
+        sql = m.group(1).replace('\\"', '"')
+        head = b[:b.index("Sample answer")]
+        blocks[i] = head + answer(db, sql) + "\n"
+    text = text[:start] + "".join(blocks).rstrip("\n") + "\n\n" + text[end:].lstrip("\n")
+    open(path, "w").write(text)
+
+
+if __name__ == "__main__":
+    main()

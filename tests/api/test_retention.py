@@ -1,0 +1,79 @@
+"""Audit retention (issue 5, item 4): with --audit-retention 1s, audit history older than a
+second on the server clock (decisions.created_at, not the sample's `at`) disappears in
+batches, with its vertex rows and events, while decisions keep being answered; the job's
+state is untouched (decisions go on from it)."""
+import os
+import sqlite3
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from gov import Server, Checks, sample  # noqa: E402
+
+c = Checks()
+s = Server(args=["--audit-retention", "1s", "--synchronous", "NORMAL"])
+st, body, _ = s.req("PUT", "/v1/jobs/orders/config",
+                    {"config": {"job.autoscaler.utilization.target": "0.6"}})
+assert st == 200, body
+conn = s.conn()
+# 1,200 decisions: more than two batches of 500. The samples' `at` is 2025 (long past the
+# retention on any clock): only the server clock counts, so they are kept until a second
+# after they were stored.
+for i in range(1200):
+    st, body, _ = s.req("POST", "/v1/jobs/orders/metrics", sample(i), conn=conn)
+    assert st == 200, body
+t_stored = time.time()
+
+
+def q(sql):
+    db = sqlite3.connect("file:%s?mode=ro" % s.db, uri=True)
+    try:
+        return db.execute(sql).fetchall()
+    finally:
+        db.close()
+
+
+kept_young = q("SELECT count(*) FROM decisions")[0][0]
+c.check(kept_young > 0, "young decisions are kept at first: %d" % kept_young)
+# Keep posting for 4 s: every answer is a 200, while the old rows go.
+i = 1200
+statuses = []
+worst = 0.0
+deadline = time.time() + 4
+while time.time() < deadline:
+    t = time.monotonic()
+    st, body, _ = s.req("POST", "/v1/jobs/orders/metrics", sample(i), conn=conn)
+    worst = max(worst, time.monotonic() - t)
+    statuses.append(st)
+    i += 1
+    time.sleep(0.01)
+c.check(set(statuses) == {200}, "decisions answered during retention: %r" % set(statuses))
+c.check(worst < 1.0, "no decision waited on retention: worst %.3f s" % worst)
+now_ms = int(time.time() * 1000)
+old = q("SELECT count(*) FROM decisions WHERE created_at < %d" % (now_ms - 3000))[0][0]
+c.check(old == 0, "no decision older than retention + a round is left: %d" % old)
+c.check(q("SELECT count(*) FROM decisions WHERE id <= 1200")[0][0] == 0,
+        "the first 1,200 decisions are gone")
+recent = q("SELECT count(*) FROM decisions WHERE created_at >= %d" % (now_ms - 900))[0][0]
+c.check(recent > 0, "recent decisions are kept: %d" % recent)
+c.check(q("SELECT count(*) FROM vertex_decisions WHERE decision_id NOT IN "
+          "(SELECT id FROM decisions)")[0][0] == 0, "no orphan vertex rows")
+c.check(q("SELECT count(*) FROM events WHERE decision_id NOT IN (SELECT id FROM decisions)")[0][0]
+        == 0, "no orphan events")
+c.check(q("SELECT count(*) FROM config_changes")[0][0] == 0, "the old config change is gone")
+c.check(q("SELECT count(*) FROM jobs WHERE job = 'orders' AND state_bin IS NOT NULL")[0][0] == 1,
+        "the job's state is kept")
+st, body, _ = s.req("GET", "/v1/jobs/orders/config")
+c.check(st == 200 and "0.6" in str(body), "the job's stored config layer is kept: %r" % (body,))
+c.check(s.stop() == 0, "clean stop")
+
+# With retention 0 nothing is deleted.
+k = Server(args=["--audit-retention", "0"])
+for i in range(5):
+    st, body, _ = k.req("POST", "/v1/jobs/orders/metrics", sample(i))
+time.sleep(1.5)
+db = sqlite3.connect(k.db)
+c.check(db.execute("SELECT count(*) FROM decisions").fetchone()[0] == 5, "retention 0 keeps all")
+db.close()
+c.check(k.stop() == 0, "clean stop")
+c.done()
