@@ -258,7 +258,8 @@ static const char SQL_JOB_CONFIG[] =
     "ON CONFLICT (job) DO UPDATE SET config_json = excluded.config_json";
 static const char SQL_JOB_DELETE[] = "DELETE FROM jobs WHERE job = ?1";
 static const char SQL_CONFIG_CHANGE[] =
-    "INSERT INTO config_changes (job, at, config_json) VALUES (?1, ?2, ?3)";
+    "INSERT INTO config_changes (job, at, config_json, after_decision) "
+    "VALUES (?1, ?2, ?3, (SELECT max(id) FROM decisions))";
 static const char SQL_DECISION[] =
     "INSERT INTO decisions (job, at, action, reason, execute, message, input_json, config_json, "
     "decision_json, policy_revision, config_hash, created_at) "

@@ -20,7 +20,7 @@
 struct run {
     const struct replay_db_opts *o;
     sqlite3 *h;
-    int64_t *deletes; /* config_changes.at of the job's deletions, ascending */
+    int64_t *deletes; /* the decision id after which each deletion happened, ascending */
     int n_deletes;
     struct core_state *st;
     struct json_sample js;
@@ -319,8 +319,11 @@ out:
     return rc;
 }
 
-static const char SQL_DELETES[] = "SELECT at FROM config_changes WHERE job = ?1 AND config_json IS "
-                                  "NULL ORDER BY at";
+/* The decisions.id after which each DELETE of the job happened (rows written before migration
+ * 004 have none: the last decision created at or before it, by the server clock). */
+static const char SQL_DELETES[] =
+    "SELECT coalesce(after_decision, (SELECT max(id) FROM decisions d WHERE d.created_at <= c.at), "
+    "0) AS after FROM config_changes c WHERE job = ?1 AND config_json IS NULL ORDER BY after";
 static const char SQL_DECISIONS[] =
     "SELECT id, at, input_json, config_json, decision_json, created_at FROM decisions "
     "WHERE job = ?1 AND at <= ?2 ORDER BY id";
@@ -371,22 +374,21 @@ int replay_db_run(const struct replay_db_opts *o, replay_db_change_cb cb, void *
     sqlite3_bind_text(st, 1, o->job, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(st, 2, o->to);
     int step, di = 0;
-    int64_t prev_created = INT64_MIN;
+    int64_t prev_id = INT64_MIN;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st, 0), at = sqlite3_column_int64(st, 1);
         const char *input = (const char *)sqlite3_column_text(st, 2);
         const char *config = (const char *)sqlite3_column_text(st, 3);
         const char *dec = (const char *)sqlite3_column_text(st, 4);
-        int64_t created = sqlite3_column_int64(st, 5);
         /* A DELETE of the job between the previous decision and this one emptied its state. */
         bool deleted = false;
-        while (di < r.n_deletes && r.deletes[di] <= created) {
-            deleted |= prev_created != INT64_MIN && r.deletes[di] >= prev_created;
+        while (di < r.n_deletes && r.deletes[di] < id) {
+            deleted |= prev_id != INT64_MIN && r.deletes[di] >= prev_id;
             di++;
         }
         if (deleted)
             core_state_clear(r.st);
-        prev_created = created;
+        prev_id = id;
         if (one(&r, id, at, input ? input : "", config ? config : "{}", dec ? dec : "", cb, ud,
                 errp) < 0)
             goto out;
