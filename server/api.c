@@ -184,6 +184,8 @@ int api_parse_time(const char *s, int64_t *ms)
 void api_committed(struct api *a, struct resp *r, const struct db_write *w)
 {
     if (w->ok) {
+        if (w->kind == DB_W_DECISION)
+            metrics_decision(a->metrics, w->reason);
         if (w->kind == DB_W_DECISION && w->decision_json && w->decision_json[0] == '{') {
             /* The stored text with decision_id first, as in DESIGN 3.1. */
             size_t n = strlen(w->decision_json) + 48;

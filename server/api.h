@@ -32,6 +32,7 @@
 #include "jobs.h"
 #include "json.h"
 #include "options.h"
+#include "metrics.h"
 #include "policies.h"
 
 struct sql_engine;
@@ -46,6 +47,8 @@ struct api {
     const char *policy_revision;    /* stamped when no policy revision is loaded: "native" */
     struct pol *pol;                /* the active policy revision (NULL: native only) */
     struct sql_engine *sql;         /* POST /v1/sql (NULL: 503) */
+    struct metrics *metrics;        /* GET /metrics (NULL: not counted) */
+    struct writer *wr;              /* for the commit figures of GET /metrics (may be NULL) */
     /* scratch reused by decide (one request at a time on the loop) */
     struct json_sample js;
     struct core_decision d;
@@ -137,6 +140,7 @@ int api_healthz(const struct req *q, struct resp *r);         /* GET /healthz */
 int api_readyz(const struct req *q, struct resp *r);          /* GET /readyz */
 int api_policies_get(const struct req *q, struct resp *r);    /* GET /v1/policies */
 int api_policies_reload(const struct req *q, struct resp *r); /* POST /v1/policies/reload */
+int api_metrics(const struct req *q, struct resp *r);         /* GET /metrics */
 int api_sql(const struct req *q, struct resp *r);             /* POST /v1/sql */
 int api_replay(const struct req *q, struct resp *r);          /* POST /v1/replay */
 

@@ -1,7 +1,7 @@
 /*
- * api_health.c - GET /healthz (the process answers) and GET /readyz (the database is open
- * and the jobs and policies are loaded; 503 otherwise; a failed reload keeps the server
- * ready on its previous revision). Both are open without a token.
+ * api_health.c - GET /metrics (Prometheus text, see metrics.h), GET /healthz (the process answers)
+ * and GET /readyz (the database is open and the jobs and policies are loaded; 503 otherwise; a
+ * failed reload keeps the server ready on its previous revision). Both are open without a token.
  */
 #include "api.h"
 
@@ -27,5 +27,23 @@ int api_readyz(const struct req *q, struct resp *r)
                   "policy_revision", json_object_get(r->json, "revision"), "last_reload", last);
     json_decref(r->json);
     r->json = out;
+    return 0;
+}
+
+int api_metrics(const struct req *q, struct resp *r)
+{
+    struct api *a = q->api;
+    struct writer_stats ws;
+    struct metrics_sources src = {.jobs = a->jobs ? jobs_count(a->jobs) : -1};
+    if (a->wr) {
+        writer_get_stats(a->wr, &ws);
+        src.writer = &ws;
+    }
+    src.policies = pol_acquire(a->pol);
+    r->status = 200;
+    r->text = metrics_render(a->metrics, &src);
+    r->content_type = "text/plain; version=0.0.4";
+    if (src.policies)
+        plugin_set_unref(src.policies);
     return 0;
 }

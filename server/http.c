@@ -34,6 +34,7 @@
 #include <event2/keyvalq_struct.h>
 
 #include "http.h"
+#include "metrics.h"
 #include "log.h"
 #include "xmem.h"
 
@@ -59,6 +60,7 @@ static const struct route routes[] = {
     {"POST", "/v1/policies/reload", api_policies_reload, false},
     {"POST", "/v1/sql", api_sql, false},
     {"POST", "/v1/replay", api_replay, false},
+    {"GET", "/metrics", api_metrics, false},
     {"GET", "/healthz", api_healthz, true},
     {"GET", "/readyz", api_readyz, true},
 };
@@ -97,6 +99,7 @@ struct pending {
     struct timespec t0;
     char method[8];
     char *path;
+    const char *route; /* the matched route's pattern (static), NULL: none */
     char rid[24];
 };
 
@@ -175,8 +178,10 @@ static bool match(const char *pattern, char **seg, int n, bool absorb, char **jo
 }
 
 http_handler http_route(const char *method, const char *path, char **job, char **id, bool *open,
-                        int *status)
+                        int *status, const char **pattern)
 {
+    if (pattern)
+        *pattern = NULL;
     char buf[4096];
     char *seg[32];
     *job = *id = NULL;
@@ -196,6 +201,8 @@ http_handler http_route(const char *method, const char *path, char **job, char *
             path_known = true;
             if (strcmp(routes[i].method, method) == 0) {
                 *open = routes[i].open;
+                if (pattern)
+                    *pattern = routes[i].pattern;
                 return routes[i].h;
             }
         }
@@ -381,7 +388,7 @@ static double ms_since(const struct timespec *t0)
 
 /* Sends r; logs first, as the request (and the path it owns) may be gone after the send. */
 static void reply(struct http *h, struct evhttp_request *ev, struct resp *r, const char *method,
-                  const char *path, const char *rid, const struct timespec *t0)
+                  const char *path, const char *route, const char *rid, const struct timespec *t0)
 {
     struct evbuffer *b = evbuffer_new();
     struct evkeyvalq *oh = evhttp_request_get_output_headers(ev);
@@ -405,8 +412,10 @@ static void reply(struct http *h, struct evhttp_request *ev, struct resp *r, con
     if (r->status == 413)
         evhttp_add_header(oh, "Connection", "close");
     int status = r->status ? r->status : 500;
+    double ms = ms_since(t0);
     log_msg(LOG_INFO, "http", "request", "method=%s path=%s status=%d duration_ms=%.3f rid=%s",
-            method, path, status, ms_since(t0), rid);
+            method, path, status, ms, rid);
+    metrics_request(h->api->metrics, route, method, status, ms / 1000.0);
     /* The next request on this connection must arrive within read-timeout. */
     struct conn *c = conn_of(h, ev);
     if (c)
@@ -423,7 +432,7 @@ static void committed_cb(struct db_write *w, void *ud)
     if (!w->ok)
         writer_ack_failure(h->wr);
     db_write_free(w);
-    reply(h, p->ev, &p->resp, p->method, p->path, p->rid, &p->t0);
+    reply(h, p->ev, &p->resp, p->method, p->path, p->route, p->rid, &p->t0);
     h->deferred--;
     resp_deinit(&p->resp);
     free(p->path);
@@ -450,7 +459,7 @@ static void async_cb(evutil_socket_t fd, short what, void *arg)
     p->resp.json = p->async_body;
     if (!p->resp.json)
         api_error(&p->resp, 500, NULL, NULL, "the request produced no answer");
-    reply(h, p->ev, &p->resp, p->method, p->path, p->rid, &p->t0);
+    reply(h, p->ev, &p->resp, p->method, p->path, p->route, p->rid, &p->t0);
     h->deferred--;
     resp_deinit(&p->resp);
     event_free(p->async_ev);
@@ -517,7 +526,8 @@ static void request_cb(struct evhttp_request *ev, void *arg)
     if (!path || !*path)
         path = "/";
 
-    http_handler fn = http_route(method, path, &job, &id, &open, &status);
+    const char *route = NULL;
+    http_handler fn = http_route(method, path, &job, &id, &open, &status, &route);
     if (!fn) {
         api_error(&r, status, NULL, NULL,
                   status == 405 ? "method %s is not allowed on %s" : "no route %s %s", method,
@@ -574,6 +584,7 @@ static void request_cb(struct evhttp_request *ev, void *arg)
         p->t0 = t0;
         snprintf(p->method, sizeof p->method, "%s", method);
         p->path = xstrdup(path);
+        p->route = route;
         memcpy(p->rid, rid, sizeof rid);
         p->async_ev = event_new(h->base, -1, 0, async_cb, p);
         void *ud = r.async_ud;
@@ -599,6 +610,7 @@ static void request_cb(struct evhttp_request *ev, void *arg)
         p->t0 = t0;
         snprintf(p->method, sizeof p->method, "%s", method);
         p->path = xstrdup(path);
+        p->route = route;
         memcpy(p->rid, rid, sizeof rid);
         struct db_write *w = r.write;
         p->resp.write = NULL;
@@ -608,7 +620,7 @@ static void request_cb(struct evhttp_request *ev, void *arg)
         goto out;
     }
 send:
-    reply(h, ev, &r, method, path, rid, &t0);
+    reply(h, ev, &r, method, path, route, rid, &t0);
 out:
     if (have_qs)
         evhttp_clear_headers(&qs);

@@ -55,8 +55,9 @@ bool http_auth_ok(char *const *tokens, const char *authorization);
 
 /* Finds the route of method + raw path. Returns the handler, or NULL with *status 404
  * (no such path) or 405 (path known, method not). *open: no token needed. job and id get
- * the percent-decoded parameters (new, or NULL). */
+ * the percent-decoded parameters (new, or NULL). *pattern (if pattern is not NULL) gets the
+ * route's pattern, a static string, or NULL. */
 int (*http_route(const char *method, const char *path, char **job, char **id, bool *open,
-                 int *status))(const struct req *, struct resp *);
+                 int *status, const char **pattern))(const struct req *, struct resp *);
 
 #endif

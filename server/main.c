@@ -20,6 +20,7 @@
 #include "http.h"
 #include "jobs.h"
 #include "log.h"
+#include "metrics.h"
 #include "plugin.h"
 #include "policies.h"
 #include "replay.h"
@@ -29,6 +30,7 @@
 
 struct serve {
     struct event_base *base;
+    struct api *api;
     struct db *db; /* the loop's connection */
     struct http *http;
     struct writer *wr;
@@ -75,6 +77,7 @@ static void policy_stored_cb(struct db_write *w, void *ud)
 static void policy_changed(void *ud, const struct pol_outcome *o)
 {
     struct serve *s = ud;
+    metrics_reload(s->api->metrics, o->error == NULL);
     struct db_write *w = db_write_new(DB_W_POLICY, "");
     w->at = w->now = o->loaded_at;
     w->revision = o->revision ? strdup(o->revision) : NULL;
@@ -151,6 +154,9 @@ static int serve(struct cli *c)
     struct plugin_limits plim;
     plugin_limits_from(&plim, &c->srv);
     s.db = db;
+    s.api = &api;
+    api.metrics = metrics_new();
+    api.wr = s.wr;
     if (!(api.pol = pol_new(c->srv.policies, &plim, s.base, policy_changed, &s, &err)))
         goto out;
     struct sql_limits lim = {.timeout_ms = c->srv.sql_timeout_ms, .max_rows = c->srv.sql_max_rows};
@@ -206,6 +212,7 @@ out:
     if (api.srv)
         api_deinit(&api);
     pol_free(api.pol);
+    metrics_free(api.metrics);
     jobs_free(jobs);
     db_close(db);
     if (s.base)

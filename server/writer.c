@@ -7,6 +7,7 @@
  * takes the whole done list and runs each unit's callback.
  */
 #include <pthread.h>
+#include <time.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -92,7 +93,10 @@ static void *run(void *arg)
         pthread_mutex_unlock(&wr->mu);
 
         char *err = NULL;
+        struct timespec c0, c1;
+        clock_gettime(CLOCK_MONOTONIC, &c0);
         int rc = n ? writer_commit_group(wr->db, group, n, &err) : 0;
+        clock_gettime(CLOCK_MONOTONIC, &c1);
         if (rc < 0)
             log_msg(LOG_ERROR, "writer", "group commit failed", "units=%d error=\"%s\"", n, err);
         free(err);
@@ -102,6 +106,12 @@ static void *run(void *arg)
             wr->st.units += (uint64_t)n;
             if ((uint64_t)n > wr->st.max_group)
                 wr->st.max_group = (uint64_t)n;
+            wr->st.commit_ns +=
+                (uint64_t)((c1.tv_sec - c0.tv_sec) * 1000000000LL + (c1.tv_nsec - c0.tv_nsec));
+            int b = 0;
+            while (b < WRITER_GROUP_BUCKETS && n > (1 << b))
+                b++;
+            wr->st.group_hist[b]++;
             if (rc < 0) {
                 wr->st.failed_commits++;
                 for (int i = 0; i < n; i++)

@@ -24,8 +24,13 @@
 struct writer;
 
 /* Counters since start (read on the loop thread; approximate while running). */
+/* Bucket upper bounds of the group-size histogram: 1, 2, 4, ... 512, then +Inf. */
+#define WRITER_GROUP_BUCKETS 11
+
 struct writer_stats {
     uint64_t commits, units, failed_commits, max_group;
+    uint64_t commit_ns;                            /* total wall time in group commits */
+    uint64_t group_hist[WRITER_GROUP_BUCKETS + 1]; /* commits by group size, per bucket */
 };
 
 /*

@@ -140,6 +140,33 @@ st, body, _ = s2.req("GET", "/v1/jobs/orders/decisions")
 c.check(len(body["decisions"]) == before, "history kept")
 st, body, _ = s2.req("POST", "/v1/jobs/orders/metrics", sample(0))
 c.check(st == 200, "a deleted job starts afresh")
+
+# GET /metrics: Prometheus text with the requests, decisions and commits of this process.
+st, text, hdr = s2.req("GET", "/metrics")
+c.check(st == 200 and hdr.get("Content-Type", "").startswith("text/plain"), "metrics text")
+lines = text.splitlines() if isinstance(text, str) else []
+
+
+def value(prefix):
+    for line in lines:
+        if line.startswith(prefix + " "):
+            return float(line.split()[-1])
+    return None
+
+
+c.check(value('governor_http_requests_total{route="/v1/jobs/{job}/metrics",method="POST",'
+              'status="409"}') == 1, "the 409 of this process is counted")
+c.check(value('governor_http_requests_total{route="/v1/jobs/{job}",method="DELETE",'
+              'status="404"}') == 1, "requests by route, method and status")
+c.check(sum(v for v in (value('governor_decisions_total{reason="%s"}' % r) for r in (
+    "COLLECTING_METRICS", "WITHIN_TARGET", "HIGH_UTILIZATION", "HIGH_BACKLOG")) if v) == 1,
+    "one committed decision in this process")
+c.check(value("governor_commit_group_size_count") >= 1, "group commits counted")
+c.check(value("governor_jobs_tracked") == 1, "jobs tracked")
+c.check(value('governor_policy_reloads_total{result="ok"}') == 1, "the start load counted")
+c.check(any(line.startswith('governor_http_request_duration_seconds_bucket{route='
+                            '"/v1/jobs/{job}/metrics",le="+Inf"} ') for line in lines),
+        "latency histogram per route")
 c.check(s2.stop() == 0, "second SIGTERM exits 0")
 c.check("method=POST path=/v1/jobs/orders/metrics status=200" in s.logs(), "request log line")
 c.done()

@@ -198,20 +198,20 @@ static void test_helpers(void)
     char *job, *id;
     bool open;
     int st;
-    ASSERT(http_route("POST", "/v1/jobs/a%3Ab/metrics", &job, &id, &open, &st) == api_decide);
+    ASSERT(http_route("POST", "/v1/jobs/a%3Ab/metrics", &job, &id, &open, &st, NULL) == api_decide);
     ASSERT_STR(job, "a:b");
     free(job);
-    ASSERT(http_route("GET", "/v1/jobs/x/y/decisions", &job, &id, &open, &st) ==
+    ASSERT(http_route("GET", "/v1/jobs/x/y/decisions", &job, &id, &open, &st, NULL) ==
            api_decisions_list);
     ASSERT_STR(job, "x/y");
     free(job);
-    ASSERT(http_route("GET", "/healthz", &job, &id, &open, &st) == api_healthz);
+    ASSERT(http_route("GET", "/healthz", &job, &id, &open, &st, NULL) == api_healthz);
     ASSERT(open);
-    ASSERT(http_route("DELETE", "/healthz", &job, &id, &open, &st) == NULL);
+    ASSERT(http_route("DELETE", "/healthz", &job, &id, &open, &st, NULL) == NULL);
     ASSERT_EQ(st, 405);
-    ASSERT(http_route("GET", "/nope", &job, &id, &open, &st) == NULL);
+    ASSERT(http_route("GET", "/nope", &job, &id, &open, &st, NULL) == NULL);
     ASSERT_EQ(st, 404);
-    ASSERT(http_route("GET", "/v1/decisions/12", &job, &id, &open, &st) == api_decision_get);
+    ASSERT(http_route("GET", "/v1/decisions/12", &job, &id, &open, &st, NULL) == api_decision_get);
     ASSERT_STR(id, "12");
     free(id);
 }
