@@ -195,7 +195,18 @@ int api_decide(const struct req *q, struct resp *r)
         e->cfg_json = dump(eff);
         memcpy(e->cfg_hash, hash, sizeof hash);
     }
-    statebin_dump(e->state, &w->state_bin, &w->state_bin_len);
+    /* The state without its window, and the window's new samples, one row each. */
+    statebin_dump_meta(e->state, &w->state_bin, &w->state_bin_len);
+    int64_t seq0 = statebin_seq0(e->state), end = statebin_seq_end(e->state);
+    int64_t from = e->stored_seq > seq0 ? e->stored_seq : seq0;
+    w->window_seq0 = seq0;
+    w->n_ws = (int)(end - from);
+    w->ws = xcalloc((size_t)(w->n_ws > 0 ? w->n_ws : 1), sizeof *w->ws);
+    for (int k = 0; k < w->n_ws; k++) {
+        w->ws[k].seq = from + k;
+        statebin_dump_sample(e->state, (int)(from + k - seq0), &w->ws[k].blob, &w->ws[k].len);
+    }
+    e->stored_seq = end;
     /* The body was parsed as a JSON object: store it as sent. */
     w->input_json = xmalloc(q->body_len + 1);
     memcpy(w->input_json, q->body, q->body_len);

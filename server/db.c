@@ -196,6 +196,9 @@ void db_write_free(struct db_write *w)
     free(w->job);
     free(w->job_config_json);
     free(w->state_bin);
+    for (int i = 0; i < w->n_ws; i++)
+        free(w->ws[i].blob);
+    free(w->ws);
     free(w->action);
     free(w->reason);
     free(w->message);
@@ -271,6 +274,60 @@ static const char SQL_VERTEX[] =
 static const char SQL_EVENT[] =
     "INSERT INTO events (job, decision_id, at, type, reason, message, count, suppressed) "
     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+
+static const char SQL_WINDOW_DROP[] = "DELETE FROM job_window WHERE job = ?1 AND seq < ?2";
+static const char SQL_WINDOW_ADD[] =
+    "INSERT OR REPLACE INTO job_window (job, seq, sample) VALUES (?1, ?2, ?3)";
+static const char SQL_WINDOW_FORGET[] = "DELETE FROM job_window WHERE job = ?1";
+static const char SQL_WINDOW_READ[] =
+    "SELECT seq, sample FROM job_window WHERE job = ?1 AND seq >= ?2 ORDER BY seq";
+
+/* The window rows of a decision: drop what left the window, add the new samples. */
+static int apply_window(struct db *db, struct db_write *w, char **errp)
+{
+    sqlite3_stmt *st = stmt(db, SQL_WINDOW_DROP, errp);
+    if (!st)
+        return -1;
+    bind_text(st, 1, w->job);
+    sqlite3_bind_int64(st, 2, w->window_seq0);
+    if (run(db, st, "drop window samples", errp) < 0)
+        return -1;
+    for (int i = 0; i < w->n_ws; i++) {
+        if (!(st = stmt(db, SQL_WINDOW_ADD, errp)))
+            return -1;
+        bind_text(st, 1, w->job);
+        sqlite3_bind_int64(st, 2, w->ws[i].seq);
+        sqlite3_bind_blob(st, 3, w->ws[i].blob, (int)w->ws[i].len, SQLITE_STATIC);
+        if (run(db, st, "add a window sample", errp) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int db_window_each(struct db *db, const char *job, int64_t from_seq,
+                   int (*fn)(void *ud, int64_t seq, const void *blob, size_t len), void *ud,
+                   char **errp)
+{
+    sqlite3_stmt *st = stmt(db, SQL_WINDOW_READ, errp);
+    int rc = 0, step;
+    if (!st)
+        return -1;
+    bind_text(st, 1, job);
+    sqlite3_bind_int64(st, 2, from_seq);
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        rc = fn(ud, sqlite3_column_int64(st, 0), sqlite3_column_blob(st, 1),
+                (size_t)sqlite3_column_bytes(st, 1));
+        if (rc)
+            break;
+    }
+    if (!rc && step != SQLITE_DONE) {
+        *errp = dberr(db, "read window samples");
+        rc = -1;
+    }
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return rc;
+}
 
 static const char SQL_PLUGIN_CALL[] =
     "INSERT INTO plugin_calls (decision_id, plugin, hook, outcome, duration_us, error) "
@@ -371,6 +428,8 @@ static int apply_decision(struct db *db, struct db_write *w, char **errp)
         if (run(db, st, "insert plugin call", errp) < 0)
             return -1;
     }
+    if (apply_window(db, w, errp) < 0)
+        return -1;
     if (!(st = stmt(db, SQL_JOB_STATE, errp)))
         return -1;
     bind_text(st, 1, w->job);
@@ -402,6 +461,11 @@ static int apply_config(struct db *db, struct db_write *w, const char *layer, ch
             return -1;
         bind_text(st, 1, w->job);
         if (run(db, st, "delete job", errp) < 0)
+            return -1;
+        if (!(st = stmt(db, SQL_WINDOW_FORGET, errp)))
+            return -1;
+        bind_text(st, 1, w->job);
+        if (run(db, st, "delete job window", errp) < 0)
             return -1;
     }
     if (!(st = stmt(db, SQL_CONFIG_CHANGE, errp)))

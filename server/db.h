@@ -56,6 +56,13 @@ struct db_erow {
     bool suppressed;
 };
 
+/* One job_window row: sample number seq of the job's window (blob owned by the row). */
+struct db_wsample {
+    int64_t seq;
+    unsigned char *blob;
+    size_t len;
+};
+
 /* One plugin_calls row (strings owned by the row; error may be NULL). */
 struct db_prow {
     char *plugin, *hook, *outcome, *error;
@@ -75,8 +82,12 @@ struct db_write {
     /* DB_W_JOB_CONFIG: the job's new stored layer (a JSON object as text) */
     char *job_config_json;
     /* DB_W_DECISION */
-    unsigned char *state_bin; /* the job's state after the decision (statebin.h) */
+    unsigned char *state_bin; /* the job's state after the decision, without its window's
+                                 samples (statebin_dump_meta) */
     size_t state_bin_len;
+    int64_t window_seq0; /* window samples below this number are dropped */
+    int n_ws;
+    struct db_wsample *ws; /* the window's new samples */
     int64_t last_at;
     char *action, *reason, *message;
     bool execute;
@@ -110,6 +121,14 @@ struct db_write {
 /* new: an empty unit of the given kind for job (copied). Aborts on out-of-memory. */
 struct db_write *db_write_new(enum db_write_kind kind, const char *job);
 void db_write_free(struct db_write *w);
+
+/*
+ * Calls fn for each stored window sample of job numbered >= from_seq, in order; a non-zero
+ * return stops with that value. -1 with *errp (new) on a database error.
+ */
+int db_window_each(struct db *db, const char *job, int64_t from_seq,
+                   int (*fn)(void *ud, int64_t seq, const void *blob, size_t len), void *ud,
+                   char **errp);
 
 /* BEGIN IMMEDIATE / COMMIT / ROLLBACK. -1 with *errp (new). Rollback never fails loudly. */
 int db_begin(struct db *db, char **errp);

@@ -169,8 +169,22 @@ void jobs_set_layer_take(struct jobs_entry *e, json_t *layer, struct opt_job *op
 
 struct load_ctx {
     struct jobs *js;
+    struct db *db;
     bool seen;
 };
+
+/* Adds one stored window sample to a state being loaded. */
+struct window_ctx {
+    struct core_state *st;
+    char *msg;
+    size_t msg_len;
+};
+
+static int add_sample(void *ud, int64_t seq, const void *blob, size_t len)
+{
+    struct window_ctx *wc = ud;
+    return statebin_add_sample(wc->st, seq, blob, len, wc->msg, wc->msg_len) < 0 ? -1 : 0;
+}
 
 static int load_row(void *ud, const char *id, int64_t created_at, const char *config_json,
                     const char *state_json, const void *state_bin, size_t state_bin_len,
@@ -201,11 +215,25 @@ static int load_row(void *ud, const char *id, int64_t created_at, const char *co
     }
     jobs_set_layer_take(e, layer, opts);
     if (state_bin) {
-        if (statebin_load(state_bin, state_bin_len, e->state, msg, sizeof msg) < 0) {
+        bool meta = false;
+        int rc = statebin_load_meta(state_bin, state_bin_len, e->state, &meta, msg, sizeof msg);
+        if (rc == 0 && meta) {
+            struct window_ctx wc = {e->state, msg, sizeof msg};
+            char *derr = NULL;
+            rc = db_window_each(lc->db, id, statebin_seq0(e->state), add_sample, &wc, &derr);
+            if (derr) {
+                snprintf(msg, sizeof msg, "%s", derr);
+                free(derr);
+            }
+        }
+        if (rc != 0) {
             log_msg(LOG_ERROR, "jobs", "stored state unreadable, starting empty",
                     "job=%s error=\"%s\"", id, msg);
             core_state_clear(e->state);
         }
+        /* Everything stored is in the state now; new samples start after it. Rows above a
+         * failed load's point are overwritten (INSERT OR REPLACE) and older ones dropped. */
+        e->stored_seq = statebin_seq_end(e->state);
     } else if (state_json) {
         st = json_loads(state_json, 0, NULL);
         if (!st || json_state_load(st, e->state, msg, sizeof msg) < 0) {
@@ -220,7 +248,7 @@ static int load_row(void *ud, const char *id, int64_t created_at, const char *co
 
 int jobs_load(struct jobs *js, struct db *db, const char *id, char **errp)
 {
-    struct load_ctx lc = {js, false};
+    struct load_ctx lc = {js, db, false};
     int n = db_jobs_each(db, id, load_row, &lc, errp);
     if (n < 0)
         return -1;

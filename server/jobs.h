@@ -31,6 +31,9 @@ struct jobs_entry {
      * hash: a decision with the same hash reuses the text instead of rebuilding it. */
     char cfg_hash[17];
     char *cfg_json;
+    /* The number of the first window sample not yet handed to the store: a decision writes
+     * the samples from here on (the store keeps the window one row per sample). */
+    int64_t stored_seq;
 };
 
 struct jobs;

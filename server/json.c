@@ -811,6 +811,7 @@ json_t *json_state_dump(const struct core_state *st)
     const struct core_window *w = &st->w;
     json_t *jw = json_object();
     json_object_set_new(jw, "running_since", json_integer(w->running_since));
+    json_object_set_new(jw, "seq0", json_integer(w->seq0));
     json_t *ids = json_array(), *par = json_array();
     for (int i = 0; i < w->n_vertices; i++) {
         json_array_append_new(ids, str_new(w->ids[i]));
@@ -1059,6 +1060,9 @@ static int ld_window(const struct sink *k, const json_t *jw, const struct path *
                      struct core_window *w)
 {
     json_t *ids, *par, *vnames, *gnames, *samples;
+    /* seq0: absent in documents written before samples were numbered. */
+    json_t *jseq = json_object_get(jw, "seq0");
+    w->seq0 = json_is_integer(jseq) ? json_integer_value(jseq) : 0;
     if (ld_i64(k, jw, wp, "running_since", &w->running_since) < 0 ||
         ld_array_len(k, jw, wp, "ids", &ids) < 0 ||
         ld_array_len(k, jw, wp, "parallelism", &par) < 0 ||

@@ -8,7 +8,8 @@
 #include "core/core_int.h"
 #include "statebin.h"
 
-#define MAGIC "GVS1"
+#define MAGIC      "GVS2" /* everything */
+#define MAGIC_META "GVM2" /* everything but the window's samples (statebin_dump_meta) */
 
 /* ------------------------------------------------------------------ writer -- */
 
@@ -50,24 +51,30 @@ static void put_str(struct wbuf *b, const char *s)
     put(b, s, (size_t)n);
 }
 
-void statebin_dump(const struct core_state *st, unsigned char **out, size_t *len)
+/* One window sample: at, the global metrics, then one vmetrics per window vertex. */
+static void put_sample(struct wbuf *b, const struct core_window *w, int i)
+{
+    put_i64(b, w->s[i].at);
+    put(b, &w->s[i].g, sizeof w->s[i].g);
+    put(b, w->s[i].v, (size_t)w->n_vertices * sizeof *w->s[i].v);
+}
+
+static void dump(const struct core_state *st, bool samples, unsigned char **out, size_t *len)
 {
     struct wbuf b = {0};
-    put(&b, MAGIC, 4);
+    put(&b, samples ? MAGIC : MAGIC_META, 4);
     put_i64(&b, st->last_at);
     const struct core_window *w = &st->w;
     put_i64(&b, w->running_since);
+    put_i64(&b, w->seq0);
     put_i32(&b, w->n_vertices);
     for (int i = 0; i < w->n_vertices; i++) {
         put_str(&b, w->ids[i]);
         put_i32(&b, w->parallelism[i]);
     }
-    put_i32(&b, w->n);
-    for (int i = 0; i < w->n; i++) {
-        put_i64(&b, w->s[i].at);
-        put(&b, &w->s[i].g, sizeof w->s[i].g);
-        put(&b, w->s[i].v, (size_t)w->n_vertices * sizeof *w->s[i].v);
-    }
+    put_i32(&b, samples ? w->n : 0);
+    for (int i = 0; samples && i < w->n; i++)
+        put_sample(&b, w, i);
     put_i32(&b, st->n_hist);
     for (int i = 0; i < st->n_hist; i++) {
         put_str(&b, st->hist[i].id);
@@ -90,6 +97,24 @@ void statebin_dump(const struct core_state *st, unsigned char **out, size_t *len
         put_i64(&b, st->events[i].last_at);
         put_i32(&b, st->events[i].count);
     }
+    *out = b.p;
+    *len = b.n;
+}
+
+void statebin_dump(const struct core_state *st, unsigned char **out, size_t *len)
+{
+    dump(st, true, out, len);
+}
+
+void statebin_dump_meta(const struct core_state *st, unsigned char **out, size_t *len)
+{
+    dump(st, false, out, len);
+}
+
+void statebin_dump_sample(const struct core_state *st, int i, unsigned char **out, size_t *len)
+{
+    struct wbuf b = {0};
+    put_sample(&b, &st->w, i);
     *out = b.p;
     *len = b.n;
 }
@@ -147,20 +172,35 @@ static char *get_str(struct rbuf *b)
     return s;
 }
 
-int statebin_load(const unsigned char *in, size_t len, struct core_state *st, char *err,
-                  size_t err_len)
+/* Reads one sample into the window's next slot. */
+static void get_sample(struct rbuf *b, struct core_window *w)
+{
+    size_t vsz = (size_t)w->n_vertices * sizeof(struct core_vmetrics);
+    core__grow(&w->s, &w->cap, w->n + 1, sizeof *w->s);
+    struct core_wsample *ws = &w->s[w->n];
+    ws->at = get_i64(b);
+    get(b, &ws->g, sizeof ws->g);
+    ws->v = core__xmalloc(vsz ? vsz : 1);
+    get(b, ws->v, vsz);
+    w->n++;
+}
+
+static int load(const unsigned char *in, size_t len, struct core_state *st, bool *meta, char *err,
+                size_t err_len)
 {
     struct rbuf b = {.p = in, .n = len};
     char magic[4];
     core_state_clear(st);
     get(&b, magic, 4);
-    if (b.bad || memcmp(magic, MAGIC, 4) != 0) {
+    if (b.bad || (memcmp(magic, MAGIC, 4) != 0 && memcmp(magic, MAGIC_META, 4) != 0)) {
         snprintf(err, err_len, "not a governor state blob");
         return -1;
     }
+    *meta = memcmp(magic, MAGIC_META, 4) == 0;
     st->last_at = get_i64(&b);
     struct core_window *w = &st->w;
     w->running_since = get_i64(&b);
+    w->seq0 = get_i64(&b);
     int nv = get_count(&b, 8);
     w->ids = core__xcalloc((size_t)nv, sizeof *w->ids);
     w->parallelism = core__xcalloc((size_t)nv, sizeof *w->parallelism);
@@ -171,14 +211,10 @@ int statebin_load(const unsigned char *in, size_t len, struct core_state *st, ch
     }
     size_t vsz = (size_t)nv * sizeof(struct core_vmetrics);
     int ns = get_count(&b, sizeof(int64_t) + sizeof(struct core_gmetrics) + vsz);
-    core__grow(&w->s, &w->cap, ns, sizeof *w->s);
-    for (int i = 0; i < ns; i++) {
-        w->s[i].at = get_i64(&b);
-        get(&b, &w->s[i].g, sizeof w->s[i].g);
-        w->s[i].v = core__xmalloc(vsz ? vsz : 1);
-        get(&b, w->s[i].v, vsz);
-        w->n = i + 1;
-    }
+    if (*meta && ns != 0)
+        b.bad = true;
+    for (int i = 0; i < ns && !b.bad; i++)
+        get_sample(&b, w);
     int nh = get_count(&b, 8);
     core__grow(&st->hist, &st->cap_hist, nh, sizeof *st->hist);
     for (int i = 0; i < nh; i++) {
@@ -223,4 +259,47 @@ int statebin_load(const unsigned char *in, size_t len, struct core_state *st, ch
         return -1;
     }
     return 0;
+}
+
+int statebin_load(const unsigned char *in, size_t len, struct core_state *st, char *err,
+                  size_t err_len)
+{
+    bool meta;
+    return load(in, len, st, &meta, err, err_len);
+}
+
+int statebin_load_meta(const unsigned char *in, size_t len, struct core_state *st, bool *meta,
+                       char *err, size_t err_len)
+{
+    return load(in, len, st, meta, err, err_len);
+}
+
+int statebin_add_sample(struct core_state *st, int64_t seq, const unsigned char *in, size_t len,
+                        char *err, size_t err_len)
+{
+    struct core_window *w = &st->w;
+    if (seq != w->seq0 + w->n) {
+        snprintf(err, err_len, "window sample %lld is out of order (expected %lld)", (long long)seq,
+                 (long long)(w->seq0 + w->n));
+        return -1;
+    }
+    struct rbuf b = {.p = in, .n = len};
+    get_sample(&b, w);
+    if (b.bad || b.off != b.n) {
+        free(w->s[--w->n].v);
+        snprintf(err, err_len, "window sample %lld: %zu bytes, not a sample of %d vertices",
+                 (long long)seq, len, w->n_vertices);
+        return -1;
+    }
+    return 0;
+}
+
+int64_t statebin_seq0(const struct core_state *st)
+{
+    return st->w.seq0;
+}
+
+int64_t statebin_seq_end(const struct core_state *st)
+{
+    return st->w.seq0 + st->w.n;
 }

@@ -4,14 +4,18 @@
  * where the JSON form (json_state_dump) prints each with 17 digits, which cost more than the
  * whole decision. The JSON form stays for export and debugging.
  *
- * Format: "GVS1", then the fields of state.h in order, little-endian, int32 counts and
+ * Format: "GVS2", then the fields of state.h in order, little-endian, int32 counts and
  * lengths, IEEE-754 doubles copied bit for bit (so the round trip is exact, NaN payloads
- * included). May call: core (state layout and allocators), libc.
+ * included). The store keeps a job's window samples apart, one row each ("GVM2": the state
+ * without them, then statebin_dump_sample per sample): a decision then writes its one new
+ * sample instead of the whole window. May call: core (state layout and allocators), libc.
  */
 #ifndef GOVERNOR_STATEBIN_H
 #define GOVERNOR_STATEBIN_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/core.h"
 
@@ -22,5 +26,19 @@ void statebin_dump(const struct core_state *st, unsigned char **out, size_t *len
  * st is then empty. */
 int statebin_load(const unsigned char *in, size_t len, struct core_state *st, char *err,
                   size_t err_len);
+
+/* new: st without its window samples ("GVM2"). */
+void statebin_dump_meta(const struct core_state *st, unsigned char **out, size_t *len);
+/* new: window sample i of st (its number is st's seq0 + i). */
+void statebin_dump_sample(const struct core_state *st, int i, unsigned char **out, size_t *len);
+/* Loads either form; *meta tells that the samples are to be added (statebin_add_sample). */
+int statebin_load_meta(const unsigned char *in, size_t len, struct core_state *st, bool *meta,
+                       char *err, size_t err_len);
+/* The number of the window's first sample, and one past its last. */
+int64_t statebin_seq0(const struct core_state *st);
+int64_t statebin_seq_end(const struct core_state *st);
+/* Appends sample number seq, which must be the next one (seq0 + n). -1 + err otherwise. */
+int statebin_add_sample(struct core_state *st, int64_t seq, const unsigned char *in, size_t len,
+                        char *err, size_t err_len);
 
 #endif

@@ -17,6 +17,7 @@ struct core_state *core_state_new(void)
 /* Releases the window's samples and topology, leaving it empty. */
 void core__window_free(struct core_window *w)
 {
+    int64_t next = w->seq0 + w->n; /* numbers are never reused */
     for (int i = 0; i < w->n; i++)
         free(w->s[i].v);
     free(w->s);
@@ -26,6 +27,7 @@ void core__window_free(struct core_window *w)
     free(w->parallelism);
     memset(w, 0, sizeof *w);
     w->running_since = INT64_MIN;
+    w->seq0 = next;
 }
 
 static void release(struct core_state *s)
@@ -57,9 +59,10 @@ void core_state_free(struct core_state *s)
 
 void core_state_clear(struct core_state *s)
 {
-    int64_t last = s->last_at;
+    int64_t last = s->last_at, next = s->w.seq0 + s->w.n;
     release(s);
     memset(s, 0, sizeof *s);
+    s->w.seq0 = next;
     s->w.running_since = INT64_MIN;
     s->last_at = last;
 }

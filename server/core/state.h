@@ -44,6 +44,10 @@ struct core_wsample {
 /* The metric window. ids/parallelism describe the topology every sample was taken with. */
 struct core_window {
     int64_t running_since; /* jobRunningTs of the samples, INT64_MIN when empty */
+    /* The number of s[0]. A job's samples are numbered 0, 1, 2, ... in the order they were
+     * taken, across window restarts and clears, never reusing a number: storage appends the
+     * new ones and drops those below seq0 instead of rewriting the whole window. */
+    int64_t seq0;
     int n_vertices;
     char **ids;
     int *parallelism;

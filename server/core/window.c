@@ -379,6 +379,7 @@ void core__window_ingest(struct core_state *st, const struct core_sample *sm,
             free(w->s[k].v);
         memmove(w->s, w->s + drop, (size_t)(w->n - drop) * sizeof *w->s);
         w->n -= drop;
+        w->seq0 += drop;
     }
 
     if (now >= full_time) {
@@ -390,6 +391,7 @@ void core__window_ingest(struct core_state *st, const struct core_sample *sm,
         if (drop) {
             memmove(w->s, w->s + drop, (size_t)(w->n - drop) * sizeof *w->s);
             w->n -= drop;
+            w->seq0 += drop;
         }
     }
     out->n_samples = w->n;

@@ -111,7 +111,10 @@ def fingerprint(db):
     tables = [r[0] for r in c.execute(
         "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
     for t in tables:
-        for row in c.execute("SELECT * FROM %s ORDER BY rowid" % t):
+        # ORDER BY every column: also right for WITHOUT ROWID tables.
+        n = len(c.execute("SELECT * FROM %s LIMIT 0" % t).description)
+        order = ", ".join(str(i + 1) for i in range(n))
+        for row in c.execute("SELECT * FROM %s ORDER BY %s" % (t, order)):
             h.update(repr(row).encode())
     c.close()
     return h.hexdigest()

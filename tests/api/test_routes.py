@@ -130,8 +130,20 @@ c.check(body["stored"] == {"job.autoscaler.utilization.target": "0.5"}, "config 
 c.check(count(s2.db, "decisions") == before, "no decision lost")
 
 # Delete: state forgotten, history kept, 404 the second time.
+import sqlite3  # noqa: E402
+
+
+def window_rows(db):
+    con = sqlite3.connect(db)
+    n = con.execute("SELECT count(*) FROM job_window WHERE job = 'orders'").fetchone()[0]
+    con.close()
+    return n
+
+
+c.check(window_rows(s2.db) > 0, "the window is stored, one row per sample")
 st, body, _ = s2.req("DELETE", "/v1/jobs/orders")
 c.check(st == 200, "delete")
+c.check(window_rows(s2.db) == 0, "delete forgets the stored window")
 st, body, _ = s2.req("DELETE", "/v1/jobs/orders")
 c.check(st == 404, "delete unknown 404")
 st, body, _ = s2.req("GET", "/v1/jobs")
