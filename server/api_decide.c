@@ -136,7 +136,14 @@ int api_decide(const struct req *q, struct resp *r)
         goto out;
     }
     e = jobs_get(a->jobs, q->job);
-    opts = opt_job_clone(e ? e->opts : a->defaults);
+    /* A request without options of its own runs on the job's layers, resolved once per
+     * change of them (jobs_entry.cfg); one with options gets a copy of the layers. */
+    json_t *rc_cfg = json_object_get(body, "config");
+    bool own = !e || (rc_cfg && !json_is_null(rc_cfg) &&
+                      !(json_is_object(rc_cfg) && json_object_size(rc_cfg) == 0));
+    if (own)
+        opts = opt_job_clone(e ? e->opts : a->defaults);
+    const struct opt_job *eff_opts = own ? opts : e->opts;
     memset(&je, 0, sizeof je);
     json_sample_reset(&a->js);
     if (json_parse_sample(body, q->now_ms, &a->js, opts, &je) < 0) {
@@ -151,9 +158,23 @@ int api_decide(const struct req *q, struct resp *r)
                   (long long)a->js.s.at, (long long)e->last_at);
         goto out;
     }
-    if (opt_job_resolve(opts, &cfg, &err) < 0) {
-        api_error(r, 422, NULL, "config", "%s", err);
-        goto out;
+    if (own) {
+        if (opt_job_resolve(opts, &cfg, &err) < 0) {
+            api_error(r, 422, NULL, "config", "%s", err);
+            goto out;
+        }
+        opt_job_hash(opts, hash);
+    } else {
+        if (!e->resolved) {
+            if (opt_job_resolve(e->opts, &e->cfg, &err) < 0) {
+                api_error(r, 422, NULL, "config", "%s", err);
+                goto out;
+            }
+            opt_job_hash(e->opts, e->hash);
+            e->resolved = true;
+        }
+        cfg = e->cfg; /* a copy: plugin_call_new may reorder its executors */
+        memcpy(hash, e->hash, sizeof hash);
     }
     if (!e) {
         e = jobs_add(a->jobs, q->job, q->now_ms);
@@ -164,7 +185,7 @@ int api_decide(const struct req *q, struct resp *r)
     set = pol_acquire(a->pol);
     struct core_hooks hooks = native_hooks;
     if (set) {
-        call = plugin_call_new(set, q->job, opts, &cfg, e->state, &a->js.s);
+        call = plugin_call_new(set, q->job, eff_opts, &cfg, e->state, &a->js.s);
         plugin_call_hooks(call, &hooks);
     }
     revision = set ? plugin_set_revision(set) : a->policy_revision;
@@ -178,11 +199,10 @@ int api_decide(const struct req *q, struct resp *r)
         e->last_at = a->js.s.at;
     created = false; /* the entry now holds state: keep it */
 
-    opt_job_hash(opts, hash);
     out = json_render_decision(&a->d, q->job, revision, hash);
     warn = json_array();
-    for (int i = 0; i < opt_job_n_warnings(opts); i++)
-        json_array_append_new(warn, json_string(opt_job_warning(opts, i)));
+    for (int i = 0; i < opt_job_n_warnings(eff_opts); i++)
+        json_array_append_new(warn, json_string(opt_job_warning(eff_opts, i)));
     json_object_set_new(out, "warnings", warn);
 
     struct db_write *w = db_write_new(DB_W_DECISION, q->job);
@@ -190,7 +210,7 @@ int api_decide(const struct req *q, struct resp *r)
     fill_write(w, &a->d, out);
     if (!e->cfg_json || strcmp(e->cfg_hash, hash) != 0) {
         eff = json_object();
-        opt_job_each(opts, add_option, eff);
+        opt_job_each(eff_opts, add_option, eff);
         free(e->cfg_json);
         e->cfg_json = dump(eff);
         memcpy(e->cfg_hash, hash, sizeof hash);

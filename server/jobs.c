@@ -165,6 +165,7 @@ void jobs_set_layer_take(struct jobs_entry *e, json_t *layer, struct opt_job *op
     opt_job_free(e->opts);
     e->config = layer;
     e->opts = opts;
+    e->resolved = false;
 }
 
 struct load_ctx {

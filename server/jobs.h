@@ -31,6 +31,10 @@ struct jobs_entry {
      * hash: a decision with the same hash reuses the text instead of rebuilding it. */
     char cfg_hash[17];
     char *cfg_json;
+    /* opts resolved (valid while opts is: jobs_set_layer_take resets it), and its hash. */
+    bool resolved;
+    struct core_config cfg;
+    char hash[17];
     /* The number of the first window sample not yet handed to the store: a decision writes
      * the samples from here on (the store keeps the window one row per sample). */
     int64_t stored_seq;
