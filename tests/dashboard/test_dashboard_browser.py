@@ -4,8 +4,10 @@ of src from 2 to 4 for HIGH_BACKLOG) and another job, and the DOM it dumps must 
 drawn from that data: one parallelism chart per vertex with its current and target step lines
 and the min/max lines, one reason mark per decision (in time order, with the decision's
 message), a utilization line per vertex, a backlog line for the source only. The browser's
-fetches must all have been answered 200. A server with a token file must show the token field.
-Exits 77 (skipped) when no Chromium is installed.
+fetches must all have been answered 200. A server with a token file must show the token field;
+driven over the DevTools pipe (cdp.py), the page must refuse a wrong token, draw the charts with
+the right one, keep it in localStorage across a reload and drop it on "forget token"; clicking
+another job must draw that job. Exits 77 (skipped) when no Chromium is installed.
 
 usage: test_dashboard_browser.py GOVERNOR_BINARY"""
 import os
@@ -15,12 +17,15 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 from html.parser import HTMLParser
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "api"))
+sys.path.insert(0, HERE)
 from gov import Server, Checks, sample  # noqa: E402
 from dashdata import post_trace  # noqa: E402
+from cdp import Browser  # noqa: E402
 
 CHROMIUM = next((p for p in (shutil.which(n) for n in ("chromium", "chromium-browser")) if p), None)
 if not CHROMIUM:
@@ -231,6 +236,19 @@ if ok:
         head = f.read(24)
     ok = head[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", head[16:24]) == (1280, 900)
 c.check(ok, "screenshot 1280x900 written")
+
+# Driven over the DevTools pipe: clicking another job redraws it and keeps it in the URL.
+b = Browser(CHROMIUM, "http://127.0.0.1:%d/?job=orders" % s.port)
+try:
+    c.check(b.wait("document.body.dataset.state === 'ready'"), "page ready (DevTools)")
+    b.eval("document.querySelector('a[data-job=\"clicks\"]').click(); 1")
+    c.check(b.wait("document.getElementById('job-title').textContent === 'clicks'"),
+            "clicking a job shows it")
+    c.check(b.eval("location.search") == "?job=clicks", "the selected job is in the URL")
+    c.check(b.eval("document.querySelectorAll('svg#reasons rect.reason-mark').length") == 3,
+            "clicks: 3 reason marks for its 3 decisions")
+finally:
+    b.close()
 c.check(s.stop() == 0, "SIGTERM exits 0")
 
 # A server with a token file: the page loads, its API answers 401, the token field shows.
@@ -251,6 +269,34 @@ c.check(not t.find("svg", cls="chart-parallelism"), "no chart without the token"
 reqs = requests_after(s, mark)
 c.check(("GET", "/", 200) in reqs and ("GET", "/v1/jobs", 401) in reqs,
         "page 200, API 401: %r" % reqs)
+
+# The token flow, driven over the DevTools pipe: a wrong token is refused and says so, the
+# right one draws the charts and is kept in localStorage across a reload, "forget" drops it.
+b = Browser(CHROMIUM, "http://127.0.0.1:%d/?job=orders" % s.port)
+state = "document.body.dataset.state"
+submit = ("document.getElementById('token-input').value = %s; "
+          "document.getElementById('token-form').requestSubmit(); 1")
+try:
+    c.check(b.wait(state + " === 'token'"), "token field first (DevTools)")
+    b.eval(submit % "'wrong'")
+    c.check(b.wait("document.getElementById('token-hint').textContent.includes('refused')"),
+            "a wrong token is refused")
+    c.check(b.eval(state) == "token", "still asking after a wrong token")
+    b.eval(submit % "'dash-secret'")
+    c.check(b.wait(state + " === 'ready'"), "the right token loads the data")
+    c.check(b.eval("document.querySelectorAll('svg.chart-parallelism').length") == 2,
+            "charts drawn with the token")
+    c.check(b.eval("document.getElementById('token-form').hidden") is True, "token field hidden")
+    c.check(b.eval("localStorage.getItem('governor.token')") == "dash-secret",
+            "token kept in localStorage")
+    b.eval("location.reload(); 1")
+    time.sleep(0.3)
+    c.check(b.wait(state + " === 'ready'"), "after a reload the kept token is used")
+    b.eval("document.getElementById('forget').click(); 1")
+    c.check(b.wait(state + " === 'token'"), "forget token asks again")
+    c.check(b.eval("localStorage.getItem('governor.token')") is None, "token forgotten")
+finally:
+    b.close()
 c.check(s.stop() == 0, "SIGTERM exits 0 (token server)")
 c.check("dash-secret" not in s.logs(), "the token is never logged")
 c.done()
