@@ -15,7 +15,8 @@
  *
  * Files: api.c (errors, ids, query parameters, commit completion), api_decide.c,
  * api_jobs.c (jobs, config), api_history.c (decisions, events), api_health.c,
- * api_sql.c (POST /v1/sql), api_replay.c (POST /v1/replay).
+ * api_sql.c (POST /v1/sql), api_replay.c (POST /v1/replay), api_dashboard.c (GET /, the
+ * page embedded from server/dashboard/index.html).
  *
  * May call: core, options, json, jobs, db (reads on the loop's connection), jansson, log.
  */
@@ -143,5 +144,6 @@ int api_policies_reload(const struct req *q, struct resp *r); /* POST /v1/polici
 int api_metrics(const struct req *q, struct resp *r);         /* GET /metrics */
 int api_sql(const struct req *q, struct resp *r);             /* POST /v1/sql */
 int api_replay(const struct req *q, struct resp *r);          /* POST /v1/replay */
+int api_dashboard(const struct req *q, struct resp *r);       /* GET / (the page; open) */
 
 #endif

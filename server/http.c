@@ -63,6 +63,7 @@ static const struct route routes[] = {
     {"GET", "/metrics", api_metrics, false},
     {"GET", "/healthz", api_healthz, true},
     {"GET", "/readyz", api_readyz, true},
+    {"GET", "/", api_dashboard, true}, /* the page; its API calls need the token */
 };
 #define N_ROUTES (sizeof routes / sizeof routes[0])
 

@@ -5,7 +5,7 @@ set -euo pipefail
 need=()
 for p in build-essential cmake pkg-config clang-format liblua5.4-dev libevent-dev \
          libjansson-dev libsqlite3-dev sqlite3 tzdata curl python3 wrk clang \
-         libclang-rt-14-dev; do
+         libclang-rt-14-dev chromium; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
 [ ${#need[@]} -eq 0 ] && exit 0
