@@ -759,12 +759,13 @@ static void state_empty_round_trip(void)
     struct core_state *a = core_state_new();
     json_t *j = json_state_dump(a);
     char *t = json_dumps(j, JSON_COMPACT);
-    ASSERT_STR(t, "{\"version\":1,\"last_at\":-9223372036854775808,\"window\":{\"running_since\":"
-                  "-9223372036854775808,\"seq0\":0,\"ids\":[],\"parallelism\":[],\"vmetrics\":[\"load\","
-                  "\"load_avg\",\"load_max\",\"acc_busy\",\"rec_in\",\"rec_out\",\"rec_in_per_s\","
-                  "\"lag\",\"observed_tpr\"],\"gmetrics\":[\"slots_used\",\"gc_pressure\","
-                  "\"heap_used\",\"heap_ratio\",\"managed_used\",\"metaspace_used\"],"
-                  "\"samples\":[]},\"history\":[],\"tracking\":[],\"delayed\":[],\"events\":[]}");
+    ASSERT_STR(
+        t, "{\"version\":1,\"last_at\":-9223372036854775808,\"window\":{\"running_since\":"
+           "-9223372036854775808,\"seq0\":0,\"ids\":[],\"parallelism\":[],\"vmetrics\":[\"load\","
+           "\"load_avg\",\"load_max\",\"acc_busy\",\"rec_in\",\"rec_out\",\"rec_in_per_s\","
+           "\"lag\",\"observed_tpr\"],\"gmetrics\":[\"slots_used\",\"gc_pressure\","
+           "\"heap_used\",\"heap_ratio\",\"managed_used\",\"metaspace_used\"],"
+           "\"samples\":[]},\"history\":[],\"tracking\":[],\"delayed\":[],\"events\":[]}");
     char err[128];
     ASSERT_EQ(json_state_load(j, a, err, sizeof err), 0);
     ASSERT_EQ(core_state_last_at(a), INT64_MIN);
