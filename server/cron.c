@@ -15,6 +15,7 @@
 #include "core/core.h"
 #include "cron.h"
 #include "tz.h"
+#include "xmem.h"
 
 enum { F_SEC, F_MIN, F_HOUR, F_DOM, F_MON, F_DOW, F_YEAR, F__COUNT };
 
@@ -80,25 +81,6 @@ static char *vfmt(const char *fmt, va_list ap)
         abort();
     vsnprintf(s, (size_t)n + 1, fmt, ap);
     return s;
-}
-
-static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-
-static char *fmt(const char *f, ...)
-{
-    va_list ap;
-    va_start(ap, f);
-    char *s = vfmt(f, ap);
-    va_end(ap);
-    return s;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p)
-        abort();
-    return p;
 }
 
 static bool is_space(char c)
@@ -188,10 +170,10 @@ static int perr(struct pctx *c, size_t pos, const char *f, ...)
     char *inner = vfmt(f, ap);
     va_end(ap);
     if (c->field >= 0)
-        c->msg = fmt("cron \"%s\": %s field: %s (at char %zu)", c->expr, fields[c->field].name,
-                     inner, pos + 1);
+        c->msg = xasprintf("cron \"%s\": %s field: %s (at char %zu)", c->expr,
+                           fields[c->field].name, inner, pos + 1);
     else
-        c->msg = fmt("cron \"%s\": %s (at char %zu)", c->expr, inner, pos + 1);
+        c->msg = xasprintf("cron \"%s\": %s (at char %zu)", c->expr, inner, pos + 1);
     free(inner);
     return -1;
 }
@@ -420,9 +402,9 @@ static int quartz_parse(const char *expr, struct quartz *q, char **msg)
         fe[n++] = i;
     }
     if (n < 6) {
-        c.msg = fmt("cron \"%s\": expected 6 or 7 fields (sec min hour day-of-month month "
-                    "day-of-week [year]), got %d",
-                    expr, n);
+        c.msg = xasprintf("cron \"%s\": expected 6 or 7 fields (sec min hour day-of-month month "
+                          "day-of-week [year]), got %d",
+                          expr, n);
         goto out;
     }
     for (c.field = 0; c.field < n; c.field++)
@@ -516,29 +498,30 @@ static char *parse_time(const char *expr, size_t b, size_t e, const char *which,
     while (e > b && is_space(expr[e - 1]))
         e--;
     if (b == e)
-        return fmt("daily \"%s\": %s time is empty (at char %zu)", expr, which, b + 1);
+        return xasprintf("daily \"%s\": %s time is empty (at char %zu)", expr, which, b + 1);
     size_t i = b;
     for (;;) {
         if (n == 4)
-            return fmt("daily \"%s\": %s time has more than 4 parts (at char %zu)", expr, which,
-                       i + 1);
+            return xasprintf("daily \"%s\": %s time has more than 4 parts (at char %zu)", expr,
+                             which, i + 1);
         size_t p = i;
         if (!scan_num(expr, &i, e, &v[n]))
-            return fmt("daily \"%s\": %s time: expected a number (at char %zu)", expr, which,
-                       p + 1);
+            return xasprintf("daily \"%s\": %s time: expected a number (at char %zu)", expr, which,
+                             p + 1);
         if (v[n] > max[n])
-            return fmt("daily \"%s\": %s time: %s %d out of range 0-%d (at char %zu)", expr, which,
-                       part[n], v[n], max[n], p + 1);
+            return xasprintf("daily \"%s\": %s time: %s %d out of range 0-%d (at char %zu)", expr,
+                             which, part[n], v[n], max[n], p + 1);
         n++;
         if (i == e)
             break;
         if (expr[i] != ':')
-            return fmt("daily \"%s\": %s time: unexpected character '%c' (at char %zu)", expr,
-                       which, expr[i], i + 1);
+            return xasprintf("daily \"%s\": %s time: unexpected character '%c' (at char %zu)", expr,
+                             which, expr[i], i + 1);
         i++;
     }
     if (n < 2)
-        return fmt("daily \"%s\": %s time must be H:M[:S[:ms]] (at char %zu)", expr, which, b + 1);
+        return xasprintf("daily \"%s\": %s time must be H:M[:S[:ms]] (at char %zu)", expr, which,
+                         b + 1);
     *ms = ((v[0] * 60 + v[1]) * 60 + v[2]) * 1000 + v[3];
     return NULL;
 }
@@ -548,13 +531,13 @@ static char *daily_parse(const char *expr, struct daily *d)
 {
     const char *dash = strchr(expr, '-');
     if (!dash || strchr(dash + 1, '-'))
-        return fmt("daily \"%s\": expected two times joined by one '-'", expr);
+        return xasprintf("daily \"%s\": expected two times joined by one '-'", expr);
     size_t mid = (size_t)(dash - expr);
     char *m = parse_time(expr, 0, mid, "start", &d->start_ms);
     if (!m)
         m = parse_time(expr, mid + 1, strlen(expr), "end", &d->end_ms);
     if (!m && d->start_ms >= d->end_ms)
-        m = fmt("daily \"%s\": start is not before end (ranges cannot cross midnight)", expr);
+        m = xasprintf("daily \"%s\": start is not before end (ranges cannot cross midnight)", expr);
     return m;
 }
 
@@ -598,7 +581,8 @@ static char *elem_parse(const char *text, struct elem *el)
     for (;;) {
         const char *amp = strstr(p, "&&");
         if (n == 2)
-            return fmt("period \"%s\": at most 2 sub-expressions may be joined with \"&&\"", text);
+            return xasprintf("period \"%s\": at most 2 sub-expressions may be joined with \"&&\"",
+                             text);
         parts[n] = p;
         ends[n] = amp ? (size_t)(amp - text) : strlen(text);
         n++;
@@ -611,7 +595,7 @@ static char *elem_parse(const char *text, struct elem *el)
         char *sub = trim_dup(text, (size_t)(parts[k] - text), ends[k]);
         char *m = NULL;
         if (!*sub)
-            m = fmt("period \"%s\": empty sub-expression", text);
+            m = xasprintf("period \"%s\": empty sub-expression", text);
         else
             m = sub_parse(sub, CRON_PERIODS, &el->sub[k]);
         free(sub);
@@ -619,9 +603,9 @@ static char *elem_parse(const char *text, struct elem *el)
             return m;
     }
     if (n == 2 && el->sub[0].is_daily == el->sub[1].is_daily)
-        return fmt("period \"%s\": \"&&\" must join one daily range and one cron expression, "
-                   "not two %s",
-                   text, el->sub[0].is_daily ? "daily ranges" : "cron expressions");
+        return xasprintf("period \"%s\": \"&&\" must join one daily range and one cron expression, "
+                         "not two %s",
+                         text, el->sub[0].is_daily ? "daily ranges" : "cron expressions");
     return NULL;
 }
 

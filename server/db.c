@@ -26,22 +26,9 @@ struct db {
 
 static int fail_writes; /* fault injection (tests only) */
 
-/* new: printf into a fresh string. */
-static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static char *fmt(const char *f, ...)
-{
-    va_list ap;
-    va_start(ap, f);
-    char *s = sqlite3_vmprintf(f, ap);
-    va_end(ap);
-    char *r = xstrdup(s ? s : "out of memory");
-    sqlite3_free(s);
-    return r;
-}
-
 static char *dberr(struct db *db, const char *what)
 {
-    return fmt("%s: %s", what, sqlite3_errmsg(db->h));
+    return xasprintf("%s: %s", what, sqlite3_errmsg(db->h));
 }
 
 /* The cached statement for sql (a static literal), prepared on first use. NULL + *errp. */
@@ -70,7 +57,7 @@ static int exec(struct db *db, const char *sql, char **errp)
 {
     char *m = NULL;
     if (sqlite3_exec(db->h, sql, NULL, NULL, &m) != SQLITE_OK) {
-        *errp = fmt("%s", m ? m : sqlite3_errmsg(db->h));
+        *errp = xasprintf("%s", m ? m : sqlite3_errmsg(db->h));
         sqlite3_free(m);
         return -1;
     }
@@ -105,7 +92,7 @@ static int migrate(struct db *db, char **errp)
         snprintf(ver, sizeof ver, "PRAGMA user_version = %d", m->version);
         if (exec(db, "BEGIN IMMEDIATE", &e) < 0 || exec(db, m->sql, &e) < 0 ||
             exec(db, ver, &e) < 0 || exec(db, "COMMIT", &e) < 0) {
-            *errp = fmt("migration %s: %s", m->name, e);
+            *errp = xasprintf("migration %s: %s", m->name, e);
             free(e);
             sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
             return -1;
@@ -122,19 +109,20 @@ struct db *db_open(const char *path, const char *synchronous, char **errp)
     char sql[64];
     if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
         SQLITE_OK) {
-        *errp = fmt("%s: %s", path, db->h ? sqlite3_errmsg(db->h) : "cannot open");
+        *errp = xasprintf("%s: %s", path, db->h ? sqlite3_errmsg(db->h) : "cannot open");
         goto fail;
     }
     sqlite3_busy_timeout(db->h, 5000);
     if (strcmp(synchronous, "FULL") && strcmp(synchronous, "NORMAL") &&
         strcmp(synchronous, "OFF") && strcmp(synchronous, "EXTRA")) {
-        *errp = fmt("synchronous: \"%s\" is not one of FULL, NORMAL, OFF, EXTRA", synchronous);
+        *errp =
+            xasprintf("synchronous: \"%s\" is not one of FULL, NORMAL, OFF, EXTRA", synchronous);
         goto fail;
     }
     snprintf(sql, sizeof sql, "PRAGMA synchronous = %s", synchronous);
     if (exec(db, "PRAGMA journal_mode = WAL", &e) < 0 || exec(db, sql, &e) < 0 ||
         migrate(db, &e) < 0) {
-        *errp = fmt("%s: %s", path, e);
+        *errp = xasprintf("%s: %s", path, e);
         free(e);
         goto fail;
     }
@@ -559,7 +547,7 @@ int db_write_apply(struct db *db, struct db_write *w, char **errp)
 {
     if (fail_writes > 0) {
         fail_writes--;
-        *errp = fmt("injected write failure");
+        *errp = xasprintf("injected write failure");
         return -1;
     }
     switch (w->kind) {
@@ -574,7 +562,7 @@ int db_write_apply(struct db *db, struct db_write *w, char **errp)
     case DB_W_RETENTION:
         return apply_retention(db, w, errp);
     }
-    *errp = fmt("unknown write kind %d", (int)w->kind);
+    *errp = xasprintf("unknown write kind %d", (int)w->kind);
     return -1;
 }
 
@@ -604,7 +592,8 @@ int db_jobs_each(struct db *db, const char *job,
         if (fn(ud, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1),
                (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3),
                sqlite3_column_blob(st, 5), (size_t)sqlite3_column_bytes(st, 5), last) != 0) {
-            *errp = fmt("job \"%s\": bad stored row", (const char *)sqlite3_column_text(st, 0));
+            *errp =
+                xasprintf("job \"%s\": bad stored row", (const char *)sqlite3_column_text(st, 0));
             n = -1;
             goto out;
         }

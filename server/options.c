@@ -19,6 +19,7 @@
 #include "cron.h"
 #include "options.h"
 #include "tz.h"
+#include "xmem.h"
 
 /* ------------------------------------------------------------------ errors -- */
 
@@ -36,28 +37,6 @@ static int fail(char **errp, const char *fmt, ...)
     va_end(ap);
     *errp = m;
     return -1;
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p)
-        abort();
-    return p;
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q)
-        abort();
-    return q;
-}
-
-static char *xstrdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    return memcpy(xmalloc(n), s, n);
 }
 
 static char *xstrndup(const char *s, size_t n)

@@ -25,6 +25,7 @@
 #include "cron.h"
 #include "log.h"
 #include "plugin_int.h"
+#include "xmem.h"
 
 #define DEFAULT_INSTRUCTIONS 1000000
 #define DEFAULT_TIMEOUT_MS   100
@@ -56,26 +57,6 @@ struct plugin_call {
 };
 
 /* ------------------------------------------------------------- helpers -- */
-
-static char *xstrdup(const char *s)
-{
-    char *d = strdup(s);
-    if (!d)
-        abort();
-    return d;
-}
-
-static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xasprintf(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *s = NULL;
-    if (vasprintf(&s, fmt, ap) < 0)
-        abort();
-    va_end(ap);
-    return s;
-}
 
 void plugin__fnv_hex(const void *data, size_t len, char out[17])
 {

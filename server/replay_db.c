@@ -37,19 +37,6 @@ struct run {
     double prev_p_rec, prev_p_cand;
 };
 
-/* new: printf into a fresh string (aborts on out-of-memory, like xmalloc). */
-static char *xasprintf(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static char *xasprintf(const char *f, ...)
-{
-    va_list ap;
-    va_start(ap, f);
-    char *s = sqlite3_vmprintf(f, ap);
-    va_end(ap);
-    char *r = xstrdup(s ? s : "out of memory");
-    sqlite3_free(s);
-    return r;
-}
-
 static char *sqlerr(sqlite3 *h, const char *what)
 {
     return xasprintf("%s: %s", what, h ? sqlite3_errmsg(h) : "out of memory");

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "sql.h"
+#include "xmem.h"
 
 #define DEF_TIMEOUT_MS  2000
 #define DEF_MAX_ROWS    10000
@@ -62,34 +63,6 @@ struct sql_engine {
     pthread_t *threads;
     int n_threads;
 };
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p)
-        abort();
-    return p;
-}
-
-static char *xstrdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    return memcpy(xmalloc(n), s, n);
-}
-
-static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xasprintf(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *s = xmalloc((size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    return s;
-}
 
 static int64_t now_ns(void)
 {

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "tz.h"
+#include "xmem.h"
 
 #define TZ_DIR       "/usr/share/zoneinfo"
 #define TZ_MAX_NAME  255
@@ -72,22 +73,6 @@ static void set_err(char **errp, const char *fmt, ...)
     vsnprintf(s, (size_t)n + 1, fmt, ap);
     va_end(ap);
     *errp = s;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p)
-        abort();
-    return p;
-}
-
-static char *xstrdup(const char *s)
-{
-    char *p = strdup(s);
-    if (!p)
-        abort();
-    return p;
 }
 
 static int64_t floor_div(int64_t a, int64_t b)
