@@ -205,3 +205,21 @@ void api_committed(struct api *a, struct resp *r, const struct db_write *w)
     }
     api_error(r, 500, NULL, NULL, "the write could not be committed; nothing was stored");
 }
+
+json_t *api_json_body(const struct req *q, struct resp *r, const char *what_object)
+{
+    json_error_t jerr;
+    json_t *body = json_loadb(q->body ? q->body : "", q->body_len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!body) {
+        api_error(r, 400, NULL, "", "malformed JSON at line %d column %d: %s", jerr.line,
+                  jerr.column, jerr.text);
+        return NULL;
+    }
+    if (!json_is_object(body)) {
+        json_decref(body);
+        api_error(r, 400, NULL, "", "the body must be a JSON object%s%s", what_object ? " " : "",
+                  what_object ? what_object : "");
+        return NULL;
+    }
+    return body;
+}

@@ -110,6 +110,13 @@ void resp_deinit(struct resp *r);
  */
 int api_error(struct resp *r, int status, const char *code, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/*
+ * new: the request's body parsed as a JSON object, or NULL with r filled (400: malformed
+ * JSON with its line and column, or not an object; what_object, if not NULL, says what the
+ * object should hold).
+ */
+json_t *api_json_body(const struct req *q, struct resp *r, const char *what_object);
+
 /* The envelope's code for a status ("INVALID_ARGUMENT" for 400, ...). */
 const char *api_code(int status);
 

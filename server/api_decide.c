@@ -115,7 +115,6 @@ int api_decide(const struct req *q, struct resp *r)
     char *err = NULL;
     char cerr[1024], field[256], hash[17];
     struct json_err je;
-    json_error_t jerr;
     struct core_config cfg;
     struct plugin_set *set = NULL;
     struct plugin_call *call = NULL;
@@ -125,16 +124,8 @@ int api_decide(const struct req *q, struct resp *r)
         api_error(r, 400, NULL, "job", "job id must match [A-Za-z0-9._:-]{1,128}");
         goto out;
     }
-    body = json_loadb(q->body ? q->body : "", q->body_len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!body) {
-        api_error(r, 400, NULL, "", "malformed JSON at line %d column %d: %s", jerr.line,
-                  jerr.column, jerr.text);
+    if (!(body = api_json_body(q, r, NULL)))
         goto out;
-    }
-    if (!json_is_object(body)) {
-        api_error(r, 400, NULL, "", "the body must be a JSON object");
-        goto out;
-    }
     e = jobs_get(a->jobs, q->job);
     /* A request without options of its own runs on the job's layers, resolved once per
      * change of them (jobs_entry.cfg); one with options gets a copy of the layers. */

@@ -126,17 +126,9 @@ int api_replay(const struct req *q, struct resp *r)
     struct api *a = q->api;
     struct replay_job *j = NULL;
     char *err = NULL;
-    json_error_t jerr;
-    json_t *body = json_loadb(q->body ? q->body : "", q->body_len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!body) {
-        api_error(r, 400, NULL, "", "malformed JSON at line %d column %d: %s", jerr.line,
-                  jerr.column, jerr.text);
+    json_t *body = api_json_body(q, r, NULL);
+    if (!body)
         goto out;
-    }
-    if (!json_is_object(body)) {
-        api_error(r, 400, NULL, "", "the body must be a JSON object");
-        goto out;
-    }
     const char *job = json_string_value(json_object_get(body, "job"));
     if (!api_job_id_ok(job)) {
         api_error(r, 400, NULL, "job", "job must be a string matching [A-Za-z0-9._:-]{1,128}");

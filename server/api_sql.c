@@ -41,18 +41,9 @@ static int sql_job_start(void *ud, api_async_done done, void *tok)
 int api_sql(const struct req *q, struct resp *r)
 {
     struct api *a = q->api;
-    json_error_t jerr;
-    json_t *body = json_loadb(q->body ? q->body : "", q->body_len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!body) {
-        api_error(r, 400, NULL, "", "malformed JSON at line %d column %d: %s", jerr.line,
-                  jerr.column, jerr.text);
+    json_t *body = api_json_body(q, r, "{\"sql\": ..., \"params\": [...]}");
+    if (!body)
         goto out;
-    }
-    if (!json_is_object(body)) {
-        api_error(r, 400, NULL, "",
-                  "the body must be a JSON object {\"sql\": ..., \"params\": [...]}");
-        goto out;
-    }
     json_t *sql = json_object_get(body, "sql");
     json_t *params = json_object_get(body, "params");
     if (!json_is_string(sql)) {
