@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# Installs, from Debian 12's packages, whatever governor needs to build, run and test and is
-# not there yet. Needs root when something is missing; does nothing otherwise.
+# Installs, from Debian 12's packages, what governor needs and is not there yet: to build and
+# run it and follow the README (no argument: with curl and the sqlite3 shell), or to build it
+# and run every test (--test: adds the formatter, clang and libFuzzer, python3, wrk, Chromium). Needs root
+# when something is missing; does nothing otherwise.
 set -euo pipefail
+pkgs=(build-essential cmake pkg-config liblua5.4-dev libevent-dev libjansson-dev
+      libsqlite3-dev tzdata curl sqlite3)
+if [ "${1:-}" = "--test" ]; then
+    pkgs+=(clang-format clang libclang-rt-14-dev python3 wrk chromium)
+fi
 need=()
-for p in build-essential cmake pkg-config clang-format liblua5.4-dev libevent-dev \
-         libjansson-dev libsqlite3-dev sqlite3 tzdata curl python3 wrk clang \
-         libclang-rt-14-dev chromium; do
+for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
 [ ${#need[@]} -eq 0 ] && exit 0

@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash tests/install-deps.sh
+bash tests/install-deps.sh --test
 
 jobs=$(nproc 2>/dev/null || echo 2)
 
