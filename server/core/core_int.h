@@ -14,6 +14,7 @@
  *   resources.c  CPU/memory quota and slot estimation (spec 4.6, 5.1)
  *   memory.c     memory tuning (spec 5)
  *   skew.c       governor's key-parallelism diagnosis (DESIGN 4)
+ *   explain.c    the human text of each vertex's outcome
  *   decide.c     the cycle (spec 0)
  *
  * Nothing here does I/O or reads a clock.
@@ -280,6 +281,26 @@ int core__tm_derive(const struct core_tm_memory *m, struct core_tm_pools *out, c
 void core__memory_tune(const struct core_config *cfg, const struct core_sample *sm,
                        const struct core_topo *t, const int *new_p,
                        const struct core_global_eval *g, struct core_decision *d);
+
+/* ---------------------------------------------------------------- explain.c */
+
+/* "1100/s", "12.5/s", "an unknown rate", "an unbounded rate". */
+void core__fmt_rate(char *buf, size_t n, double x);
+/* "30 min", "1 h", "45 s", "500 ms". */
+void core__fmt_duration(char *buf, size_t n, int64_t ms);
+/* "2025-11-29T10:03:00Z" (second resolution). */
+void core__fmt_utc(char *buf, size_t n, int64_t ms);
+/* Why vertex v moves to target (reason HIGH_*, LOW_UTILIZATION), with the limits that
+ * changed its number (raw: before them), in the arena. */
+const char *core__explain_move(struct core_decision *d, const struct core_config *cfg,
+                               const struct core_vertex_in *v, enum core_reason reason, int target,
+                               int raw, unsigned constraints, const struct core_evaluated *e);
+/* Why vertex id stays: inside its bounds. */
+const char *core__explain_steady(struct core_decision *d, const char *id, int p,
+                                 const struct core_evaluated *e);
+/* Why a vertex that needs raw subtasks stays at its current parallelism (LIMIT_REACHED). */
+const char *core__explain_limit(struct core_decision *d, const struct core_config *cfg,
+                                const struct core_vertex_in *v, int raw, unsigned constraints);
 
 /* ------------------------------------------------------------------- skew.c */
 

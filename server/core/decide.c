@@ -76,16 +76,6 @@ static void all_reasons(struct cycle *c, enum core_reason r)
     c->d->reason = r;
 }
 
-static void fmt_rate(char *buf, size_t n, double x)
-{
-    if (isnan(x))
-        snprintf(buf, n, "unknown");
-    else if (isinf(x))
-        snprintf(buf, n, "unbounded");
-    else
-        snprintf(buf, n, "%.1f/s", x);
-}
-
 /* The "p -> P'" entries of a ScalingReport (spec 4.4's format). */
 static char *report_entries(struct cycle *c)
 {
@@ -213,7 +203,7 @@ static void compute_targets(struct cycle *c)
             bool unservable = isfinite(e->key_rate_bound) && need > e->key_rate_bound;
             if (psat > 0 && (target > psat || unservable)) {
                 char bound[32];
-                fmt_rate(bound, sizeof bound, e->key_rate_bound);
+                core__fmt_rate(bound, sizeof bound, e->key_rate_bound);
                 if (target > psat) {
                     target = psat > p ? psat : p;
                     o->constraints |= CORE_C_CAPPED_BY_KEY_SKEW;
@@ -235,8 +225,9 @@ static void compute_targets(struct cycle *c)
                 continue;
             if (r.raw != p && outside) {
                 o->reason = CORE_R_LIMIT_REACHED;
-                o->message =
-                    core__asprintf(c->d, "%s: wants %d but stays at %d (limits)", v->id, r.raw, p);
+                o->message = core__explain_limit(c->d, cfg, v, r.raw, o->constraints);
+            } else {
+                o->message = core__explain_steady(c->d, v->id, p, e);
             }
             continue;
         }
@@ -257,12 +248,14 @@ static void compute_targets(struct cycle *c)
                 core__delayed_scale_down(st, cfg, v->id, p, target, outside, c->now, &out2);
             if (applied == p) {
                 o->reason = CORE_R_SCALE_DOWN_DELAYED;
-                int64_t until = core__delayed_until(st, cfg, v->id);
+                char until[32], iv[32];
+                core__fmt_utc(until, sizeof until, core__delayed_until(st, cfg, v->id));
+                core__fmt_duration(iv, sizeof iv, cfg->scale_down_interval_ms);
                 o->message = core__asprintf(
                     c->d,
-                    "%s: scale-down to %d waits for job.autoscaler.scale-down.interval "
-                    "(until %lld)",
-                    v->id, target, (long long)until);
+                    "%s: a scale-down to %d waits out job.autoscaler.scale-down.interval (%s) "
+                    "until %s; the highest proposal by then is applied",
+                    v->id, target, iv, until);
                 continue;
             }
             target = applied;
@@ -273,19 +266,9 @@ static void compute_targets(struct cycle *c)
         o->outside_bounds = outside;
         c->new_p[i] = target;
         c->in_summary[i] = true;
-        if (!o->message) {
-            char tpr[32], tdr[32];
-            fmt_rate(tpr, sizeof tpr, e->true_processing_rate);
-            fmt_rate(tdr, sizeof tdr, e->target_data_rate);
-            if (o->reason == CORE_R_HIGH_BACKLOG)
-                o->message = core__asprintf(
-                    c->d, "%s: %d -> %d to catch up a backlog of %.0f/s within %lld s", v->id, p,
-                    target, e->catch_up_data_rate, (long long)(cfg->catch_up_ms / 1000));
-            else
-                o->message = core__asprintf(
-                    c->d, "%s: %d -> %d (true processing rate %s, target data rate %s)", v->id, p,
-                    target, tpr, tdr);
-        }
+        if (!o->message)
+            o->message =
+                core__explain_move(c->d, cfg, v, o->reason, target, r.raw, o->constraints, e);
     }
 }
 
@@ -328,21 +311,30 @@ static enum core_action action_of(const struct core_decision *d)
     return up && down ? CORE_SCALE : up ? CORE_SCALE_UP : down ? CORE_SCALE_DOWN : CORE_NO_CHANGE;
 }
 
-/* Joins the messages of the changed (or else the noteworthy) vertices. */
-static const char *join_messages(struct cycle *c, bool changed_only)
+/* Which vertices' messages make the job's message. */
+enum pick { PICK_CHANGED, PICK_NOTEWORTHY };
+
+static bool picked(const struct core_vdecision *v, enum pick pick)
+{
+    if (!v->message || v->excluded)
+        return false;
+    return pick == PICK_CHANGED ? v->target != v->current : v->reason != CORE_R_WITHIN_TARGET;
+}
+
+/* Joins the messages of the changed vertices, or of those that did not stay for being
+ * within target (a limit, a delay, a hot key...). */
+static const char *join_messages(struct cycle *c, enum pick pick)
 {
     struct core_decision *d = c->d;
     size_t len = 1;
-    for (int k = 0; k < d->n_vertices; k++) {
-        const struct core_vdecision *v = &d->vertices[k];
-        if (v->message && (!changed_only || v->target != v->current))
-            len += strlen(v->message) + 2;
-    }
+    for (int k = 0; k < d->n_vertices; k++)
+        if (picked(&d->vertices[k], pick))
+            len += strlen(d->vertices[k].message) + 2;
     char *buf = core__alloc(d, len);
     size_t off = 0;
     for (int k = 0; k < d->n_vertices; k++) {
         const struct core_vdecision *v = &d->vertices[k];
-        if (!v->message || (changed_only && v->target == v->current) || v->excluded)
+        if (!picked(v, pick))
             continue;
         if (off) {
             memcpy(buf + off, "; ", 2);
@@ -477,7 +469,7 @@ static void decide_collected(struct cycle *c, const struct core_window_status *w
         d->reason = idle_reason(c);
         d->message = d->reason == CORE_R_WITHIN_TARGET
                          ? "every vertex is inside its utilization bounds"
-                         : join_messages(c, false);
+                         : join_messages(c, PICK_NOTEWORTHY);
         return;
     }
 
@@ -505,8 +497,8 @@ static void decide_collected(struct cycle *c, const struct core_window_status *w
                     "Scaling execution disabled by config %s, recommended parallelism "
                     "change: %s",
                     blocked_by, report_entries(c));
-        d->message =
-            core__asprintf(d, "recommendation only (%s): %s", blocked_by, join_messages(c, true));
+        d->message = core__asprintf(d, "recommendation only (%s): %s", blocked_by,
+                                    join_messages(c, PICK_CHANGED));
         return;
     }
 
@@ -514,7 +506,7 @@ static void decide_collected(struct cycle *c, const struct core_window_status *w
     if (core__quota_reached(cfg, c->sm, c->in_summary, c->new_p, d)) {
         d->reason = CORE_R_QUOTA_REACHED;
         d->message = core__asprintf(d, "the CPU or memory quota would be exceeded by: %s",
-                                    join_messages(c, true));
+                                    join_messages(c, PICK_CHANGED));
         d->n_config_changes = 0;
         d->n_config_removals = 0;
         return;
@@ -534,7 +526,7 @@ static void decide_collected(struct cycle *c, const struct core_window_status *w
                 "Scaling execution enabled, begin scaling vertices:%s", report_entries(c));
     record_execution(c);
     d->execute = true;
-    d->message = join_messages(c, true);
+    d->message = join_messages(c, PICK_CHANGED);
 }
 
 int core_decide(struct core_state *st, const struct core_sample *sm, const struct core_config *cfg,

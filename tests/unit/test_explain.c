@@ -1,0 +1,70 @@
+/* Unit tests for core/explain.c: the figures in a decision's text. */
+#include "test.h"
+
+#include "core/core_int.h"
+
+static void utc_dates(void)
+{
+    char b[32];
+    core__fmt_utc(b, sizeof b, 1764410400000LL); /* the cases' T0 */
+    ASSERT_STR(b, "2025-11-29T10:00:00Z");
+    core__fmt_utc(b, sizeof b, 0);
+    ASSERT_STR(b, "1970-01-01T00:00:00Z");
+    core__fmt_utc(b, sizeof b, 951782400000LL); /* a leap day: 30 years + 59 days after 1970 */
+    ASSERT_STR(b, "2000-02-29T00:00:00Z");
+    core__fmt_utc(b, sizeof b, -1000);
+    ASSERT_STR(b, "1969-12-31T23:59:59Z");
+    core__fmt_utc(b, sizeof b, 4102444799999LL);
+    ASSERT_STR(b, "2099-12-31T23:59:59Z");
+}
+
+static void durations_and_rates(void)
+{
+    char b[32];
+    core__fmt_duration(b, sizeof b, 3600000);
+    ASSERT_STR(b, "1 h");
+    core__fmt_duration(b, sizeof b, 30 * 60000);
+    ASSERT_STR(b, "30 min");
+    core__fmt_duration(b, sizeof b, 90000);
+    ASSERT_STR(b, "90 s");
+    core__fmt_duration(b, sizeof b, 500);
+    ASSERT_STR(b, "500 ms");
+    core__fmt_rate(b, sizeof b, 1052.632);
+    ASSERT_STR(b, "1053/s");
+    core__fmt_rate(b, sizeof b, 12.34);
+    ASSERT_STR(b, "12.3/s");
+    core__fmt_rate(b, sizeof b, INFINITY);
+    ASSERT_STR(b, "an unbounded rate");
+}
+
+static void move_names_the_figures_and_limits(void)
+{
+    struct core_config cfg;
+    core_config_defaults(&cfg);
+    struct core_decision d;
+    core_decision_init(&d);
+    struct core_vertex_in v = {
+        .id = "src", .parallelism = 2, .max_parallelism = 128, .partitions = 3};
+    struct core_evaluated e = {.load = 0.5,
+                               .true_processing_rate = 2000,
+                               .target_data_rate = 1500,
+                               .catch_up_data_rate = 0,
+                               .expected_processing_rate = 3000,
+                               .lag = NAN};
+    /* 1500 / 2000 = 75% needed against the 70% target; capped at 3 partitions. */
+    const char *m = core__explain_move(&d, &cfg, &v, CORE_R_HIGH_UTILIZATION, 3, 4,
+                                       CORE_C_CAPPED_AT_PARTITIONS, &e);
+    ASSERT_STR(m, "src: 2 -> 3: 2 subtasks can process 2000/s (busy 50%); 1500/s arrive, "
+                  "needing them 75% of the time (target utilization 70%); at 3, about 3000/s; "
+                  "capped at its 3 partitions");
+    m = core__explain_limit(&d, &cfg, &v, 5, CORE_C_CAPPED_AT_PARTITIONS);
+    ASSERT_STR(m, "src: needs 5 subtasks but stays at 2: it reads 3 partitions");
+    e.scale_up_rate_threshold = 1500;
+    e.scale_down_rate_threshold = INFINITY;
+    m = core__explain_steady(&d, "src", 2, &e);
+    ASSERT_CONTAINS(m, "no scale-down while the backlog lasts");
+    core_decision_deinit(&d);
+}
+
+TEST_MAIN(TEST_ENTRY(utc_dates), TEST_ENTRY(durations_and_rates),
+          TEST_ENTRY(move_names_the_figures_and_limits))
