@@ -149,6 +149,9 @@ static void header(struct out *o, const char *name, const char *type, const char
 
 char *metrics_render(const struct metrics *m, const struct metrics_sources *src)
 {
+    static const struct metrics none; /* nothing counted (a server without counters) */
+    if (!m)
+        m = &none;
     struct out o = {xmalloc(4096), 0, 4096};
     o.p[0] = '\0';
 

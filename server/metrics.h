@@ -37,7 +37,7 @@ struct metrics_sources {
     int jobs;                    /* jobs tracked, -1 unknown */
 };
 
-/* new: the whole exposition text (caller frees). */
+/* new: the whole exposition text (caller frees); m may be NULL (nothing counted). */
 char *metrics_render(const struct metrics *m, const struct metrics_sources *src);
 
 #endif

@@ -13,11 +13,11 @@ fi
 cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DFUZZ=ON -DWERROR=ON \
       -DSANITIZE='address;undefined' -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link \
       -DCMAKE_BUILD_TYPE=Debug >/dev/null
-cmake --build build-fuzz -j "$(nproc)" --target fuzz_decide fuzz_text >/dev/null
+cmake --build build-fuzz -j "$(nproc)" --target fuzz_decide fuzz_text fuzz_api >/dev/null
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # Seeds: every sample of the decision cases, and hand-written texts.
-mkdir -p "$work/decide" "$work/text"
+mkdir -p "$work/decide" "$work/text" "$work/api"
 n=0
 for f in tests/cases/*/trace.jsonl; do
     while IFS= read -r line; do
@@ -26,7 +26,8 @@ for f in tests/cases/*/trace.jsonl; do
     done <"$f"
 done
 cp tests/fuzz/corpus/text/* "$work/text/"
-for t in decide text; do
+cp tests/fuzz/corpus/api/* "$work/api/"
+for t in decide text api; do
     echo "== fuzz_$t: $secs s"
     ASAN_OPTIONS=detect_leaks=1 "build-fuzz/fuzz_$t" -max_total_time="$secs" -timeout=10 \
         -print_final_stats=1 "$work/$t" 2>"$work/$t.log" || { tail -40 "$work/$t.log"; exit 1; }
