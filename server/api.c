@@ -26,6 +26,7 @@ void api_deinit(struct api *a)
 {
     core_decision_deinit(&a->d);
     json_sample_deinit(&a->js);
+    jarena_free(&a->arena);
 }
 
 void resp_deinit(struct resp *r)

@@ -31,6 +31,7 @@
 #include "core/core.h"
 #include "db.h"
 #include "jobs.h"
+#include "jarena.h"
 #include "json.h"
 #include "options.h"
 #include "metrics.h"
@@ -51,6 +52,7 @@ struct api {
     struct metrics *metrics;        /* GET /metrics (NULL: not counted) */
     struct writer *wr;              /* for the commit figures of GET /metrics (may be NULL) */
     /* scratch reused by decide (one request at a time on the loop) */
+    struct jarena arena; /* decide's jansson allocations (jarena.h) */
     struct json_sample js;
     struct core_decision d;
 };

@@ -12,6 +12,7 @@
 
 #include "api.h"
 #include "cron.h"
+#include "jarena.h"
 #include "plugin.h"
 #include "statebin.h"
 #include "log.h"
@@ -23,11 +24,10 @@ static void add_option(void *ud, const char *key, const char *value, enum opt_la
     json_object_set_new(ud, key, json_string(value ? value : ""));
 }
 
-/* new: a compact JSON text of o (never NULL), as the client sees it (15 digits). */
+/* new (malloc'd): a compact JSON text of o, as the client sees it (15 digits). */
 static char *dump(const json_t *o)
 {
-    char *s = o ? json_dumps(o, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15)) : NULL;
-    return s ? s : xstrdup("null");
+    return jarena_dump(o);
 }
 
 /* The hooks without plugins: excluded periods by the native cron matcher. */
@@ -105,7 +105,32 @@ static void fill_plugin_calls(struct db_write *w, const struct plugin_call *c)
     }
 }
 
+static void decide(const struct req *q, struct resp *r);
+
+/*
+ * The handler: decide() inside the request's jansson arena. Everything it makes with
+ * jansson is released inside; an error's envelope is printed to text before the arena
+ * closes, since the reply is sent after this returns.
+ */
 int api_decide(const struct req *q, struct resp *r)
+{
+    jarena_begin(&q->api->arena);
+    decide(q, r);
+    if (r->json) {
+        size_t n;
+        char *t = jarena_dump(r->json);
+        json_decref(r->json);
+        r->json = NULL;
+        n = strlen(t);
+        r->text = xrealloc(t, n + 2);
+        memcpy(r->text + n, "\n", 2);
+        r->content_type = "application/json";
+    }
+    jarena_end(&q->api->arena);
+    return 0;
+}
+
+static void decide(const struct req *q, struct resp *r)
 {
     struct api *a = q->api;
     json_t *body = NULL, *out = NULL, *warn = NULL, *eff = NULL;
@@ -168,7 +193,10 @@ int api_decide(const struct req *q, struct resp *r)
         memcpy(hash, e->hash, sizeof hash);
     }
     if (!e) {
+        /* The entry outlives the request: made outside the arena. */
+        struct jarena *ar = jarena_pause();
         e = jobs_add(a->jobs, q->job, q->now_ms);
+        jarena_resume(ar);
         created = true;
     }
     cerr[0] = '\0';
@@ -244,5 +272,4 @@ out:
     json_decref(out);
     json_decref(body);
     opt_job_free(opts);
-    return 0;
 }

@@ -19,6 +19,7 @@
 #include "db.h"
 #include "http.h"
 #include "jobs.h"
+#include "jarena.h"
 #include "log.h"
 #include "metrics.h"
 #include "plugin.h"
@@ -222,6 +223,7 @@ out:
 
 int main(int argc, char **argv)
 {
+    jarena_install(); /* before any jansson allocation */
     struct cli c;
     char *err = NULL;
     int rc = 0;

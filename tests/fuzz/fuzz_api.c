@@ -13,6 +13,7 @@
 
 #include "api.h"
 #include "http.h"
+#include "jarena.h"
 #include "writer.h"
 
 static struct {
@@ -45,6 +46,7 @@ static void cleanup(void)
 static void setup(void)
 {
     char *err = NULL;
+    jarena_install(); /* as main does */
     snprintf(F.path, sizeof F.path, "/tmp/governor-fuzz-api-%d.db", (int)getpid());
     unlink(F.path);
     opt_server_init(&F.srv);
