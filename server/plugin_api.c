@@ -786,37 +786,32 @@ static int cron_result(lua_State *L, int rc, bool match, char *err)
     return 1;
 }
 
-static int gv_cron(lua_State *L)
+/* governor.cron/daily/periods.matches(expr, epoch_ms [, tz]) on the native matcher fn. */
+static int match_with(lua_State *L, int (*fn)(const char *expr, int64_t epoch_ms, const char *tz,
+                                              bool *match, char **errp))
 {
     const char *e = luaL_checkstring(L, 1);
     int64_t at = (int64_t)luaL_checknumber(L, 2);
     const char *tz = luaL_optstring(L, 3, "UTC");
     bool m = false;
     char *err = NULL;
-    int rc = cron_matches(e, at, tz, &m, &err);
+    int rc = fn(e, at, tz, &m, &err);
     return cron_result(L, rc, m, err);
+}
+
+static int gv_cron(lua_State *L)
+{
+    return match_with(L, cron_matches);
 }
 
 static int gv_daily(lua_State *L)
 {
-    const char *e = luaL_checkstring(L, 1);
-    int64_t at = (int64_t)luaL_checknumber(L, 2);
-    const char *tz = luaL_optstring(L, 3, "UTC");
-    bool m = false;
-    char *err = NULL;
-    int rc = cron_daily_matches(e, at, tz, &m, &err);
-    return cron_result(L, rc, m, err);
+    return match_with(L, cron_daily_matches);
 }
 
 static int gv_periods(lua_State *L)
 {
-    const char *e = luaL_checkstring(L, 1);
-    int64_t at = (int64_t)luaL_checknumber(L, 2);
-    const char *tz = luaL_optstring(L, 3, "UTC");
-    bool m = false;
-    char *err = NULL;
-    int rc = cron_periods_match(e, at, tz, &m, &err);
-    return cron_result(L, rc, m, err);
+    return match_with(L, cron_periods_match);
 }
 
 static int gv_duration(lua_State *L)
