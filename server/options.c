@@ -568,18 +568,6 @@ static void apply_align_mode(struct core_config *c, const struct opt_row *r, con
 
 /* ----------------------------------------------------- display of a value -- */
 
-/* Writes a duration in the largest unit that divides it ("90 d", "15 min", "500 ms"). */
-static void fmt_duration(char *buf, size_t n, int64_t ms)
-{
-    static const struct unit u[] = {{"d", MS_D}, {"h", MS_H}, {"min", MS_M}, {"s", MS_S}};
-    for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
-        if (ms != 0 && ms % u[i].mult == 0) {
-            snprintf(buf, n, "%" PRId64 " %s", ms / u[i].mult, u[i].name);
-            return;
-        }
-    snprintf(buf, n, "%" PRId64 " ms", ms);
-}
-
 static void fmt_memory(char *buf, size_t n, int64_t b)
 {
     static const struct unit u[] = {{"tb", TIB}, {"gb", GIB}, {"mb", MIB}, {"kb", KIB}};
@@ -594,7 +582,7 @@ static void fmt_memory(char *buf, size_t n, int64_t b)
 static void fmt_number(char *buf, size_t n, const struct opt_row *r, double x)
 {
     if (r->type == T_DURATION)
-        fmt_duration(buf, n, (int64_t)x);
+        core_format_duration(buf, n, (int64_t)x);
     else if (r->type == T_MEMORY)
         fmt_memory(buf, n, (int64_t)x);
     else

@@ -161,6 +161,10 @@ struct core_config {
     struct core_tm_memory tm;
 };
 
+/* A duration as Flink writes it, in the largest unit that divides it: "90 d", "1 h",
+ * "15 min", "30 s", "500 ms" (the options table prints defaults this way too). */
+void core_format_duration(char *buf, size_t n, int64_t ms);
+
 /*
  * Fills c with the built-in defaults of every option (spec 6.5, with governor's
  * differences). The options table's default column must agree (tests/unit/test_options.c

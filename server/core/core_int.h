@@ -286,8 +286,6 @@ void core__memory_tune(const struct core_config *cfg, const struct core_sample *
 
 /* "1100/s", "12.5/s", "an unknown rate", "an unbounded rate". */
 void core__fmt_rate(char *buf, size_t n, double x);
-/* "30 min", "1 h", "45 s", "500 ms". */
-void core__fmt_duration(char *buf, size_t n, int64_t ms);
 /* "2025-11-29T10:03:00Z" (second resolution). */
 void core__fmt_utc(char *buf, size_t n, int64_t ms);
 /* Why vertex v moves to target (reason HIGH_*, LOW_UTILIZATION), with the limits that

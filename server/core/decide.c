@@ -250,7 +250,7 @@ static void compute_targets(struct cycle *c)
                 o->reason = CORE_R_SCALE_DOWN_DELAYED;
                 char until[32], iv[32];
                 core__fmt_utc(until, sizeof until, core__delayed_until(st, cfg, v->id));
-                core__fmt_duration(iv, sizeof iv, cfg->scale_down_interval_ms);
+                core_format_duration(iv, sizeof iv, cfg->scale_down_interval_ms);
                 o->message = core__asprintf(
                     c->d,
                     "%s: a scale-down to %d waits out job.autoscaler.scale-down.interval (%s) "

@@ -21,16 +21,18 @@ void core__fmt_rate(char *buf, size_t n, double x)
         snprintf(buf, n, "%.1f/s", x);
 }
 
-void core__fmt_duration(char *buf, size_t n, int64_t ms)
+void core_format_duration(char *buf, size_t n, int64_t ms)
 {
-    if (ms % 3600000 == 0 && ms >= 3600000)
-        snprintf(buf, n, "%lld h", (long long)(ms / 3600000));
-    else if (ms % 60000 == 0 && ms >= 60000)
-        snprintf(buf, n, "%lld min", (long long)(ms / 60000));
-    else if (ms % 1000 == 0)
-        snprintf(buf, n, "%lld s", (long long)(ms / 1000));
-    else
-        snprintf(buf, n, "%lld ms", (long long)ms);
+    static const struct {
+        const char *name;
+        int64_t mult;
+    } u[] = {{"d", 86400000}, {"h", 3600000}, {"min", 60000}, {"s", 1000}};
+    for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
+        if (ms != 0 && ms % u[i].mult == 0) {
+            snprintf(buf, n, "%lld %s", (long long)(ms / u[i].mult), u[i].name);
+            return;
+        }
+    snprintf(buf, n, "%lld ms", (long long)ms);
 }
 
 void core__fmt_utc(char *buf, size_t n, int64_t ms)
@@ -125,7 +127,7 @@ const char *core__explain_move(struct core_decision *d, const struct core_config
     busy(b, sizeof b, e->load);
     limits_note(note, sizeof note, v, constraints, raw);
     if (reason == CORE_R_HIGH_BACKLOG) {
-        core__fmt_duration(dur, sizeof dur, cfg->catch_up_ms);
+        core_format_duration(dur, sizeof dur, cfg->catch_up_ms);
         char cu[40];
         core__fmt_rate(cu, sizeof cu, e->catch_up_data_rate);
         if (isfinite(e->lag) && e->lag > 0)

@@ -21,13 +21,13 @@ static void utc_dates(void)
 static void durations_and_rates(void)
 {
     char b[32];
-    core__fmt_duration(b, sizeof b, 3600000);
+    core_format_duration(b, sizeof b, 3600000);
     ASSERT_STR(b, "1 h");
-    core__fmt_duration(b, sizeof b, 30 * 60000);
+    core_format_duration(b, sizeof b, 30 * 60000);
     ASSERT_STR(b, "30 min");
-    core__fmt_duration(b, sizeof b, 90000);
+    core_format_duration(b, sizeof b, 90000);
     ASSERT_STR(b, "90 s");
-    core__fmt_duration(b, sizeof b, 500);
+    core_format_duration(b, sizeof b, 500);
     ASSERT_STR(b, "500 ms");
     core__fmt_rate(b, sizeof b, 1052.632);
     ASSERT_STR(b, "1053/s");
