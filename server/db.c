@@ -617,6 +617,22 @@ static json_t *col_json(sqlite3_stmt *st, int i)
     return j ? j : json_null();
 }
 
+/* The end of a list read: resets st, and on success wraps arr as {key: arr} in *out (arr is
+ * stolen either way). -1 with *errp (new) when the step loop stopped on an error. */
+static int finish_list(struct db *db, sqlite3_stmt *st, int rc, json_t *arr, const char *key,
+                       json_t **out, char **errp)
+{
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    if (rc != SQLITE_DONE) {
+        *errp = xasprintf("read %s: %s", key, sqlite3_errmsg(db->h));
+        json_decref(arr);
+        return -1;
+    }
+    *out = json_pack("{s:o}", key, arr);
+    return 0;
+}
+
 static const char SQL_DECISIONS[] =
     "SELECT id, decision_json FROM decisions WHERE job = ?1 AND at >= ?2 AND at <= ?3 "
     "ORDER BY at DESC, id DESC LIMIT ?4";
@@ -647,15 +663,7 @@ int db_decisions_list(struct db *db, const char *job, int64_t since, int64_t unt
         }
         json_array_append_new(arr, d);
     }
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
-    if (rc != SQLITE_DONE) {
-        *errp = dberr(db, "read decisions");
-        json_decref(arr);
-        return -1;
-    }
-    *out = json_pack("{s:o}", "decisions", arr);
-    return 0;
+    return finish_list(db, st, rc, arr, "decisions", out, errp);
 }
 
 static const char SQL_DECISION_ONE[] =
@@ -800,13 +808,5 @@ int db_events_list(struct db *db, const char *job, int limit, json_t **out, char
                               sqlite3_column_int(st, 6), "suppressed", sqlite3_column_int(st, 7));
         json_array_append_new(arr, o);
     }
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
-    if (rc != SQLITE_DONE) {
-        *errp = dberr(db, "read events");
-        json_decref(arr);
-        return -1;
-    }
-    *out = json_pack("{s:o}", "events", arr);
-    return 0;
+    return finish_list(db, st, rc, arr, "events", out, errp);
 }
