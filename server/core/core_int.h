@@ -11,7 +11,8 @@
  *   alignment.c  key-group / partition alignment and plugin modes (spec 3.2, 3.3)
  *   history.c    scaling history, retention, restart-time tracking (spec 4.7-4.9)
  *   gating.c     memory pressure, delayed scale-down, ineffective scaling, summary (spec 4)
- *   resources.c  CPU/memory quota and slot estimation (spec 4.6, 5.1)
+ *   taskmanager.c  the TaskManager memory model and slot estimation (spec 5, 5.1)
+ *   resources.c  CPU/memory quota (spec 4.6)
  *   memory.c     memory tuning (spec 5)
  *   skew.c       governor's key-parallelism diagnosis (DESIGN 4)
  *   explain.c    the human text of each vertex's outcome
@@ -247,16 +248,7 @@ int64_t core__delayed_until(const struct core_state *st, const struct core_confi
                             const char *id);
 void core__delayed_clear_all(struct core_state *st);
 
-/* -------------------------------------------------------------- resources.c */
-
-/* Spec 5.1: slots needed after scaling, given new parallelism per sample vertex. */
-int core__slots_after(const struct core_sample *sm, const int *new_p, double slots_used);
-/* Spec 4.6 quota: true when the quota would be exceeded (event ResourceQuotaReached emitted).
- * in_summary[i] says whether vertex i is in the scaling summary. */
-bool core__quota_reached(const struct core_config *cfg, const struct core_sample *sm,
-                         const bool *in_summary, const int *new_p, struct core_decision *d);
-
-/* ----------------------------------------------------------------- memory.c */
+/* ------------------------------------------------------------ taskmanager.c */
 
 /* Every pool of a TaskManager's memory, bytes, as Flink derives them (spec 5). */
 struct core_tm_pools {
@@ -272,6 +264,18 @@ struct core_tm_pools {
  */
 int core__tm_derive(const struct core_tm_memory *m, struct core_tm_pools *out, char *err,
                     size_t err_len);
+
+/* Spec 5.1: slots needed after scaling, given new parallelism per sample vertex. */
+int core__slots_after(const struct core_sample *sm, const int *new_p, double slots_used);
+
+/* -------------------------------------------------------------- resources.c */
+
+/* Spec 4.6 quota: true when the quota would be exceeded (event ResourceQuotaReached emitted).
+ * in_summary[i] says whether vertex i is in the scaling summary. */
+bool core__quota_reached(const struct core_config *cfg, const struct core_sample *sm,
+                         const bool *in_summary, const int *new_p, struct core_decision *d);
+
+/* ----------------------------------------------------------------- memory.c */
 
 /*
  * Spec 5: memory tuning. Always emits the "Configuration recommendation" event when it
