@@ -1,8 +1,8 @@
 /*
- * memory.c - spec 5: memory tuning. core__memory_tune re-distributes the TM process memory
- * over network, metaspace, heap and managed memory from the observed usage (spec 5 steps
- * 1-9), emits the "Configuration recommendation" event and, when tuning is enabled, fills the
- * decision's config changes and removals.
+ * memory.c - memory tuning (core/README.md, Memory tuning). core__memory_tune re-distributes
+ * the TM process memory over network, metaspace, heap and managed memory from the observed
+ * usage (steps 1-9 there), emits the "Configuration recommendation" event and, when tuning is
+ * enabled, fills the decision's config changes and removals.
  *
  * Pure int64 byte arithmetic; no I/O. Calls util.c (arena, events) and taskmanager.c (the
  * memory model core__tm_derive, and core__slots_after).
@@ -80,7 +80,7 @@ static void fraction_str(int64_t th, char *buf, size_t len)
 
 /* ----------------------------------------------------------------- tuning -- */
 
-/* Spec 5: budget(x) grants min(x, remaining) and subtracts it. */
+/* take(x) of core/README.md, Memory tuning: grants min(x, remaining) and subtracts it. */
 struct budget {
     int64_t initial, remaining;
 };
@@ -94,7 +94,7 @@ static int64_t budget_take(struct budget *b, int64_t amount)
     return got;
 }
 
-/* Spec 5 step 3: network buffers a gate of a vertex at p_this needs for an edge to p_conn. */
+/* Step 3: network buffers a gate of a vertex at p_this needs for an edge to p_conn. */
 static int64_t segments(int p_this, int p_conn, enum core_ship ship, int per_channel, int floating)
 {
     if (p_this < 1)
@@ -110,7 +110,7 @@ static int64_t segments(int p_this, int p_conn, enum core_ship ship, int per_cha
     return (int64_t)p_conn * per_channel + floating;
 }
 
-/* Spec 5 step 3: bytes of network memory for the new parallelisms, before budgeting. */
+/* Step 3: bytes of network memory for the new parallelisms, before budgeting. */
 static int64_t network_bytes(const struct core_config *cfg, const struct core_topo *t,
                              const int *new_p)
 {
@@ -141,7 +141,7 @@ static int64_t usage(double avg)
     return u < 0 ? 0 : u;
 }
 
-/* Spec 5 step 7: max(1, TMs before / TMs after), TMs by ceil division (spec 5.1). */
+/* Step 7: max(1, TMs before / TMs after), TMs by ceil division. */
 static double compensation_factor(const struct core_config *cfg, const struct core_sample *sm,
                                   const int *new_p, double slots_used)
 {
@@ -166,7 +166,7 @@ static void add_change(struct core_kv *kv, int *n, struct core_decision *d, cons
 }
 
 /*
- * The budget is the process size of the user's own memory model (spec 5 step 1): in Flink that
+ * The budget is the process size of the user's own memory model (step 1): in Flink that
  * is the TM container size, which the operator sets as process.size; here a model given by
  * flink.size or explicit pools is sized the way Flink would size it. new_p is indexed like
  * the sample (summary value, else current). Everything stored in d lives in its arena; keys
@@ -211,7 +211,7 @@ void core__memory_tune(const struct core_config *cfg, const struct core_sample *
     if (total <= 0)
         return;
 
-    /* Step 9. The new Flink memory is the spec's with each tuned pool's difference. */
+    /* Step 9. The new Flink memory is the model's with each tuned pool's difference. */
     int64_t new_flink = spec.flink + (heap - (spec.framework_heap + spec.task_heap)) +
                         (managed - spec.managed) + (network - spec.network);
     char managed_frac[32], overhead_frac[32];

@@ -1,7 +1,7 @@
 /*
- * resources.c - spec 4.6's quota check.
+ * resources.c - the quota check (core/README.md, Resources).
  *
- * Spec 4.6's other check, the cluster-capacity ResourceCheck, asks the Kubernetes cluster
+ * The reference's other check, the cluster-capacity ResourceCheck, asks the Kubernetes cluster
  * whether the new TaskManagers can be scheduled; outside Kubernetes (the standalone
  * autoscaler, and governor, which sees no cluster) it is a no-op that always says yes, so
  * nothing of it is implemented here.
@@ -15,7 +15,7 @@
 
 /*
  * The memory of one TaskManager: the tuned process size when memory tuning produced one this
- * cycle (spec 4.6 uses the tuned configuration), else the process size of the user's memory
+ * cycle (the check uses the tuned configuration), else the process size of the user's memory
  * model. 0 when unknown.
  */
 static int64_t tm_memory_bytes(const struct core_config *cfg, const struct core_decision *d)
@@ -76,7 +76,7 @@ bool core__quota_reached(const struct core_config *cfg, const struct core_sample
     }
 
     int64_t per = cfg->slots_per_tm > 0 ? cfg->slots_per_tm : 1;
-    int64_t cur_tms = cur_slots / per, new_tms = new_slots / per; /* floor, as Flink (spec 9.2) */
+    int64_t cur_tms = cur_slots / per, new_tms = new_slots / per; /* floor, as Flink does here */
     if (new_tms <= cur_tms)
         return false;
 

@@ -7,7 +7,9 @@
  *    do: fractions are Java floats widened to double (0.4f = 0.4000000059604645), and a size
  *    times a fraction is Flink's MemorySize.multiply, i.e. the exact product of the byte count
  *    and the fraction's shortest decimal form, truncated.
- *  - core__slots_after: the task slots a job needs after scaling (spec 5.1).
+ *  - core__slots_after: the task slots a job needs after scaling.
+ *
+ * Both are described in core/README.md, TaskManager.
  *
  * Pure int64 byte arithmetic; no I/O. Calls util.c (core__shortest_decimal, core__java_d2i).
  */
