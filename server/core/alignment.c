@@ -1,5 +1,5 @@
 /*
- * alignment.c - parallelism alignment (spec 3.2) and alignment plugins (spec 3.3).
+ * alignment.c - parallelism alignment and alignment plugins (core/README.md, Alignment).
  *
  * A vertex whose clamped target P' differs from its current parallelism p is moved to a
  * parallelism that spreads its N key groups (or N source partitions) evenly, or at least
@@ -13,7 +13,7 @@
 
 #include "core/core_int.h"
 
-/* N of spec 3.2: source partitions when known, else the key groups. */
+/* N: source partitions when known, else the key groups. */
 static int num_keys(const struct core_align_ctx *a)
 {
     return a->partitions > 0 ? a->partitions : a->max_parallelism;
@@ -29,7 +29,7 @@ static int imax(int x, int y)
     return x > y ? x : y;
 }
 
-/* Default applicability (spec 3.2): known partitions, or any HASH input. */
+/* The built-in modes apply to a vertex with known partitions, or any HASH input. */
 static bool applicable(const struct core_align_ctx *a)
 {
     if (a->partitions > 0)
@@ -50,9 +50,9 @@ static int aligned_in_region(const struct core_align_ctx *a, bool accept_reducin
 }
 
 /*
- * firstAligned of spec 3.2: scans q = from, from + 1, ... to and returns the first q that
- * divides n_keys or, with accept_reducing, lowers n_keys / q below n_keys / proposed. 0 when
- * none does (an empty region included).
+ * first_aligned of core/README.md, Alignment: scans q = from, from + 1, ... to and returns the
+ * first q that divides n_keys or, with accept_reducing, lowers n_keys / q below n_keys / proposed.
+ * 0 when none does (an empty region included).
  */
 int core__first_aligned(int n_keys, int proposed, int from, int to, bool accept_reducing)
 {
@@ -112,8 +112,8 @@ static int align_legacy(const struct core_align_ctx *a, bool maximize_utilisatio
 /*
  * Plugin mode: the hook decides, applicability included. Its answer is clamped to the same
  * limits as the native target, [lower, min(maxParallelism, upper)], and for a source to its
- * partition count (DESIGN 4), so a plugin cannot push a vertex outside what the user
- * configured. The upper bound wins when the two cross, as in spec 3 step 7.
+ * partition count (governor's own cap), so a plugin cannot push a vertex outside what the user
+ * configured. The upper bound wins when the two cross, as in core/README.md, Scaling step 7.
  */
 static int align_plugin(const struct core_config *cfg, const struct core_align_ctx *a,
                         const struct core_hooks *h, unsigned *constraints,
@@ -145,9 +145,9 @@ static int align_plugin(const struct core_config *cfg, const struct core_align_c
 }
 
 /*
- * Spec 3.2/3.3 for one vertex; see core_int.h. The mode comes from cfg->align_mode; a plugin
- * mode without a plugin name or without an align hook falls back to BALANCED, as the spec
- * does for an undiscovered plugin class. Borrows everything; events go to d's arena.
+ * core/README.md, Alignment, for one vertex; see core_int.h. The mode comes from cfg->align_mode; a
+ * plugin mode without a plugin name or without an align hook falls back to BALANCED, as the
+ * reference does for an undiscovered plugin class. Borrows everything; events go to d's arena.
  */
 int core__align(const struct core_config *cfg, const struct core_align_ctx *a,
                 const struct core_hooks *h, struct core_decision *d, unsigned *constraints,

@@ -1,6 +1,6 @@
 /*
- * config.c - the built-in defaults of every option the core reads (spec 6.5), with
- * governor's differences (DESIGN 4): enabled defaults to true, excluded periods take a
+ * config.c - the built-in defaults of every option the core reads (core/README.md, Options),
+ * with governor's differences: enabled defaults to true, excluded periods take a
  * time zone (default UTC), and the key-skew diagnosis has options of its own.
  */
 #include <string.h>

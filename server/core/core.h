@@ -1,7 +1,7 @@
 /*
- * core.h - the native scaling core: the one interface between the algorithm of
- * spec/flink-autoscaler.md (sections 1 to 5, with DESIGN.md section 4's differences) and
- * everything around it (the server, replay, the Lua plugin host).
+ * core.h - the native scaling core: the one interface between the algorithm described in
+ * server/core/README.md (the Flink Kubernetes operator's autoscaler, with governor's
+ * differences) and everything around it (the server, replay, the Lua plugin host).
  *
  * The core is a pure function of (job state, one sample, effective config, hook results):
  * it does no I/O, reads no clock and keeps no globals. Time comes from the sample's `at`.
@@ -40,7 +40,7 @@ enum core_ship {
     CORE_SHIP_UNKNOWN,
 };
 
-/* Case-insensitive; anything unknown is CORE_SHIP_UNKNOWN (spec 1.1). */
+/* Case-insensitive; anything unknown is CORE_SHIP_UNKNOWN (core/README.md, Topology). */
 enum core_ship core_ship_parse(const char *s);
 const char *core_ship_name(enum core_ship s);
 
@@ -50,15 +50,16 @@ enum core_align_mode {
     CORE_ALIGN_BALANCED,
     CORE_ALIGN_EVENLY_SPREAD,
     CORE_ALIGN_OFF,
-    CORE_ALIGN_PLUGIN,                      /* config.align_plugin names it */
-    CORE_ALIGN_LEGACY_EVENLY_SPREAD,        /* deprecated adjust.mode, blocking (spec 3.2) */
-    CORE_ALIGN_LEGACY_MAXIMIZE_UTILISATION, /* deprecated adjust.mode, blocking (spec 3.2) */
+    CORE_ALIGN_PLUGIN, /* config.align_plugin names it */
+    /* the deprecated adjust.mode values, which may block (core/README.md, Alignment) */
+    CORE_ALIGN_LEGACY_EVENLY_SPREAD,
+    CORE_ALIGN_LEGACY_MAXIMIZE_UTILISATION,
 };
 
 enum core_action { CORE_NO_CHANGE, CORE_SCALE_UP, CORE_SCALE_DOWN, CORE_SCALE };
 const char *core_action_name(enum core_action a);
 
-/* DESIGN 3.1 reason codes, for the job and for each vertex. */
+/* Reason codes, for the job and for each vertex (core/README.md, Cycle: Reasons). */
 enum core_reason {
     CORE_R_COLLECTING_METRICS,
     CORE_R_WITHIN_TARGET,
@@ -80,7 +81,8 @@ enum core_reason {
 };
 const char *core_reason_name(enum core_reason r);
 
-/* DESIGN 3.1 vertex constraints: a bit each, names by core_constraint_name(bit index). */
+/* Vertex constraints, every limit that changed a vertex's number (core/README.md, Cycle:
+ * Constraints): a bit each, names by core_constraint_name(bit index). */
 enum core_constraint {
     CORE_C_CLAMPED_MAX_FACTOR = 1u << 0,
     CORE_C_CLAMPED_MIN_PARALLELISM = 1u << 1,
@@ -91,7 +93,7 @@ enum core_constraint {
     CORE_C_ALIGNED_BY_PLUGIN = 1u << 6,
     CORE_C_EXCLUDED_VERTEX = 1u << 7,
     CORE_C_CHANGED_BY_EXECUTOR = 1u << 8,
-    CORE_C_CAPPED_BY_KEY_SKEW = 1u << 9, /* governor's own: DESIGN 4 skew diagnosis */
+    CORE_C_CAPPED_BY_KEY_SKEW = 1u << 9, /* governor's own: core/README.md, Skew */
 };
 #define CORE_C__COUNT 10
 /* Name of constraint bit i (0 <= i < CORE_C__COUNT), e.g. "CLAMPED_MAX_FACTOR". */
@@ -99,7 +101,8 @@ const char *core_constraint_name(int bit);
 
 /* ----------------------------------------------------------------- config -- */
 
-/* Flink's TaskManager memory model keys (spec 5), in bytes / fractions. -1 or NaN = unset. */
+/* Flink's TaskManager memory model keys (core/README.md, TaskManager), in bytes / fractions.
+ * -1 or NaN = unset. */
 struct core_tm_memory {
     int64_t process_size, flink_size, task_heap, managed_size, framework_heap, framework_offheap,
         task_offheap, metaspace, network_min, network_max, overhead_min, overhead_max, segment_size;
@@ -108,7 +111,7 @@ struct core_tm_memory {
 };
 
 /*
- * The effective options of one job (spec 6.5 plus governor's own), already parsed and
+ * The effective options of one job (core/README.md, Options), already parsed and
  * validated by the options module. Strings and lists are borrowed from whoever built it.
  */
 struct core_config {
@@ -151,7 +154,7 @@ struct core_config {
     int n_evaluators;
     const char *const *executors; /* scaling.custom-executors, in listed order */
     int n_executors;
-    /* governor's key-skew diagnosis (DESIGN 4) */
+    /* governor's key-skew diagnosis (core/README.md, Skew) */
     bool skew_enabled;
     double skew_min_ratio;  /* max/avg busy time below this: no skew */
     double skew_saturation; /* stop where the hot subtask is within this of its floor */
@@ -166,9 +169,9 @@ struct core_config {
 void core_format_duration(char *buf, size_t n, int64_t ms);
 
 /*
- * Fills c with the built-in defaults of every option (spec 6.5, with governor's
- * differences). The options table's default column must agree (tests/unit/test_options.c
- * checks every row against this).
+ * Fills c with the built-in defaults of every option (core/README.md, Options). The options
+ * table's default column must agree (tests/unit/test_options.c checks every row against
+ * this).
  */
 void core_config_defaults(struct core_config *c);
 
@@ -179,7 +182,7 @@ struct core_input {
     enum core_ship ship;
 };
 
-/* One vertex of a sample (DESIGN 3.1). Absent metrics are NaN. */
+/* One vertex of a sample (the decide request's vertices[]). Absent metrics are NaN. */
 struct core_vertex_in {
     const char *id;
     int parallelism, max_parallelism;
@@ -210,7 +213,8 @@ struct core_sample {
 
 /* --------------------------------------------------------------- decision -- */
 
-/* Evaluated figures of one vertex (spec 2), NaN = undefined, inf allowed. */
+/* Evaluated figures of one vertex (core/README.md, Evaluation), NaN = undefined, inf
+ * allowed. */
 struct core_evaluated {
     double load;                 /* LOAD.average */
     double true_processing_rate; /* TRUE_PROCESSING_RATE.average */
@@ -234,7 +238,7 @@ struct core_vdecision {
     int target;     /* final, what the client should apply */
     enum core_reason reason;
     unsigned constraints; /* enum core_constraint bits */
-    bool outside_bounds;  /* TPR outside the utilization bounds (spec 2.6) */
+    bool outside_bounds;  /* TPR outside the utilization bounds (core/README.md, Evaluation) */
     bool excluded;        /* vertex.exclude.ids, finished, or no busy time */
     struct core_evaluated ev;
     const char *message; /* arena; NULL when nothing to say */
@@ -242,7 +246,7 @@ struct core_vdecision {
 
 struct core_event {
     const char *type;    /* "Normal" | "Warning" */
-    const char *reason;  /* spec 6.3, e.g. "ScalingReport" */
+    const char *reason;  /* e.g. "ScalingReport" (core/README.md, Events) */
     const char *message; /* arena */
     const char *key;     /* dedupe key (arena), NULL = never deduplicated */
     int count;           /* times seen within the interval, including this one */
@@ -282,14 +286,15 @@ void core_decision_deinit(struct core_decision *d);
 /* ------------------------------------------------------------------ hooks -- */
 
 /*
- * The four hook points (DESIGN 5.2). Every hook is optional (NULL = not provided). A hook
- * returns 0 on success, -1 on failure with a message in err (e.g. "freeze.lua:12: boom");
- * on failure the native result stands and the decision says PLUGIN_ERROR naming `name`.
+ * The four hook points (the plugin kinds: exclusion, evaluator, executor, alignment). Every hook is
+ * optional (NULL = not provided). A hook returns 0 on success, -1 on failure with a message in err
+ * (e.g. "freeze.lua:12: boom"); on failure the native result stands and the decision says
+ * PLUGIN_ERROR naming `name`.
  */
 struct core_align_ctx {
     const char *vertex;
     int current, proposed; /* p and the clamped P' */
-    int lower, upper;      /* parallelism limits (spec 3 step 6) */
+    int lower, upper;      /* parallelism limits (core/README.md, Scaling step 6) */
     int max_parallelism;   /* key groups */
     int partitions;        /* 0 = unknown */
     const enum core_ship *input_ships;
@@ -330,7 +335,7 @@ int64_t core_state_last_at(const struct core_state *s);
 /* ----------------------------------------------------------------- decide -- */
 
 /*
- * One scaling cycle (spec 0). Validates the sample's topology first (unknown input,
+ * One scaling cycle (core/README.md, Cycle). Validates the sample's topology first (unknown input,
  * duplicate id, cycle, bad parallelism): on such an error returns -1 with a message in
  * err naming the field (e.g. "vertices[2].inputs[0].from: unknown vertex \"x\""), and
  * neither the state nor the decision is touched. Otherwise updates st in place, fills d

@@ -1,22 +1,28 @@
 /*
  * core_int.h - names shared inside the core only (prefix core__). One section per file;
- * each file mirrors a section of spec/flink-autoscaler.md:
+ * each file has a section of server/core/README.md (named in brackets), which describes the
+ * algorithm and is what comments cite as "core/README.md, <Section>":
  *
- *   util.c       rounding, allocation, the decision arena, events, enum names
- *   config.c     built-in defaults (spec 6.5)
- *   topo.c       topology validation and topological order (spec 1.1)
- *   window.c     per-sample metrics, the metric window and its aggregates (spec 1.3-1.5)
- *   evaluate.c   backlog, target/catch-up rate, true processing rate, thresholds (spec 2)
- *   scaling.c    scale factor, clamps, limits, observed scalability (spec 3, 3.1)
- *   alignment.c  key-group / partition alignment and plugin modes (spec 3.2, 3.3)
- *   history.c    scaling history, retention, restart-time tracking (spec 4.7-4.9)
- *   gating.c     memory pressure, delayed scale-down, ineffective scaling, summary (spec 4)
- *   resources.c  CPU/memory quota and slot estimation (spec 4.6, 5.1)
- *   memory.c     memory tuning (spec 5)
- *   skew.c       governor's key-parallelism diagnosis (DESIGN 4)
- *   explain.c    the human text of each vertex's outcome
- *   decide.c     the cycle (spec 0)
+ *   util.c         rounding, allocation, the decision arena, events, enum names
+ *                  [Numbers, Events]
+ *   config.c       built-in defaults [Options]
+ *   topo.c         topology validation and topological order [Topology]
+ *   window.c       per-sample metrics, the metric window and its aggregates [Window]
+ *   evaluate.c     backlog, target/catch-up rate, true processing rate, thresholds
+ *                  [Evaluation]
+ *   scaling.c      scale factor, clamps, limits, observed scalability [Scaling]
+ *   alignment.c    key-group / partition alignment and plugin modes [Alignment]
+ *   history.c      scaling history, retention, restart-time tracking [History]
+ *   gating.c       memory pressure, delayed scale-down, ineffective scaling [Gating]
+ *   taskmanager.c  the TaskManager memory model and slot estimation [TaskManager]
+ *   resources.c    CPU/memory quota [Resources]
+ *   memory.c       memory tuning [Memory tuning]
+ *   skew.c         governor's key-parallelism diagnosis [Skew]
+ *   explain.c      the human text of each vertex's outcome [Explanations]
+ *   decide.c       the cycle [Cycle]
  *
+ * The files call downwards only: decide.c calls the others; scaling.c calls alignment.c and
+ * evaluate.c; memory.c and resources.c call taskmanager.c; everything calls util.c.
  * Nothing here does I/O or reads a clock.
  */
 #ifndef GOVERNOR_CORE_INT_H
@@ -30,8 +36,8 @@
 
 /* ------------------------------------------------------------------ util.c */
 
-/* Spec 1.3: round half-up to 3 decimals, except a value that would round to 0 keeps its
- * original value; NaN and inf pass through. */
+/* core/README.md, Numbers: round half-up to 3 decimals, except a value that would round to 0 keeps
+ * its original value; NaN and inf pass through. */
 double core__round3(double x);
 /* The same by rounding the shortest decimal string (the slow, obviously right way); round3
  * uses it only near ties. */
@@ -61,7 +67,7 @@ char *core__asprintf(struct core_decision *d, const char *fmt, ...)
  * De-duplication against the state happens once at the end of the cycle (core__events_dedupe). */
 void core__event(struct core_decision *d, const char *type, const char *reason, const char *key,
                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-/* Applies spec 4.10 (JDBC semantics) to every event of d with a key: marks suppressed ones and
+/* Applies core/README.md, Events, to every event of d with a key: marks suppressed ones and
  * updates the state's table. interval_ms <= 0 disables suppression. */
 void core__events_dedupe(struct core_state *st, struct core_decision *d, int64_t now,
                          int64_t interval_ms);
@@ -107,12 +113,12 @@ int core__topo_find(const struct core_sample *sm, const char *id);
 struct core_window_status {
     int n_samples;
     bool stabilizing;
-    bool fully_collected; /* spec 1.4 */
+    bool fully_collected; /* core/README.md, Window: stabilization and a full window */
     bool restarted;       /* the window was restarted by this sample */
 };
 
 /*
- * Spec 1.1 restart detection and 1.3/1.4 collection: if running_since changed, or the
+ * Restart detection and collection (core/README.md, Window): if running_since changed, or the
  * vertex set or any parallelism differs from the window's, the window restarts. Then the
  * sample's per-sample metrics are computed (with the OBSERVED_TPR fallback over the
  * window), rounded (core__round3), appended, and the window trimmed when full.
@@ -127,8 +133,8 @@ void core__window_free(struct core_window *w);
 /* Window index of a vertex id, -1 if absent. */
 int core__window_index(const struct core_window *w, const char *id);
 
-/* Spec 1.5 over the vertex vi's field at byte offset off (offsetof(struct core_vmetrics, x)).
- * min_obs <= 0: no minimum. */
+/* The aggregates of core/README.md, Window, over the vertex vi's field at byte offset off
+ * (offsetof(struct core_vmetrics, x)). min_obs <= 0: no minimum. */
 double core__w_avg(const struct core_window *w, int vi, size_t off, int min_obs);
 double core__w_rate(const struct core_window *w, int vi, size_t off);
 double core__w_avg_rate_fallback(const struct core_window *w, int vi, size_t gauge_off,
@@ -149,22 +155,22 @@ struct core_global_eval {
 };
 
 /*
- * Spec 2 for every vertex in topological order, into ev[] (indexed like the sample). After a
- * vertex's built-in figures (and thresholds) are computed, each evaluator hook in
- * cfg->evaluators runs in order and its non-NaN figures replace the built-in ones (spec 6.1);
+ * core/README.md, Evaluation, for every vertex in topological order, into ev[] (indexed like the
+ * sample). After a vertex's built-in figures (and thresholds) are computed, each evaluator hook in
+ * cfg->evaluators runs in order and its non-NaN figures replace the built-in ones;
  * downstream vertices see the merged values; a failing hook is recorded in pe. Every figure
- * is rounded with core__round3. *backlog gets spec 2.1's processingBacklog.
+ * is rounded with core__round3. *backlog says whether the job processes a backlog.
  */
 void core__evaluate(const struct core_state *st, const struct core_sample *sm,
                     const struct core_topo *t, const struct core_config *cfg, int64_t restart_ms,
                     const struct core_hooks *h, struct core_evaluated *ev, bool *backlog,
                     struct core_global_eval *g, struct core_plugin_err *pe);
 
-/* Spec 2.5 capacity(); NaN when catch-up or TDR is NaN. */
+/* capacity() of core/README.md, Evaluation; NaN when catch-up or TDR is NaN. */
 double core__capacity(const struct core_evaluated *ev, double util, bool with_restart,
                       int64_t restart_ms, int64_t catch_up_ms);
 
-/* Spec 2.6: outside the utilization bounds? */
+/* Outside the utilization bounds (core/README.md, Evaluation)? */
 bool core__outside_bounds(const struct core_evaluated *ev);
 
 /* --------------------------------------------------------------- scaling.c */
@@ -174,15 +180,15 @@ struct core_scale_result {
     int raw;              /* ceil(factor x p) before clamps */
     int target;           /* after limits and alignment; == current for no change */
     unsigned constraints; /* bits set on the way */
-    double expected_rate; /* spec 3 step 10, NaN when no change */
+    double expected_rate; /* Scaling step 10, NaN when no change */
     double factor;        /* after alpha and clamp */
 };
 
 /*
- * Spec 3 steps 1-10 (no gating) for vertex i: scale factor, observed scalability alpha over
- * hist (may be NULL), max-factor clamp, min/max parallelism, DESIGN 4's cap of a source at
- * its partition count, then alignment (core__align). Events (legacy ScalingLimited) go to d;
- * a failing alignment plugin is recorded in pe.
+ * core/README.md, Scaling, steps 1-10 (no gating) for vertex i: scale factor, observed scalability
+ * alpha over hist (may be NULL), max-factor clamp, min/max parallelism, governor's cap of a source
+ * at its partition count, then alignment (core__align). Events (legacy ScalingLimited) go to d; a
+ * failing alignment plugin is recorded in pe.
  */
 void core__scale_target(const struct core_config *cfg, const struct core_sample *sm,
                         const struct core_topo *t, int i, const struct core_evaluated *ev,
@@ -190,14 +196,15 @@ void core__scale_target(const struct core_config *cfg, const struct core_sample 
                         const struct core_hooks *h, struct core_decision *d,
                         struct core_plugin_err *pe, struct core_scale_result *out);
 
-/* Spec 3.1: alpha in [coefficient-min, 1], rounded up to 2 decimals; 1 when not enough data. */
+/* Observed scalability (core/README.md, Scaling): alpha in [coefficient-min, 1], rounded up to 2
+ * decimals; 1 when not enough data. */
 double core__scalability_alpha(const struct core_config *cfg, const struct core_vhistory *hist);
 
 /* ------------------------------------------------------------- alignment.c */
 
 /*
- * Spec 3.2/3.3 for a vertex whose clamped P' (a->proposed) differs from p: resolves the
- * mode from cfg, checks applicability (partitions > 0 or a HASH input, for built-ins and
+ * core/README.md, Alignment, for a vertex whose clamped P' (a->proposed) differs from p: resolves
+ * the mode from cfg, checks applicability (partitions > 0 or a HASH input, for built-ins and
  * legacy; plugins decide themselves), and returns the aligned parallelism. Sets
  * ALIGNED_TO_PARTITIONS / ALIGNED_TO_KEY_GROUPS / ALIGNED_BY_PLUGIN in *constraints when the
  * value changed. Legacy modes emit ScalingLimited into d. A plugin failure returns
@@ -207,38 +214,40 @@ int core__align(const struct core_config *cfg, const struct core_align_ctx *a,
                 const struct core_hooks *h, struct core_decision *d, unsigned *constraints,
                 struct core_plugin_err *pe);
 
-/* firstAligned of spec 3.2 over [from, to]: first q with N % q == 0, or (accept_reducing)
- * N / q < N / proposed. 0 if none. */
+/* first_aligned of core/README.md, Alignment, over [from, to]: first q with N % q == 0, or
+ * (accept_reducing) N / q < N / proposed. 0 if none. */
 int core__first_aligned(int n_keys, int proposed, int from, int to, bool accept_reducing);
 
 /* --------------------------------------------------------------- history.c */
 
 /* The vertex's history (NULL if none). */
 struct core_vhistory *core__history_find(struct core_state *st, const char *id);
-/* Spec 4.9 retention on every vertex, and deletes vertices not in the sample (spec 1.1). */
+/* Retention (core/README.md, History) on every vertex, and deletes vertices not in the
+ * sample. */
 void core__history_trim(struct core_state *st, const struct core_sample *sm,
                         const struct core_config *cfg, int64_t now);
-/* Spec 4.7 step 3: appends an entry. */
+/* Appends an entry for an executed scaling. */
 void core__history_add(struct core_state *st, const char *id, const struct core_hist_entry *e);
-/* Spec 4.8: measures the pending tracking record's restart duration if the topology now
- * runs at the recorded parallelisms; trims the records. */
+/* Restart time (core/README.md, History): measures the pending tracking record's restart duration
+ * if the topology now runs at the recorded parallelisms; trims the records. */
 void core__tracking_update(struct core_state *st, const struct core_sample *sm,
                            const struct core_config *cfg, int64_t now);
 void core__tracking_add(struct core_state *st, int64_t now);
-/* Spec 4.8: the restart time to use, ms (whole seconds). */
+/* The restart time to use, ms (whole seconds; core/README.md, History). */
 int64_t core__restart_time(const struct core_state *st, const struct core_config *cfg);
 
 /* ---------------------------------------------------------------- gating.c */
 
-/* Spec 4.1 step 1: MEMORY_PRESSURE? Emits the MemoryPressure event when it triggers. */
+/* Memory pressure (core/README.md, Gating)? Emits the MemoryPressure event when it triggers. */
 bool core__memory_pressure(const struct core_config *cfg, const struct core_global_eval *g,
                            struct core_decision *d);
-/* Spec 4.3: is a scale-up of vertex id to `target` ineffective? Emits IneffectiveScaling.
- * Returns true when the scale-up must be blocked (detection enabled and ineffective). */
+/* Ineffective scale-ups (core/README.md, Gating): is a scale-up of vertex id to `target`
+ * ineffective? Emits IneffectiveScaling. Returns true when the scale-up must be blocked (detection
+ * enabled and ineffective). */
 bool core__ineffective_blocked(const struct core_config *cfg, const struct core_vhistory *hist,
                                const char *id, int current, double tpr, struct core_decision *d);
-/* Spec 4.2: records a scale-down recommendation; returns the parallelism to apply now
- * (current = still delayed) and its outside-bound flag in *outside. */
+/* Delayed scale-down (core/README.md, Gating): records a scale-down recommendation; returns the
+ * parallelism to apply now (current = still delayed) and its outside-bound flag in *outside. */
 int core__delayed_scale_down(struct core_state *st, const struct core_config *cfg, const char *id,
                              int current, int target, bool outside, int64_t now, bool *outside_out);
 void core__delayed_clear(struct core_state *st, const char *id);
@@ -247,18 +256,10 @@ int64_t core__delayed_until(const struct core_state *st, const struct core_confi
                             const char *id);
 void core__delayed_clear_all(struct core_state *st);
 
-/* -------------------------------------------------------------- resources.c */
+/* ------------------------------------------------------------ taskmanager.c */
 
-/* Spec 5.1: slots needed after scaling, given new parallelism per sample vertex. */
-int core__slots_after(const struct core_sample *sm, const int *new_p, double slots_used);
-/* Spec 4.6 quota: true when the quota would be exceeded (event ResourceQuotaReached emitted).
- * in_summary[i] says whether vertex i is in the scaling summary. */
-bool core__quota_reached(const struct core_config *cfg, const struct core_sample *sm,
-                         const bool *in_summary, const int *new_p, struct core_decision *d);
-
-/* ----------------------------------------------------------------- memory.c */
-
-/* Every pool of a TaskManager's memory, bytes, as Flink derives them (spec 5). */
+/* Every pool of a TaskManager's memory, bytes, as Flink derives them (core/README.md,
+ * TaskManager). */
 struct core_tm_pools {
     int64_t process, flink, framework_heap, task_heap, framework_offheap, task_offheap, managed,
         network, metaspace, overhead;
@@ -273,10 +274,24 @@ struct core_tm_pools {
 int core__tm_derive(const struct core_tm_memory *m, struct core_tm_pools *out, char *err,
                     size_t err_len);
 
+/* Task slots after scaling (core/README.md, TaskManager), given the new parallelism per
+ * sample vertex. */
+int core__slots_after(const struct core_sample *sm, const int *new_p, double slots_used);
+
+/* -------------------------------------------------------------- resources.c */
+
+/* The quota (core/README.md, Resources): true when the quota would be exceeded (event
+ * ResourceQuotaReached emitted). in_summary[i] says whether vertex i is in the scaling summary. */
+bool core__quota_reached(const struct core_config *cfg, const struct core_sample *sm,
+                         const bool *in_summary, const int *new_p, struct core_decision *d);
+
+/* ----------------------------------------------------------------- memory.c */
+
 /*
- * Spec 5: memory tuning. Always emits the "Configuration recommendation" event when it
- * runs; when cfg->mem_tuning_enabled, fills d->config_changes / d->config_removals. Skipped
- * (no event) if the TM memory spec is invalid or its process size unknown.
+ * core/README.md, Memory tuning. Emits the "Configuration recommendation" event whenever it
+ * recommends something; when cfg->mem_tuning_enabled, also fills d->config_changes /
+ * d->config_removals. Skipped (no event) if the TM memory model is invalid or its process
+ * size unknown.
  */
 void core__memory_tune(const struct core_config *cfg, const struct core_sample *sm,
                        const struct core_topo *t, const int *new_p,
@@ -303,9 +318,9 @@ const char *core__explain_limit(struct core_decision *d, const struct core_confi
 /* ------------------------------------------------------------------- skew.c */
 
 /*
- * DESIGN 4 key-parallelism diagnosis for a HASH-input vertex about to scale up from
- * `current` to `target`. Fills the skew figures of ev; returns the parallelism past which
- * more subtasks cannot help (>= 1), or 0 when no skew limit applies.
+ * Governor's key-parallelism diagnosis (core/README.md, Skew) for a HASH-input vertex about to
+ * scale up from `current` to `target`. Fills the skew figures of ev; returns the parallelism past
+ * which more subtasks cannot help (>= 1), or 0 when no skew limit applies.
  */
 int core__skew_limit(const struct core_config *cfg, const struct core_window *w, int wi,
                      int current, struct core_evaluated *ev);

@@ -1,8 +1,8 @@
 /*
- * decide.c - one scaling cycle (spec 0): validate the topology, collect the sample into the
- * window (1), evaluate (2), compute each vertex's target (3), gate it (4), tune memory (5)
- * and check quotas (4.6), run the executors, and record what was executed. Every outcome
- * carries DESIGN 3.1's reason codes, for the job and for each vertex.
+ * decide.c - one scaling cycle (core/README.md, Cycle): validate the topology, collect the
+ * sample into the window, evaluate, compute each vertex's target, gate it, tune memory and
+ * check quotas, run the executors, and record what was executed. Every outcome carries a
+ * reason code (core/README.md, Cycle: Reasons), for the job and for each vertex.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,7 +76,7 @@ static void all_reasons(struct cycle *c, enum core_reason r)
     c->d->reason = r;
 }
 
-/* The "p -> P'" entries of a ScalingReport (spec 4.4's format). */
+/* The "p -> P'" entries of a ScalingReport (format: core/README.md, Cycle step 14). */
 static char *report_entries(struct cycle *c)
 {
     struct core_decision *d = c->d;
@@ -99,7 +99,8 @@ static char *report_entries(struct cycle *c)
     return buf;
 }
 
-/* FNV-1a over the "id:p->P'" map, for the disabled-report dedupe key (spec 4.10 JDBC). */
+/* FNV-1a over the "id:p->P'" map: the dedupe key of a recommendation-only report, so the
+ * same recommendation is not repeated within the event interval (core/README.md, Events). */
 static char *map_key(struct cycle *c)
 {
     uint64_t hsh = 1469598103934665603ULL;
@@ -128,7 +129,7 @@ static void revert_targets(struct cycle *c)
     }
 }
 
-/* Is vertex i excluded from scaling this cycle (spec 3.4)? */
+/* Is vertex i excluded from scaling this cycle (core/README.md, Cycle step 8)? */
 static bool excluded(struct cycle *c, int i, const char **why)
 {
     const struct core_vertex_in *v = &c->sm->vertices[i];
@@ -164,7 +165,8 @@ static enum core_reason up_reason(struct cycle *c, const struct core_evaluated *
     return CORE_R_HIGH_UTILIZATION;
 }
 
-/* Spec 3 and 4.2/4.3 for every non-excluded vertex; fills targets and reasons. */
+/* Targets (core/README.md, Scaling) and gates (Gating) of every non-excluded vertex; fills
+ * targets and reasons. */
 static void compute_targets(struct cycle *c)
 {
     struct core_state *st = c->st;
@@ -219,7 +221,7 @@ static void compute_targets(struct cycle *c)
             }
         }
         if (target == p) {
-            /* Spec 3 step 9: no change clears a pending scale-down. */
+            /* No change clears a pending scale-down (core/README.md, Gating). */
             core__delayed_clear(st, v->id);
             if (o->reason == CORE_R_KEY_PARALLELISM_LIMIT)
                 continue;
@@ -399,7 +401,7 @@ static bool run_executors(struct cycle *c)
     return false;
 }
 
-/* Spec 4.7 steps 3-7: the executed scaling goes into the history and tracking. */
+/* The executed scaling goes into the history and tracking (core/README.md, Cycle step 14). */
 static void record_execution(struct cycle *c)
 {
     struct core_decision *d = c->d;
@@ -449,7 +451,8 @@ static void decide_collected(struct cycle *c, const struct core_window_status *w
     }
     compute_targets(c);
 
-    /* Spec 4.1 step 3: without a kept vertex outside its bounds the summary is dropped. */
+    /* Without a kept vertex outside its bounds the summary is dropped (core/README.md, Cycle
+     * step 9). */
     bool any = false, any_outside = false;
     for (int i = 0; i < c->sm->n_vertices; i++)
         if (c->in_summary[i]) {
@@ -476,7 +479,8 @@ static void decide_collected(struct cycle *c, const struct core_window_status *w
     d->action = action_of(d);
     d->reason = scale_reason(c);
 
-    /* Spec 4.4: advisor mode and excluded periods keep the recommendation only. */
+    /* Advisor mode and excluded periods keep the recommendation only (core/README.md, Cycle
+     * step 11). */
     const char *blocked_by = NULL;
     if (!cfg->scaling_enabled) {
         blocked_by = "job.autoscaler.scaling.enabled:false";
@@ -543,7 +547,7 @@ int core_decide(struct core_state *st, const struct core_sample *sm, const struc
     init_vertices(&c);
 
     if (!cfg->enabled) {
-        /* Spec 0 step 1: the job's autoscaler state is wiped. */
+        /* The job's autoscaler state is wiped (core/README.md, Cycle step 3). */
         core_state_clear(st);
         st->last_at = sm->at;
         all_reasons(&c, CORE_R_SCALING_DISABLED);

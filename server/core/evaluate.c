@@ -1,8 +1,8 @@
 /*
- * evaluate.c - spec 2: backlog detection, target data rate and catch-up rate propagated
- * along the edges, true processing rate (busy time or observed), the capacity helper and
- * the utilization thresholds, plus the global evaluated metrics. Custom evaluator hooks
- * (spec 6.1, chained in order as DESIGN 4 allows) are merged over each vertex's figures.
+ * evaluate.c - core/README.md, Evaluation: backlog detection, target data rate and catch-up
+ * rate propagated along the edges, true processing rate (busy time or observed), the capacity
+ * helper and the utilization thresholds, plus the global evaluated metrics. Custom evaluator
+ * hooks (chained in the listed order) are merged over each vertex's figures.
  *
  * Reads the metric window the sample was just ingested into (window.c); writes only the
  * caller's ev[] array, *backlog, *g and *pe.
@@ -21,7 +21,8 @@ static int widx(const struct core_state *st, const struct core_sample *sm, int i
     return core__window_index(&st->w, sm->vertices[i].id);
 }
 
-/* Spec 2.1: any source whose latest lag takes longer than the threshold to process. */
+/* Backlog (core/README.md, Evaluation): any source whose latest lag takes longer than the
+ * threshold to process. */
 static bool processing_backlog(const struct core_state *st, const struct core_sample *sm,
                                const struct core_topo *t, const struct core_config *cfg)
 {
@@ -43,7 +44,8 @@ static bool processing_backlog(const struct core_state *st, const struct core_sa
     return false;
 }
 
-/* Spec 2.3: the share of u's input that flows over the edge u -> v. */
+/* ratio(u, v) of core/README.md, Evaluation: the share of u's input that flows over the
+ * edge u -> v. */
 static double edge_ratio(const struct core_state *st, const struct core_sample *sm,
                          const struct core_topo *t, int u, int v)
 {
@@ -72,7 +74,7 @@ static double edge_ratio(const struct core_state *st, const struct core_sample *
     return e > 0 ? e / in_rate : 0.0; /* NaN flow -> 0 */
 }
 
-/* Spec 2.4: the vertex's LOAD.average (in *load) and TRUE_PROCESSING_RATE.average. */
+/* The vertex's LOAD (in *load) and TRUE_PROCESSING_RATE (core/README.md, Evaluation). */
 static double true_processing_rate(const struct core_window *w, int wi, int p,
                                    const struct core_config *cfg, double *load)
 {
@@ -98,10 +100,10 @@ static double true_processing_rate(const struct core_window *w, int wi, int p,
 }
 
 /*
- * Spec 2.5 capacity(): the processing rate needed to serve the catch-up rate, (optionally)
- * the data that piles up during a restart, and the target data rate at utilization util.
- * NaN when catch-up or TDR is NaN; +inf when util clamps to 0; otherwise Java's Math.round
- * of the sum. restart_ms and catch_up_ms count in whole seconds.
+ * capacity() of core/README.md, Evaluation: the processing rate needed to serve the
+ * catch-up rate, (optionally) the data that piles up during a restart, and the target data
+ * rate at utilization util. NaN when catch-up or TDR is NaN; +inf when util clamps to 0;
+ * otherwise Java's Math.round of the sum. restart_ms and catch_up_ms count in whole seconds.
  */
 double core__capacity(const struct core_evaluated *ev, double util, bool with_restart,
                       int64_t restart_ms, int64_t catch_up_ms)
@@ -124,8 +126,9 @@ double core__capacity(const struct core_evaluated *ev, double util, bool with_re
 }
 
 /*
- * Spec 2.6: TPR below the scale-up threshold or above the scale-down threshold. Plain
- * double comparisons: NaN never triggers, inf is not greater than inf.
+ * Outside the utilization bounds (core/README.md, Evaluation): TPR below the scale-up
+ * threshold or above the scale-down threshold. Plain double comparisons: NaN never triggers,
+ * inf is not greater than inf.
  */
 bool core__outside_bounds(const struct core_evaluated *ev)
 {
@@ -133,7 +136,8 @@ bool core__outside_bounds(const struct core_evaluated *ev)
     return tpr < ev->scale_up_rate_threshold || tpr > ev->scale_down_rate_threshold;
 }
 
-/* Spec 2.6 thresholds from the vertex's (rounded) TDR and catch-up rate. */
+/* The rate thresholds (core/README.md, Evaluation) from the vertex's (rounded) TDR and
+ * catch-up rate. */
 static void thresholds(struct core_evaluated *ev, const struct core_config *cfg, bool backlog,
                        int64_t restart_ms)
 {
@@ -163,7 +167,7 @@ static void ev_blank(struct core_evaluated *ev)
 }
 
 /* Copies every figure of the hook's result that is not NaN and differs from the vertex's
- * over it, rounded like every evaluated figure (spec 6.1). */
+ * over it, rounded like every evaluated figure (core/README.md, Evaluation). */
 static void merge(struct core_evaluated *ev, const struct core_evaluated *out)
 {
 #define MERGE(f)                                                                                   \
@@ -194,7 +198,7 @@ static void merge(struct core_evaluated *ev, const struct core_evaluated *out)
  * the vertex's current figures (built-in, merged with earlier hooks), so a plugin can read
  * them and a failing one cannot leave half a result behind; afterwards every figure of the
  * copy that is not NaN replaces the vertex's (setting a figure to NaN keeps the built-in).
- * Thresholds are not recomputed afterwards (spec 9.8).
+ * Thresholds are not recomputed afterwards, as in the reference.
  */
 static void run_evaluators(const struct core_sample *sm, int i, const struct core_config *cfg,
                            const struct core_hooks *h, bool backlog, struct core_evaluated *ev,
@@ -215,11 +219,12 @@ static void run_evaluators(const struct core_sample *sm, int i, const struct cor
 }
 
 /*
- * Spec 2 for every vertex of sm in topological order (see core_int.h). st's window must
- * already hold sm (core__window_ingest). A source whose target data rate is NaN (no
- * ingestion rate yet) makes the reference throw; here only that vertex's TDR, catch-up
- * rate and thresholds become NaN (so it is not scaled, spec 3 step 2) and the downstream
- * vertices inherit NaN rates; everything else is still evaluated and reported.
+ * core/README.md, Evaluation, for every vertex of sm in topological order (see core_int.h).
+ * st's window must already hold sm (core__window_ingest). A source whose target data rate is
+ * NaN (no ingestion rate yet) makes the reference throw; here only that vertex's TDR,
+ * catch-up rate and thresholds become NaN (so it is not scaled: its target capacity is NaN)
+ * and the downstream vertices inherit NaN rates; everything else is still evaluated and
+ * reported.
  */
 void core__evaluate(const struct core_state *st, const struct core_sample *sm,
                     const struct core_topo *t, const struct core_config *cfg, int64_t restart_ms,

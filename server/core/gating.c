@@ -1,7 +1,7 @@
 /*
  * gating.c - the gates between a vertex's computed target and an executed scaling
- * (spec 4): memory pressure (4.1), delayed scale-down with the maximum in the window (4.2)
- * and ineffective scale-up detection (4.3).
+ * (core/README.md, Gating): memory pressure, delayed scale-down with the maximum in the
+ * window, and ineffective scale-up detection.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,7 +63,7 @@ bool core__ineffective_blocked(const struct core_config *cfg, const struct core_
     double expected = last->expected_processing_rate - last->true_processing_rate;
     double actual = tpr - last->true_processing_rate;
     double ratio = actual / expected;
-    /* NaN and -inf count as ineffective (spec 4.3 corner case). */
+    /* NaN and -inf (an expected increase of 0) count as ineffective. */
     if (ratio >= cfg->effectiveness_threshold)
         return false;
     char key[96], exp_s[40];

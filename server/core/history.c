@@ -1,6 +1,6 @@
 /*
- * history.c - the scaling history per vertex (spec 4.7 step 3), its retention (4.9), and
- * the scaling-tracking records that measure restart time (4.8).
+ * history.c - the scaling history per vertex, its retention, and the scaling-tracking
+ * records that measure restart time (core/README.md, History).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +34,7 @@ void core__history_trim(struct core_state *st, const struct core_sample *sm,
             memmove(h->e, h->e + drop, (size_t)(h->n - drop) * sizeof *h->e);
             h->n -= drop;
         }
-        /* Spec 1.1: vertices no longer in the topology lose their history. */
+        /* Vertices no longer in the topology lose their history. */
         if (h->n == 0 || core__topo_find(sm, h->id) < 0) {
             free(h->id);
             free(h->e);

@@ -1,43 +1,21 @@
 /*
- * resources.c - spec 5.1 (task slots after scaling) and spec 4.6's quota check.
+ * resources.c - the quota check (core/README.md, Resources).
  *
- * Spec 4.6's other check, the cluster-capacity ResourceCheck, asks the Kubernetes cluster
+ * The reference's other check, the cluster-capacity ResourceCheck, asks the Kubernetes cluster
  * whether the new TaskManagers can be scheduled; outside Kubernetes (the standalone
  * autoscaler, and governor, which sees no cluster) it is a no-op that always says yes, so
  * nothing of it is implemented here.
  *
- * Pure arithmetic; calls util.c (events) and memory.c (core__tm_derive) only.
+ * Pure arithmetic; calls util.c (events) and taskmanager.c (core__tm_derive) only.
  */
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/core_int.h"
 
 /*
- * Slot sharing is assumed when the largest current parallelism equals the slots in use
- * (compared as Java does, after an (int) cast of NUM_TASK_SLOTS_USED: NaN counts as 0, so an
- * unknown slot count never matches and no sharing is assumed).
- */
-int core__slots_after(const struct core_sample *sm, const int *new_p, double slots_used)
-{
-    int max_cur = 0, max_new = 0;
-    int64_t sum = 0;
-    for (int i = 0; i < sm->n_vertices; i++) {
-        if (sm->vertices[i].parallelism > max_cur)
-            max_cur = sm->vertices[i].parallelism;
-        if (new_p[i] > max_new)
-            max_new = new_p[i];
-        sum += new_p[i];
-    }
-    if (max_cur == core__java_d2i(slots_used))
-        return max_new;
-    return sum > INT_MAX ? INT_MAX : (int)sum;
-}
-
-/*
  * The memory of one TaskManager: the tuned process size when memory tuning produced one this
- * cycle (spec 4.6 uses the tuned configuration), else the process size of the user's memory
+ * cycle (the check uses the tuned configuration), else the process size of the user's memory
  * model. 0 when unknown.
  */
 static int64_t tm_memory_bytes(const struct core_config *cfg, const struct core_decision *d)
@@ -98,7 +76,7 @@ bool core__quota_reached(const struct core_config *cfg, const struct core_sample
     }
 
     int64_t per = cfg->slots_per_tm > 0 ? cfg->slots_per_tm : 1;
-    int64_t cur_tms = cur_slots / per, new_tms = new_slots / per; /* floor, as Flink (spec 9.2) */
+    int64_t cur_tms = cur_slots / per, new_tms = new_slots / per; /* floor, as Flink does here */
     if (new_tms <= cur_tms)
         return false;
 

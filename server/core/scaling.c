@@ -1,11 +1,11 @@
 /*
- * scaling.c - the new parallelism of one vertex (spec 3, steps 1-10) and the observed
- * scalability coefficient (spec 3.1).
+ * scaling.c - the new parallelism of one vertex (core/README.md, Scaling, steps 1-10) and the
+ * observed scalability coefficient alpha (same section).
  *
  * Scale factor = target capacity / true processing rate, softened by alpha, clamped by the
  * max factors, applied to p and bounded by the min/max parallelism and the key groups; a
- * source is further capped at its partition count (governor's fix of FLINK-40389, DESIGN 4).
- * The result is then aligned (alignment.c). Gating (spec 4) is not done here.
+ * source is further capped at its partition count (governor's fix of FLINK-40389). The
+ * result is then aligned (alignment.c). Gating (gating.c) is not done here.
  *
  * Arithmetic follows the Java original: IEEE doubles, Java's (int) cast of a double
  * (NaN -> 0, saturating), and the ceiling of alpha on its shortest decimal representation.
@@ -46,7 +46,7 @@ static double ceil_2_decimals(double x)
 }
 
 /*
- * Spec 3.1: the observed scalability coefficient alpha of a vertex from its scaling history
+ * The observed scalability coefficient alpha of a vertex from its scaling history
  * (borrowed, may be NULL): 1 with fewer than observed-scalability.min-observations entries
  * or any NaN rate; else the least-squares fit clamped to [coefficient-min, 1] and rounded up
  * to two decimals. A fit that comes out NaN (every rate 0: 0 / 0) counts as "no evidence"
@@ -101,9 +101,9 @@ double core__scalability_alpha(const struct core_config *cfg, const struct core_
 }
 
 /*
- * Spec 3 steps 1-10 for sample vertex i; see core_int.h. ev is vertex i's own evaluated
- * figures (borrowed; it also becomes the alignment context's ev). Never fails: a NaN rate or
- * target yields computed = false and target = current.
+ * Steps 1-10 of core/README.md, Scaling, for sample vertex i; see core_int.h. ev is vertex i's own
+ * evaluated figures (borrowed; it also becomes the alignment context's ev). Never fails: a NaN rate
+ * or target yields computed = false and target = current.
  */
 void core__scale_target(const struct core_config *cfg, const struct core_sample *sm,
                         const struct core_topo *t, int i, const struct core_evaluated *ev,
@@ -149,9 +149,10 @@ void core__scale_target(const struct core_config *cfg, const struct core_sample 
     int lower = p < cfg->vertex_min_parallelism ? p : cfg->vertex_min_parallelism;
     int upper = p > cfg->vertex_max_parallelism ? p : cfg->vertex_max_parallelism;
 
-    /* Step 7, then DESIGN 4: a source never gets more subtasks than partitions. The bounds
-     * are applied one after the other so each one that moved the value is reported. */
-    /* Java's Math.min keeps a NaN (0 / 0 factor), and (int) NaN is 0: spec 3 edge cases. */
+    /* Step 7, then governor's own cap: a source never gets more subtasks than partitions. The
+     * bounds are applied one after the other so each one that moved the value is reported. */
+    /* Java's Math.min keeps a NaN (0 / 0 factor), and (int) NaN is 0 (core/README.md, Scaling,
+     * edge cases). */
     double scaled = ceil(factor * (double)p);
     int raw = core__java_d2i(isnan(scaled) || scaled < (double)INT_MAX ? scaled : (double)INT_MAX);
     out->computed = true;
@@ -193,7 +194,7 @@ void core__scale_target(const struct core_config *cfg, const struct core_sample 
     }
     out->constraints = c;
 
-    /* Steps 9-10: the expected rate is an evaluated figure, rounded like all of them (2.4). */
+    /* Steps 9-10: the expected rate is an evaluated figure, rounded like all of them. */
     if (np == p)
         return;
     out->target = np;

@@ -1,5 +1,5 @@
 /*
- * skew.c - governor's key-parallelism diagnosis (DESIGN 4): when most of a HASH-input
+ * skew.c - governor's key-parallelism diagnosis (core/README.md, Skew): when most of a HASH-input
  * vertex's load sits on one key, more subtasks cannot move it off the hottest subtask, and
  * a scale-up past a point buys nothing.
  *

@@ -1,23 +1,24 @@
 /*
- * state.h - the layout of a job's autoscaler state (struct core_state). Opaque to the
- * server; only the core and the state codec (server/statecodec.c, JSON round trip)
- * include this header. Everything here is owned by the state: arrays grow with
+ * state.h - the layout of a job's autoscaler state (struct core_state; core/README.md,
+ * State). Meant to be opaque to the server: besides the core, only the state codecs
+ * (server/statebin.c, server/json.c) and the plugin host's read access to the window
+ * (server/plugin_api.c) look inside. Everything here is owned by the state: arrays grow with
  * core__grow and strings are core__strdup copies, all released by core_state_free.
  *
- * What it holds, by spec section:
- *  - the metric window (1.3, 1.4): samples of collected per-vertex and global metrics,
+ * What it holds (each described in the core/README.md section named):
+ *  - the metric window (Window): samples of collected per-vertex and global metrics,
  *    time-ordered, all taken with the same topology and parallelisms (a change restarts it);
- *  - the scaling history per vertex (3.1, 4.3, 4.9);
- *  - the scaling-tracking records (4.8, restart time);
- *  - delayed scale-down entries per vertex (4.2);
- *  - the event de-duplication table (4.10).
+ *  - the scaling history per vertex (History; read by Scaling and Gating);
+ *  - the scaling-tracking records (History: restart time);
+ *  - delayed scale-down entries per vertex (Gating);
+ *  - the event de-duplication table (Events).
  */
 #ifndef GOVERNOR_CORE_STATE_H
 #define GOVERNOR_CORE_STATE_H
 
 #include "core/core.h"
 
-/* Per-sample collected metrics of one vertex (spec 1.3), NaN = absent. */
+/* Per-sample collected metrics of one vertex (core/README.md, Window), NaN = absent. */
 struct core_vmetrics {
     double load;         /* LOAD: aggregated busy ms/s / 1000 */
     double load_avg;     /* avg busy / 1000 (for the skew ratio) */
@@ -30,7 +31,7 @@ struct core_vmetrics {
     double observed_tpr; /* OBSERVED_TPR (sources) */
 };
 
-/* Per-sample global metrics (spec 1.3), NaN = absent. */
+/* Per-sample global metrics (core/README.md, Window), NaN = absent. */
 struct core_gmetrics {
     double slots_used, gc_pressure, heap_used, heap_ratio, managed_used, metaspace_used;
 };
@@ -55,7 +56,7 @@ struct core_window {
     struct core_wsample *s; /* oldest first */
 };
 
-/* One past scaling decision of a vertex (spec 4.7 step 3). */
+/* One past executed scaling of a vertex (core/README.md, History). */
 struct core_hist_entry {
     int64_t at;
     int current_parallelism, new_parallelism;
@@ -90,7 +91,7 @@ struct core_delayed {
 
 struct core_event_seen {
     char *key;        /* reason + "\x1f" + messageKey */
-    int64_t first_at; /* when the row was created (JDBC semantics, spec 4.10) */
+    int64_t first_at; /* when the row was created (core/README.md, Events) */
     int64_t last_at;
     int count;
 };

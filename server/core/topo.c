@@ -1,5 +1,6 @@
 /*
- * topo.c - the sample's topology (spec 1.1): validation of ids, parallelisms and inputs,
+ * topo.c - the sample's topology (core/README.md, Topology): validation of ids, parallelisms
+ * and inputs,
  * and a stable topological order by Kahn's algorithm. Everything built here lives in the
  * decision's arena (core__alloc), so it is released with the decision.
  */

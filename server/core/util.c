@@ -1,7 +1,7 @@
 /*
- * util.c - small shared pieces of the core: spec 1.3's rounding, Java's Math.round,
- * aborting allocators, the decision arena, events and their de-duplication (spec 4.10),
- * and the names of the enums.
+ * util.c - small shared pieces of the core: the three-decimal rounding and Java's casts
+ * (core/README.md, Numbers), aborting allocators, the decision arena, events and their
+ * de-duplication (core/README.md, Events), and the names of the enums.
  */
 #include <limits.h>
 #include <stdio.h>

@@ -1,5 +1,6 @@
 /*
- * window.c - the metric window (spec 1.3-1.5): restart detection, the per-sample scaling
+ * window.c - the metric window (core/README.md, Window): restart detection, the per-sample
+ * scaling
  * metrics computed from one sample, stabilization and the "window full" rule, and the
  * aggregates the evaluation reads (avg, rate, avgWithRateFallback, latest).
  *
@@ -38,8 +39,8 @@ int core__window_index(const struct core_window *w, const char *id)
 /* ------------------------------------------------------------ aggregates -- */
 
 /*
- * Spec 1.5 avg over a sequence: the mean of the finite values; with none, +inf if an
- * infinite value was seen, else NaN; with fewer finite values than min_obs, NaN. The "only
+ * avg over a sequence (core/README.md, Window): the mean of the finite values; with none, +inf if
+ * an infinite value was seen, else NaN; with fewer finite values than min_obs, NaN. The "only
  * infinities" case wins over min_obs, as the reference checks it first.
  */
 struct avg_acc {
@@ -69,7 +70,7 @@ static double avg_result(const struct avg_acc *a, int min_obs)
     return a->sum / a->n;
 }
 
-/* Spec 1.5 avg of vertex vi's field at off over the window; min_obs <= 0: no minimum. */
+/* avg of vertex vi's field at off over the window; min_obs <= 0: no minimum. */
 double core__w_avg(const struct core_window *w, int vi, size_t off, int min_obs)
 {
     if (vi < 0 || vi >= w->n_vertices)
@@ -81,9 +82,9 @@ double core__w_avg(const struct core_window *w, int vi, size_t off, int min_obs)
 }
 
 /*
- * Spec 1.5 rate of a cumulative counter: per-second slope between the first and the last
- * samples where it is not NaN, 1000 x (last - first) / max(1, dt ms). NaN with fewer than
- * two such samples. Gaps silently shorten the window (spec 9.5).
+ * rate of a cumulative counter (core/README.md, Window): per-second slope between the first and the
+ * last samples where it is not NaN, 1000 x (last - first) / max(1, dt ms). NaN with fewer than two
+ * such samples. Gaps silently shorten the window, as in the reference.
  */
 double core__w_rate(const struct core_window *w, int vi, size_t off)
 {
@@ -109,7 +110,7 @@ double core__w_rate(const struct core_window *w, int vi, size_t off)
     return 1000.0 * dv / (double)dt;
 }
 
-/* Spec 1.5 avgWithRateFallback: avg(gauge) unless NaN or infinite, then rate(counter). */
+/* avgWithRateFallback: avg(gauge) unless NaN or infinite, then rate(counter). */
 double core__w_avg_rate_fallback(const struct core_window *w, int vi, size_t gauge_off,
                                  size_t counter_off)
 {
@@ -127,7 +128,7 @@ double core__w_latest(const struct core_window *w, int vi, size_t off)
     return vfield(&w->s[w->n - 1].v[vi], off);
 }
 
-/* Window mean (spec 1.5 avg rules, no minimum) of a global metric. */
+/* Window mean (avg rules, no minimum) of a global metric. */
 double core__w_gavg(const struct core_window *w, size_t off)
 {
     struct avg_acc a = {0};
@@ -178,7 +179,8 @@ static void restart(struct core_window *w, const struct core_sample *sm)
  * A cumulative counter the client did not send, rebuilt from its per-second rate: the
  * previous sample's counter plus rate x elapsed seconds (0 for the first sample of the
  * window, or when the previous counter is unknown). rate() over such a series gives back
- * the mean of the rates, which is what a client that only has rates means (DESIGN 3.1).
+ * the mean of the rates, which is what a client that only has rates means (core/README.md,
+ * Window: Counters from rates).
  */
 static double integrate(const struct core_vmetrics *prev, int64_t prev_at, size_t off, double rate,
                         int64_t at)
@@ -212,8 +214,9 @@ static double pick_busy(const struct core_config *cfg, const struct core_vertex_
 }
 
 /*
- * Spec 1.4 OBSERVED_TPR fallback: the mean of the values already in the window (before this
- * sample), finite ones only, at least min_obs of them; +inf when only infinities were seen.
+ * The OBSERVED_TPR fallback (core/README.md, Window): the mean of the values already in the window
+ * (before this sample), finite ones only, at least min_obs of them; +inf when only infinities were
+ * seen.
  */
 static double observed_fallback(const struct core_window *w, int wi, int min_obs)
 {
@@ -221,8 +224,9 @@ static double observed_fallback(const struct core_window *w, int wi, int min_obs
 }
 
 /*
- * Spec 1.3 for one vertex. prev is the window's previous sample of this vertex (NULL when
- * the window is empty), used to rebuild absent counters from rates.
+ * The per-sample metrics of one vertex (core/README.md, Window). prev is the window's previous
+ * sample of this vertex (NULL when the window is empty), used to rebuild absent counters from
+ * rates.
  */
 static void vertex_metrics(const struct core_window *w, int wi, const struct core_vertex_in *v,
                            bool source, const struct core_config *cfg, int64_t at,
@@ -230,7 +234,7 @@ static void vertex_metrics(const struct core_window *w, int wi, const struct cor
                            struct core_vmetrics *m)
 {
     /* A finished vertex reports zeros for busy time, pending records and the source
-     * input figures, and all-zero IO counters (spec 1.1, 1.3). */
+     * input figures, and all-zero IO counters. */
     double busy = v->finished ? 0.0 : pick_busy(cfg, v);
     double busy_avg = v->finished ? 0.0 : v->busy_avg;
     double busy_max = v->finished ? 0.0 : v->busy_max;
@@ -329,7 +333,7 @@ static void global_metrics(const struct core_sample *sm, struct core_gmetrics *g
 /*
  * Ingests sm into st's window (see core_int.h). The topology t must be sm's (validated).
  * Restarts the window when running_since, the vertex set or a parallelism changed; appends
- * the sample (also while stabilizing, spec 1.4); trims samples older than now - window once
+ * the sample (also while stabilizing); trims samples older than now - window once
  * the window is full. Sets st->last_at. Never fails (allocation failure aborts).
  */
 void core__window_ingest(struct core_state *st, const struct core_sample *sm,
@@ -345,7 +349,8 @@ void core__window_ingest(struct core_state *st, const struct core_sample *sm,
         restart(w, sm);
     }
 
-    /* Spec 1.4, looking at the window before this sample is added. */
+    /* Stabilization and the window-full instant (core/README.md, Window), looking at the
+     * window before this sample is added. */
     int64_t stable_time = sm->running_since + cfg->stabilization_ms;
     out->stabilizing = now < stable_time;
     int64_t full_time = now + cfg->metrics_window_ms;

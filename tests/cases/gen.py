@@ -1,13 +1,25 @@
 #!/usr/bin/env python3
-"""Writes the trace.jsonl of every case under tests/cases/ from the scenarios below.
+"""Writes the trace.jsonl of each case under tests/cases/ from its scenario.json.
 
 A trace is what a client would POST, one sample per line, plus "job". Counters are
 cumulative (rate x seconds since the job started), gauges are per second, so a reader can
-check each case's expected figures by hand from the numbers here. Run it after changing a
-scenario: `python3 tests/cases/gen.py`. The expected.jsonl files are written by hand.
+check each case's expected figures by hand from the numbers here.
+
+A case's scenario.json declares its trace: "about" (one sentence, for the reader) and
+"samples", a list of segments, each {"shape": NAME, "times": [t, ...], PARAM: VALUE, ...}:
+one sample per t (seconds after T0) drawn by the shape function NAME below (`pipeline` or
+`hot_key`) with the given keyword parameters; "running_since_s": S stands for
+running_since = T0 + S seconds. The segments' samples are concatenated in order.
+
+usage: gen.py [--check] [CASE ...]
+  Rewrites the trace of every case that has a scenario.json (or of the CASEs named). With
+  --check nothing is written: the exit status says whether every trace is up to date.
+The expected.jsonl files are written by hand.
 """
+import inspect
 import json
 import os
+import sys
 
 T0 = 1764410400000  # 2025-11-29T10:00:00Z: the job enters RUNNING
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -52,54 +64,8 @@ def pipeline(t, src_busy=500, agg_busy=950, src_p=2, agg_p=2, lag_per_s=100, rat
     ], **kw)
 
 
-TIMES = [0, 30, 60, 90, 120, 150, 180]
-
-
-def write(case, samples):
-    d = os.path.join(HERE, case)
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "trace.jsonl"), "w") as f:
-        for s in samples:
-            f.write(json.dumps(s, sort_keys=True) + "\n")
-
-
-def main():
-    write("scale_up_utilization", [pipeline(t) for t in TIMES])
-    write("within_target", [pipeline(t, agg_busy=600) for t in TIMES])
-    write("advisor_mode", [pipeline(t) for t in TIMES])
-    write("disabled", [pipeline(t) for t in TIMES[:2]])
-    write("not_running", [pipeline(t) for t in TIMES[:2]] +
-          [dict(pipeline(60), status="RESTARTING")])
-    write("excluded_period", [pipeline(t) for t in TIMES])
-    write("vertex_excluded", [pipeline(t) for t in TIMES])
-    write("limit_reached", [pipeline(t, agg_maxp=2) for t in TIMES])
-    write("memory_pressure",
-          [pipeline(t, job_metrics={"gc_ms_per_s": 600, "heap_used": 1e9, "heap_max": 4e9})
-           for t in TIMES])
-    # Restart: the job restarts at t=120 (running_since moves): the window starts over.
-    write("hot_key", [hot_key(t) for t in TIMES])
-    later = TIMES + [210, 240]
-    write("scale_down_delayed", [pipeline(t, agg_busy=100) for t in later])
-    write("backlog", [pipeline(t, src_busy=900, agg_busy=500, lag=600000, partitions=8)
-                      for t in TIMES])
-    write("partitions_cap", [pipeline(t, src_busy=900, agg_busy=500, lag=600000, partitions=3)
-                             for t in TIMES])
-    write("quota", [pipeline(t, groups=True) for t in TIMES])
-    for mode in ("balanced", "evenly_spread", "off"):
-        write("align_" + mode, [pipeline(t, agg_p=3) for t in TIMES])
-    # The 2 -> 4 scale-up of line 7 is applied; the job restarts at t=200 with agg at 4 but
-    # no faster than before: the scale-up was ineffective.
-    restarted = [200, 230, 260, 290, 320, 350, 380]
-    # The backlog grows 50 rec/s so that it stays under 30 s of input (no observed TPR).
-    write("ineffective", [pipeline(t, lag_per_s=50) for t in TIMES] +
-          [pipeline(t, lag_per_s=50, agg_p=4, running_since=T0 + 200000) for t in restarted])
-    write("hot_key_flink", [hot_key(t) for t in TIMES])
-    write("restart", [pipeline(t) for t in TIMES[:4]] +
-          [pipeline(t, running_since=T0 + 120000) for t in (120, 150)])
-
-
 def hot_key(t):
-    """DESIGN 4's seed case: 25,000 rec/s arrive for `keyed` (HASH, p = 48) but one key
+    """The hot-key seed case (server/core/README.md, Skew): 25,000 rec/s arrive for `keyed` (HASH, p = 48) but one key
     carries ~30% of them. keyed's hot subtask is busy all the time (max 1000 ms/s) while the
     average subtask is busy 66 ms/s, and the job gets through 19,000 rec/s: the backlog grows
     6,000 rec/s."""
@@ -110,5 +76,62 @@ def hot_key(t):
     ], job="clicks")
 
 
+SHAPES = {"pipeline": pipeline, "hot_key": hot_key}
+# Parameters any shape passes on to the sample itself (see sample()).
+SAMPLE_KEYS = {"status", "job_metrics", "running_since"}
+
+
+def render(case):
+    """The trace.jsonl text of case, from its scenario.json."""
+    path = os.path.join(HERE, case, "scenario.json")
+    with open(path) as f:
+        scenario = json.load(f)
+    lines = []
+    for i, seg in enumerate(scenario["samples"]):
+        seg = dict(seg)
+        where = f"{path}: samples[{i}]"
+        shape = SHAPES.get(seg.pop("shape", None))
+        if shape is None:
+            sys.exit(f"{where}.shape: expected one of {sorted(SHAPES)}")
+        times = seg.pop("times", None)
+        if not isinstance(times, list) or not times:
+            sys.exit(f"{where}.times: expected a non-empty list of seconds")
+        if "running_since_s" in seg:
+            seg["running_since"] = T0 + seg.pop("running_since_s") * 1000
+        params = inspect.signature(shape).parameters
+        passes_on = any(p.kind == p.VAR_KEYWORD for p in params.values())
+        for key in seg:
+            if key not in params and not (passes_on and key in SAMPLE_KEYS):
+                sys.exit(f"{where}.{key}: not a parameter of {shape.__name__}")
+        for t in times:
+            try:
+                s = shape(t, **seg)
+            except TypeError as e:
+                sys.exit(f"{where}: {e}")
+            lines.append(json.dumps(s, sort_keys=True) + "\n")
+    return "".join(lines)
+
+
+def main(argv):
+    check = "--check" in argv
+    names = [a for a in argv if a != "--check"] or sorted(
+        n for n in os.listdir(HERE) if os.path.exists(os.path.join(HERE, n, "scenario.json")))
+    stale = []
+    for case in names:
+        text = render(case)
+        path = os.path.join(HERE, case, "trace.jsonl")
+        if check:
+            old = open(path).read() if os.path.exists(path) else None
+            if old != text:
+                stale.append(case)
+        else:
+            with open(path, "w") as f:
+                f.write(text)
+    for case in stale:
+        print(f"{case}/trace.jsonl differs from what {case}/scenario.json generates "
+              f"(run tests/cases/gen.py)")
+    return 1 if stale else 0
+
+
 if __name__ == "__main__":
-    main()
+    sys.exit(main(sys.argv[1:]))

@@ -1,317 +1,18 @@
 /*
  * Unit tests for core/alignment.c: firstAligned, the built-in modes, the legacy blocking
- * modes with ScalingLimited, applicability and the plugin mode (spec 3.2, 3.3). Expected
- * figures are worked out by hand from spec 3.2 in the comments.
+ * modes with ScalingLimited, applicability and the plugin mode (core/README.md, Alignment).
+ * The cases are data, in tests/unit/data/alignment.test (with the hand derivations of their
+ * figures), run by align_case below; this file holds the handler and the plugin fixtures.
  */
+#include <stdlib.h>
+
 #include "test.h"
+#include "testfile.h"
 
 #include "core/core_int.h"
 
 static const enum core_ship hash_in[] = {CORE_SHIP_HASH};
 static const enum core_ship rebalance_in[] = {CORE_SHIP_REBALANCE, CORE_SHIP_FORWARD};
-
-/* A HASH-input vertex "op" with key groups max_p, no partitions, lower 1, upper 200. */
-static struct core_align_ctx hash_ctx(int max_p, int p, int proposed)
-{
-    struct core_align_ctx a = {
-        .vertex = "op",
-        .current = p,
-        .proposed = proposed,
-        .lower = 1,
-        .upper = 200,
-        .max_parallelism = max_p,
-        .partitions = 0,
-        .input_ships = hash_in,
-        .n_inputs = 1,
-        .ev = NULL,
-    };
-    return a;
-}
-
-/* A source "src" with partitions and no inputs. */
-static struct core_align_ctx source_ctx(int partitions, int max_p, int p, int proposed)
-{
-    struct core_align_ctx a = {
-        .vertex = "src",
-        .current = p,
-        .proposed = proposed,
-        .lower = 1,
-        .upper = 200,
-        .max_parallelism = max_p,
-        .partitions = partitions,
-        .input_ships = NULL,
-        .n_inputs = 0,
-        .ev = NULL,
-    };
-    return a;
-}
-
-struct run {
-    struct core_config cfg;
-    struct core_decision d;
-    struct core_plugin_err pe;
-    unsigned c;
-};
-
-static void run_init(struct run *r, enum core_align_mode mode)
-{
-    core_config_defaults(&r->cfg);
-    r->cfg.align_mode = mode;
-    core_decision_init(&r->d);
-    memset(&r->pe, 0, sizeof r->pe);
-    r->c = 0;
-}
-
-static int run_align(struct run *r, const struct core_align_ctx *a, const struct core_hooks *h)
-{
-    return core__align(&r->cfg, a, h, &r->d, &r->c, &r->pe);
-}
-
-/* ------------------------------------------------------------ firstAligned -- */
-
-static void first_aligned_divisor_or_reducer(void)
-{
-    /* N=128, P'=24 over [24, 128]: 128/24 = 5; 25 -> 5; 26 -> 4 < 5 reduces. */
-    ASSERT_EQ(core__first_aligned(128, 24, 24, 128, true), 26);
-    /* Divisors of 128 from 24 up: 32. */
-    ASSERT_EQ(core__first_aligned(128, 24, 24, 128, false), 32);
-    /* N=720 from 260: divisors 240, 360 -> first >= 260 is 360. */
-    ASSERT_EQ(core__first_aligned(720, 260, 260, 720, false), 360);
-    /* N=35 over [25, 30]: divisors 1,5,7,35 none; 35/q = 1 for all, never < 35/25 = 1. */
-    ASSERT_EQ(core__first_aligned(35, 25, 25, 30, true), 0);
-    ASSERT_EQ(core__first_aligned(35, 25, 25, 30, false), 0);
-    /* Empty region (from > to): 0. */
-    ASSERT_EQ(core__first_aligned(128, 24, 24, 20, true), 0);
-    /* A single-point region that divides: N=15 over [15, 15] -> 15. */
-    ASSERT_EQ(core__first_aligned(15, 15, 15, 15, false), 15);
-}
-
-/* ------------------------------------------------------------- built-ins -- */
-
-static void balanced_worked_example(void)
-{
-    struct run r;
-    run_init(&r, CORE_ALIGN_BALANCED);
-    struct core_align_ctx a = hash_ctx(128, 16, 24);
-    /* Spec 3.2: 128/24 = 5, 128/26 = 4 < 5 -> 26. */
-    ASSERT_EQ(run_align(&r, &a, NULL), 26);
-    ASSERT_EQ(r.c, CORE_C_ALIGNED_TO_KEY_GROUPS);
-    ASSERT_EQ(r.d.n_events, 0);
-    core_decision_deinit(&r.d);
-}
-
-static void evenly_spread_worked_examples(void)
-{
-    struct run r;
-    run_init(&r, CORE_ALIGN_EVENLY_SPREAD);
-    struct core_align_ctx a = hash_ctx(128, 16, 24);
-    /* First divisor of 128 from 24: 32. */
-    ASSERT_EQ(run_align(&r, &a, NULL), 32);
-    ASSERT_EQ(r.c, CORE_C_ALIGNED_TO_KEY_GROUPS);
-
-    /* N=720, p=200, P'=260, upper 1000: alignCap = min(720, 720, 1000) = 720; first divisor
-     * >= 260 is 360. */
-    r.c = 0;
-    a = hash_ctx(720, 200, 260);
-    a.upper = 1000;
-    ASSERT_EQ(run_align(&r, &a, NULL), 360);
-    ASSERT_EQ(r.c, CORE_C_ALIGNED_TO_KEY_GROUPS);
-    ASSERT_EQ(r.d.n_events, 0);
-    core_decision_deinit(&r.d);
-}
-
-static void off_keeps_target(void)
-{
-    struct run r;
-    run_init(&r, CORE_ALIGN_OFF);
-    struct core_align_ctx a = hash_ctx(128, 16, 24);
-    ASSERT_EQ(run_align(&r, &a, NULL), 24);
-    ASSERT_EQ(r.c, 0);
-    core_decision_deinit(&r.d);
-}
-
-static void upper_limits_the_region(void)
-{
-    struct run r;
-    run_init(&r, CORE_ALIGN_EVENLY_SPREAD);
-    /* N=720, P'=260, but upper 300: region [260, 300] holds no divisor of 720 (240, 360) ->
-     * EVENLY keeps 260. */
-    struct core_align_ctx a = hash_ctx(720, 200, 260);
-    a.upper = 300;
-    ASSERT_EQ(run_align(&r, &a, NULL), 260);
-    ASSERT_EQ(r.c, 0);
-    core_decision_deinit(&r.d);
-}
-
-static void partitions_no_aligned_value_builtins_keep_target(void)
-{
-    /* Spec 3.2: N=35 partitions, p=22, P'=25, upper 30 (alignCap 30), lower 20: no divisor or
-     * reducer in [25, 30] -> built-ins return 25, no event. */
-    enum core_align_mode modes[] = {CORE_ALIGN_BALANCED, CORE_ALIGN_EVENLY_SPREAD};
-    for (int m = 0; m < 2; m++) {
-        struct run r;
-        run_init(&r, modes[m]);
-        struct core_align_ctx a = source_ctx(35, 128, 22, 25);
-        a.upper = 30;
-        a.lower = 20;
-        ASSERT_EQ(run_align(&r, &a, NULL), 25);
-        ASSERT_EQ(r.c, 0);
-        ASSERT_EQ(r.d.n_events, 0);
-        core_decision_deinit(&r.d);
-    }
-}
-
-static void partitions_twelve_max_parallelism_eight(void)
-{
-    struct run r;
-    run_init(&r, CORE_ALIGN_EVENLY_SPREAD);
-    /* N=12 partitions, maxParallelism 8, p=5, P'=7: alignCap = min(12, 8, 200) = 8; 12 % 7,
-     * 12 % 8 != 0 -> 7. */
-    struct core_align_ctx a = source_ctx(12, 8, 5, 7);
-    ASSERT_EQ(run_align(&r, &a, NULL), 7);
-    ASSERT_EQ(r.c, 0);
-    /* BALANCED: 12/7 = 1, 12/8 = 1, never < 1 -> 7 as well. */
-    r.cfg.align_mode = CORE_ALIGN_BALANCED;
-    ASSERT_EQ(run_align(&r, &a, NULL), 7);
-    core_decision_deinit(&r.d);
-}
-
-static void partitions_aligned_sets_partitions_constraint(void)
-{
-    struct run r;
-    run_init(&r, CORE_ALIGN_EVENLY_SPREAD);
-    /* N=12 partitions, p=2, P'=5: divisors of 12 from 5: 6. */
-    struct core_align_ctx a = source_ctx(12, 128, 2, 5);
-    ASSERT_EQ(run_align(&r, &a, NULL), 6);
-    ASSERT_EQ(r.c, CORE_C_ALIGNED_TO_PARTITIONS);
-    core_decision_deinit(&r.d);
-}
-
-static void scale_down_region_ends_at_current(void)
-{
-    struct run r;
-    run_init(&r, CORE_ALIGN_BALANCED);
-    /* N=128, p=32, P'=30: region [30, min(32, 128)] = [30, 32]. BALANCED: 128/30 = 4,
-     * 128/31 = 4, 32 divides -> 32 = p (the scale-down cancels itself, spec 9.3). */
-    struct core_align_ctx a = hash_ctx(128, 32, 30);
-    ASSERT_EQ(run_align(&r, &a, NULL), 32);
-    r.cfg.align_mode = CORE_ALIGN_EVENLY_SPREAD;
-    ASSERT_EQ(run_align(&r, &a, NULL), 32);
-    /* Never crosses into a scale-up: p=20, P'=17, N=128: [17, 20] holds no divisor of 128
-     * (16, 32) -> EVENLY keeps 17, although 32 divides. */
-    a = hash_ctx(128, 20, 17);
-    ASSERT_EQ(run_align(&r, &a, NULL), 17);
-    /* BALANCED on the same: 128/17 = 7; 18 -> 7; 19 -> 6 < 7 -> 19. */
-    r.cfg.align_mode = CORE_ALIGN_BALANCED;
-    ASSERT_EQ(run_align(&r, &a, NULL), 19);
-    core_decision_deinit(&r.d);
-}
-
-static void not_applicable_without_hash_or_partitions(void)
-{
-    enum core_align_mode modes[] = {CORE_ALIGN_BALANCED, CORE_ALIGN_EVENLY_SPREAD,
-                                    CORE_ALIGN_LEGACY_EVENLY_SPREAD,
-                                    CORE_ALIGN_LEGACY_MAXIMIZE_UTILISATION};
-    for (int m = 0; m < 4; m++) {
-        struct run r;
-        run_init(&r, modes[m]);
-        /* REBALANCE and FORWARD inputs, no partitions: the 128/24 case stays 24, no event. */
-        struct core_align_ctx a = hash_ctx(128, 16, 24);
-        a.input_ships = rebalance_in;
-        a.n_inputs = 2;
-        ASSERT_EQ(run_align(&r, &a, NULL), 24);
-        ASSERT_EQ(r.c, 0);
-        ASSERT_EQ(r.d.n_events, 0);
-        /* A source without known partitions: no inputs at all -> not applicable either. */
-        a = source_ctx(0, 128, 16, 24);
-        ASSERT_EQ(run_align(&r, &a, NULL), 24);
-        ASSERT_EQ(r.d.n_events, 0);
-        core_decision_deinit(&r.d);
-    }
-}
-
-/* ---------------------------------------------------------------- legacy -- */
-
-static void legacy_aligned_value_without_event(void)
-{
-    struct run r;
-    run_init(&r, CORE_ALIGN_LEGACY_EVENLY_SPREAD);
-    /* firstAligned(false) for 128/24 -> 32, returned directly, no event. */
-    struct core_align_ctx a = hash_ctx(128, 16, 24);
-    ASSERT_EQ(run_align(&r, &a, NULL), 32);
-    ASSERT_EQ(r.d.n_events, 0);
-    /* MAXIMIZE_UTILISATION accepts reducers: 26. */
-    r.cfg.align_mode = CORE_ALIGN_LEGACY_MAXIMIZE_UTILISATION;
-    ASSERT_EQ(run_align(&r, &a, NULL), 26);
-    ASSERT_EQ(r.d.n_events, 0);
-    core_decision_deinit(&r.d);
-}
-
-static void legacy_blocks_direction_inversion(void)
-{
-    enum core_align_mode modes[] = {CORE_ALIGN_LEGACY_EVENLY_SPREAD,
-                                    CORE_ALIGN_LEGACY_MAXIMIZE_UTILISATION};
-    for (int m = 0; m < 2; m++) {
-        struct run r;
-        run_init(&r, modes[m]);
-        /* Spec 3.2: N=35, p=22, P'=25, alignCap 30, lower 20. Nothing in [25, 30]; fallback:
-         * q from 25 down, 35/q > 35/25 = 1 first at q=17 (35/17 = 2); 35 % 17 != 0 -> 18;
-         * max(18, 20) = 20 <= p on a scale-up -> blocked: returns p = 22, ScalingLimited. */
-        struct core_align_ctx a = source_ctx(35, 128, 22, 25);
-        a.upper = 30;
-        a.lower = 20;
-        ASSERT_EQ(run_align(&r, &a, NULL), 22);
-        ASSERT_EQ(r.c, CORE_C_ALIGNED_TO_PARTITIONS);
-        ASSERT_EQ(r.d.n_events, 1);
-        struct core_event *e = &r.d.events[0];
-        ASSERT_STR(e->type, "Warning");
-        ASSERT_STR(e->reason, "ScalingLimited");
-        ASSERT_STR(e->key, "ScalingLimitedsrc");
-        /* Fields: vertex, expected 25, actual 22, N 35, min(maxParallelism 128, upper 30) =
-         * 30, lower 20. */
-        ASSERT_CONTAINS(e->message, "src");
-        ASSERT_CONTAINS(e->message, "expected parallelism 25");
-        ASSERT_CONTAINS(e->message, "actual parallelism 22");
-        ASSERT_CONTAINS(e->message, "partitions 35");
-        ASSERT_CONTAINS(e->message, "upper bound 30");
-        ASSERT_CONTAINS(e->message, "lower limit 20");
-        core_decision_deinit(&r.d);
-    }
-}
-
-static void legacy_relaxes_downward(void)
-{
-    struct run r;
-    run_init(&r, CORE_ALIGN_LEGACY_EVENLY_SPREAD);
-    /* N=12 partitions, maxParallelism 8, p=5, P'=7: nothing in [7, 8]; fallback: 12/7 = 1,
-     * q=6 gives 12/6 = 2 > 1, 12 % 6 == 0 -> 6; max(6, lower 1) = 6 > p on a scale-up ->
-     * 6, with ScalingLimited since 6 != 7. */
-    struct core_align_ctx a = source_ctx(12, 8, 5, 7);
-    ASSERT_EQ(run_align(&r, &a, NULL), 6);
-    ASSERT_EQ(r.c, CORE_C_ALIGNED_TO_PARTITIONS);
-    ASSERT_EQ(r.d.n_events, 1);
-    ASSERT_CONTAINS(r.d.events[0].message, "expected parallelism 7");
-    ASSERT_CONTAINS(r.d.events[0].message, "actual parallelism 6");
-    /* min(maxParallelism 8, upper 200) = 8. */
-    ASSERT_CONTAINS(r.d.events[0].message, "upper bound 8");
-    core_decision_deinit(&r.d);
-}
-
-static void legacy_scale_down_fallback(void)
-{
-    struct run r;
-    run_init(&r, CORE_ALIGN_LEGACY_MAXIMIZE_UTILISATION);
-    /* N=35 partitions, p=30, P'=26: region [26, min(30, 30)] has no divisor, 35/q = 1 never
-     * < 1. Fallback: 35/q > 1 first at q=17 -> 35 % 17 != 0 -> 18; max(18, 1) = 18 < 30 on
-     * a scale-down -> 18, event (18 != 26). */
-    struct core_align_ctx a = source_ctx(35, 128, 30, 26);
-    a.upper = 30;
-    ASSERT_EQ(run_align(&r, &a, NULL), 18);
-    ASSERT_EQ(r.d.n_events, 1);
-    core_decision_deinit(&r.d);
-}
-
-/* ---------------------------------------------------------------- plugin -- */
 
 struct hook_log {
     int calls;
@@ -380,131 +81,158 @@ static int returns_zero(void *ud, const char *name, const struct core_align_ctx 
     return 0;
 }
 
-static void plugin_changes_value(void)
+/* Reads "hash|rebalance|source key=value..." (see alignment.test) into a; -1 if malformed. */
+static int parse_vertex(const char *text, struct core_align_ctx *a)
 {
-    struct run r;
-    run_init(&r, CORE_ALIGN_PLUGIN);
-    r.cfg.align_plugin = "snap";
+    memset(a, 0, sizeof *a);
+    a->lower = 1;
+    a->upper = 200;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", text);
+    char *save = NULL;
+    char *w = strtok_r(buf, " ", &save);
+    if (!w)
+        return -1;
+    if (strcmp(w, "hash") == 0) {
+        a->vertex = "op";
+        a->input_ships = hash_in;
+        a->n_inputs = 1;
+    } else if (strcmp(w, "rebalance") == 0) {
+        a->vertex = "op";
+        a->input_ships = rebalance_in;
+        a->n_inputs = 2;
+    } else if (strcmp(w, "source") == 0) {
+        a->vertex = "src";
+    } else {
+        return -1;
+    }
+    bool have_p = false, have_to = false, have_max = false;
+    while ((w = strtok_r(NULL, " ", &save))) {
+        char *eq = strchr(w, '=');
+        if (!eq)
+            return -1;
+        *eq = '\0';
+        char *end = NULL;
+        long v = strtol(eq + 1, &end, 10);
+        if (!eq[1] || *end)
+            return -1;
+        if (strcmp(w, "p") == 0)
+            a->current = (int)v, have_p = true;
+        else if (strcmp(w, "to") == 0)
+            a->proposed = (int)v, have_to = true;
+        else if (strcmp(w, "max") == 0)
+            a->max_parallelism = (int)v, have_max = true;
+        else if (strcmp(w, "partitions") == 0)
+            a->partitions = (int)v;
+        else if (strcmp(w, "lower") == 0)
+            a->lower = (int)v;
+        else if (strcmp(w, "upper") == 0)
+            a->upper = (int)v;
+        else
+            return -1;
+    }
+    return have_p && have_to && have_max ? 0 : -1;
+}
+
+/* Reads the mode field into cfg and the hook table; -1 if unknown. */
+static int parse_mode(const char *text, struct core_config *cfg, struct core_hooks *h,
+                      bool *with_hooks, char name[64])
+{
+    static const struct {
+        const char *name;
+        enum core_align_mode mode;
+    } modes[] = {{"BALANCED", CORE_ALIGN_BALANCED},
+                 {"EVENLY_SPREAD", CORE_ALIGN_EVENLY_SPREAD},
+                 {"OFF", CORE_ALIGN_OFF},
+                 {"LEGACY_EVENLY_SPREAD", CORE_ALIGN_LEGACY_EVENLY_SPREAD},
+                 {"LEGACY_MAXIMIZE_UTILISATION", CORE_ALIGN_LEGACY_MAXIMIZE_UTILISATION}};
+    *with_hooks = false;
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+        if (strcmp(text, modes[i].name) == 0) {
+            cfg->align_mode = modes[i].mode;
+            return 0;
+        }
+    char hook[32];
+    if (sscanf(text, "PLUGIN %63s %31s", name, hook) != 2)
+        return -1;
+    cfg->align_mode = CORE_ALIGN_PLUGIN;
+    cfg->align_plugin = name;
+    *with_hooks = strcmp(hook, "none") != 0;
+    if (strcmp(hook, "snap_down") == 0)
+        h->align = snap_down;
+    else if (strcmp(hook, "failing") == 0)
+        h->align = failing;
+    else if (strcmp(hook, "huge") == 0)
+        h->align = returns_huge;
+    else if (strcmp(hook, "zero") == 0)
+        h->align = returns_zero;
+    else if (strcmp(hook, "empty") != 0 && strcmp(hook, "none") != 0)
+        return -1;
+    return 0;
+}
+
+/* The handler of alignment.test (its header lists the verbs and what they print). */
+static int align_case(void *ud, const struct testfile_case *c, struct testfile_out *out)
+{
+    (void)ud;
+    const char *verb = c->field[0];
+    if (strcmp(verb, "first") == 0 && c->n_fields == 6) {
+        bool reducing = strcmp(c->field[5], "reducing") == 0;
+        if (!reducing && strcmp(c->field[5], "divisor") != 0) {
+            testfile_printf(out, "expected divisor or reducing");
+            return -1;
+        }
+        testfile_printf(out, "%d",
+                        core__first_aligned(atoi(c->field[1]), atoi(c->field[2]), atoi(c->field[3]),
+                                            atoi(c->field[4]), reducing));
+        return 0;
+    }
+    if (strcmp(verb, "align") != 0 || c->n_fields != 3) {
+        testfile_printf(out, "unknown verb or bad fields");
+        return -1;
+    }
+    struct core_config cfg;
+    core_config_defaults(&cfg);
     struct hook_log log = {0};
-    struct core_hooks h = {.ud = &log, .align = snap_down};
-    /* 128 key groups, P'=24: the nearest divisor at or below 24 is 16. */
-    struct core_align_ctx a = hash_ctx(128, 10, 24);
-    ASSERT_EQ(run_align(&r, &a, &h), 16);
-    ASSERT_EQ(r.c, CORE_C_ALIGNED_BY_PLUGIN);
-    ASSERT(!r.pe.set);
-    ASSERT_EQ(log.calls, 1);
-    ASSERT_STR(log.name, "snap");
-    ASSERT_EQ(log.current, 10);
-    ASSERT_EQ(log.proposed, 24);
-    ASSERT_EQ(log.lower, 1);
-    ASSERT_EQ(log.upper, 200);
-    ASSERT_EQ(log.max_p, 128);
-    ASSERT_EQ(log.partitions, 0);
-    ASSERT_EQ(log.n_inputs, 1);
-    ASSERT_EQ(log.first_ship, CORE_SHIP_HASH);
-    ASSERT_EQ(r.d.n_events, 0);
-    core_decision_deinit(&r.d);
+    struct core_hooks h = {.ud = &log};
+    bool with_hooks;
+    char name[64];
+    struct core_align_ctx a;
+    if (parse_mode(c->field[1], &cfg, &h, &with_hooks, name) < 0 ||
+        parse_vertex(c->field[2], &a) < 0) {
+        testfile_printf(out, "bad mode or vertex");
+        return -1;
+    }
+    struct core_decision d;
+    core_decision_init(&d);
+    struct core_plugin_err pe;
+    memset(&pe, 0, sizeof pe);
+    unsigned constraints = 0;
+    int v = core__align(&cfg, &a, with_hooks ? &h : NULL, &d, &constraints, &pe);
+    testfile_printf(out, "%d", v);
+    for (int bit = 0; bit < CORE_C__COUNT; bit++)
+        if (constraints & (1u << bit))
+            testfile_printf(out, " %s", core_constraint_name(bit));
+    for (int i = 0; i < d.n_events; i++)
+        testfile_printf(out, "\nevent %s %s %s: %s", d.events[i].type, d.events[i].reason,
+                        d.events[i].key ? d.events[i].key : "-", d.events[i].message);
+    if (pe.set)
+        testfile_printf(out, "\nplugin error %s: %s", pe.plugin, pe.message);
+    if (log.calls)
+        testfile_printf(out,
+                        "\nhook %s: current %d, proposed %d, lower %d, upper %d, max %d, "
+                        "partitions %d, inputs %d, first %s",
+                        log.name, log.current, log.proposed, log.lower, log.upper, log.max_p,
+                        log.partitions, log.n_inputs, core_ship_name(log.first_ship));
+    if (log.calls > 1)
+        testfile_printf(out, "\nhook called %d times", log.calls);
+    core_decision_deinit(&d);
+    return 0;
 }
 
-static void plugin_called_even_when_builtins_would_not_apply(void)
+static void cases(void)
 {
-    struct run r;
-    run_init(&r, CORE_ALIGN_PLUGIN);
-    r.cfg.align_plugin = "snap";
-    struct hook_log log = {0};
-    struct core_hooks h = {.ud = &log, .align = snap_down};
-    /* REBALANCE input, no partitions: the plugin still decides; 24 -> 16 for N=128. */
-    struct core_align_ctx a = hash_ctx(128, 10, 24);
-    a.input_ships = rebalance_in;
-    a.n_inputs = 2;
-    ASSERT_EQ(run_align(&r, &a, &h), 16);
-    ASSERT_EQ(log.calls, 1);
-    ASSERT_EQ(log.first_ship, CORE_SHIP_REBALANCE);
-    core_decision_deinit(&r.d);
+    ASSERT_EQ(testfile_run(TESTFILE_DATA("alignment.test"), align_case, NULL), 0);
 }
 
-static void plugin_same_value_no_constraint(void)
-{
-    struct run r;
-    run_init(&r, CORE_ALIGN_PLUGIN);
-    r.cfg.align_plugin = "snap";
-    struct hook_log log = {0};
-    struct core_hooks h = {.ud = &log, .align = snap_down};
-    /* 32 divides 128: the plugin returns P' itself -> no ALIGNED_BY_PLUGIN. */
-    struct core_align_ctx a = hash_ctx(128, 10, 32);
-    ASSERT_EQ(run_align(&r, &a, &h), 32);
-    ASSERT_EQ(r.c, 0);
-    core_decision_deinit(&r.d);
-}
-
-static void plugin_failure_keeps_target(void)
-{
-    struct run r;
-    run_init(&r, CORE_ALIGN_PLUGIN);
-    r.cfg.align_plugin = "snap";
-    struct core_hooks h = {.align = failing};
-    struct core_align_ctx a = hash_ctx(128, 16, 24);
-    /* The native result stands: the unaligned P' 24 (not BALANCED's 26, not the 999). */
-    ASSERT_EQ(run_align(&r, &a, &h), 24);
-    ASSERT_EQ(r.c, 0);
-    ASSERT(r.pe.set);
-    ASSERT_STR(r.pe.plugin, "snap");
-    ASSERT_STR(r.pe.message, "snap.lua:3: attempt to index a nil value");
-    core_decision_deinit(&r.d);
-}
-
-static void plugin_result_clamped_to_limits(void)
-{
-    struct run r;
-    run_init(&r, CORE_ALIGN_PLUGIN);
-    r.cfg.align_plugin = "big";
-    struct core_hooks h = {.align = returns_huge};
-    /* 100000 -> min(maxParallelism 128, upper 200) = 128. */
-    struct core_align_ctx a = hash_ctx(128, 16, 24);
-    ASSERT_EQ(run_align(&r, &a, &h), 128);
-    ASSERT_EQ(r.c, CORE_C_ALIGNED_BY_PLUGIN | CORE_C_CLAMPED_MAX_PARALLELISM);
-    /* A source: also capped at its 15 partitions (DESIGN 4). */
-    r.c = 0;
-    a = source_ctx(15, 128, 10, 12);
-    ASSERT_EQ(run_align(&r, &a, &h), 15);
-    ASSERT(r.c & CORE_C_CAPPED_AT_PARTITIONS);
-    ASSERT(r.c & CORE_C_ALIGNED_BY_PLUGIN);
-    /* 0 -> raised to lower 3. */
-    h.align = returns_zero;
-    r.c = 0;
-    a = hash_ctx(128, 16, 24);
-    a.lower = 3;
-    ASSERT_EQ(run_align(&r, &a, &h), 3);
-    ASSERT_EQ(r.c, CORE_C_ALIGNED_BY_PLUGIN | CORE_C_CLAMPED_MIN_PARALLELISM);
-    core_decision_deinit(&r.d);
-}
-
-static void plugin_mode_without_hook_is_balanced(void)
-{
-    struct run r;
-    run_init(&r, CORE_ALIGN_PLUGIN);
-    r.cfg.align_plugin = "snap";
-    struct core_align_ctx a = hash_ctx(128, 16, 24);
-    /* No align hook: BALANCED, as for an undiscovered plugin class -> 26. */
-    ASSERT_EQ(run_align(&r, &a, NULL), 26);
-    struct core_hooks h = {0};
-    ASSERT_EQ(run_align(&r, &a, &h), 26);
-    ASSERT(!r.pe.set);
-    core_decision_deinit(&r.d);
-}
-
-TEST_MAIN(TEST_ENTRY(first_aligned_divisor_or_reducer), TEST_ENTRY(balanced_worked_example),
-          TEST_ENTRY(evenly_spread_worked_examples), TEST_ENTRY(off_keeps_target),
-          TEST_ENTRY(upper_limits_the_region),
-          TEST_ENTRY(partitions_no_aligned_value_builtins_keep_target),
-          TEST_ENTRY(partitions_twelve_max_parallelism_eight),
-          TEST_ENTRY(partitions_aligned_sets_partitions_constraint),
-          TEST_ENTRY(scale_down_region_ends_at_current),
-          TEST_ENTRY(not_applicable_without_hash_or_partitions),
-          TEST_ENTRY(legacy_aligned_value_without_event),
-          TEST_ENTRY(legacy_blocks_direction_inversion), TEST_ENTRY(legacy_relaxes_downward),
-          TEST_ENTRY(legacy_scale_down_fallback), TEST_ENTRY(plugin_changes_value),
-          TEST_ENTRY(plugin_called_even_when_builtins_would_not_apply),
-          TEST_ENTRY(plugin_same_value_no_constraint), TEST_ENTRY(plugin_failure_keeps_target),
-          TEST_ENTRY(plugin_result_clamped_to_limits),
-          TEST_ENTRY(plugin_mode_without_hook_is_balanced))
+TEST_MAIN(TEST_ENTRY(cases))
