@@ -32,10 +32,49 @@ struct db {
 static atomic_int fail_writes;
 static atomic_int fail_code = SQLITE_CONSTRAINT;
 
+/* The kind of I/O error behind SQLite's bare "disk I/O error", for the log and the 503. */
+static const char *ioerr_what(int code)
+{
+    switch (code) {
+    case SQLITE_IOERR_READ:
+    case SQLITE_IOERR_SHORT_READ:
+        return "a read failed";
+    case SQLITE_IOERR_WRITE:
+        return "a write failed (read-only or immutable file?)";
+    case SQLITE_IOERR_FSYNC:
+    case SQLITE_IOERR_DIR_FSYNC:
+        return "fsync failed";
+    case SQLITE_IOERR_TRUNCATE:
+        return "truncate failed";
+    case SQLITE_IOERR_SHMOPEN:
+    case SQLITE_IOERR_SHMSIZE:
+    case SQLITE_IOERR_SHMMAP:
+        return "the -shm file cannot be grown or mapped";
+    default:
+        return NULL;
+    }
+}
+
+/*
+ * Records the connection's failure and returns its text, new: SQLite's message, and for a
+ * failure of the file system what failed and the OS error when SQLite kept it, since "disk
+ * I/O error" alone does not tell an operator what to fix.
+ */
+static char *failure(struct db *db, const char *what, const char *msg)
+{
+    int code = sqlite3_extended_errcode(db->h), sys = 0;
+    const char *io = (code & 0xff) == SQLITE_IOERR ? ioerr_what(code) : NULL;
+    db->err_code = code;
+    if ((code & 0xff) == SQLITE_IOERR || (code & 0xff) == SQLITE_FULL ||
+        (code & 0xff) == SQLITE_CANTOPEN)
+        sys = sqlite3_system_errno(db->h);
+    return xasprintf("%s%s%s%s%s%s%s%s", what ? what : "", what ? ": " : "", msg, io ? ": " : "",
+                     io ? io : "", sys ? " (" : "", sys ? strerror(sys) : "", sys ? ")" : "");
+}
+
 static char *dberr(struct db *db, const char *what)
 {
-    db->err_code = sqlite3_extended_errcode(db->h);
-    return xasprintf("%s: %s", what, sqlite3_errmsg(db->h));
+    return failure(db, what, sqlite3_errmsg(db->h));
 }
 
 /* The cached statement for sql (a static literal), prepared on first use. NULL + *errp. */
@@ -64,8 +103,7 @@ static int exec(struct db *db, const char *sql, char **errp)
 {
     char *m = NULL;
     if (sqlite3_exec(db->h, sql, NULL, NULL, &m) != SQLITE_OK) {
-        db->err_code = sqlite3_extended_errcode(db->h);
-        *errp = xasprintf("%s", m ? m : sqlite3_errmsg(db->h));
+        *errp = failure(db, NULL, m ? m : sqlite3_errmsg(db->h));
         sqlite3_free(m);
         return -1;
     }
