@@ -14,7 +14,7 @@
 #include "log.h"
 #include "xmem.h"
 
-#define DB_CACHE 32
+#define DB_CACHE 48
 /* How long a write waits for another connection's lock before it fails with SQLITE_BUSY. */
 #define DB_BUSY_MS 5000
 
