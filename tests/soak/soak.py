@@ -9,8 +9,11 @@ default) and the machine's whole attention.
 
 How: the server runs on a temporary database (audit retention short, so that the file stays
 bounded) and a copy of ./policies. wrk (tests/soak/soak.lua, 1,000 jobs) first measures the
-maximum rate for --measure seconds, then runs in chunks of --chunk seconds paced at half of it
-(each chunk's pacing corrected from the rate the previous one reached). A thread edits one
+maximum rate for --measure seconds, then runs --warmup seconds (while the jobs' metric windows
+fill, so that the start figures are not those of a growing state) and then --minutes in chunks
+of --chunk seconds, paced at half the maximum (each run's pacing corrected from the rate the
+previous one reached; a machine too busy to give the server that rate gets less, and the
+summary says so). A thread edits one
 plugin file and POSTs /v1/policies/reload every --reload seconds while the load runs. After
 each chunk (a second before its end, under load) the driver reads VmRSS and the descriptor
 count from /proc. With --valgrind the
@@ -114,6 +117,9 @@ def main():
     ap.add_argument("--minutes", type=float, default=30.0)
     ap.add_argument("--chunk", type=int, default=60, help="seconds per wrk run (default 60)")
     ap.add_argument("--measure", type=int, default=10, help="seconds to measure the maximum")
+    ap.add_argument("--warmup", type=int, default=None,
+                    help="seconds at the soak rate before the start figures are taken, while "
+                    "the jobs' metric windows fill (default 60; 0 with --valgrind)")
     ap.add_argument("--reload", type=float, default=60.0, help="seconds between reloads")
     ap.add_argument("--conns", type=int, default=16)
     ap.add_argument("--threads", type=int, default=2)
@@ -121,6 +127,8 @@ def main():
     ap.add_argument("--valgrind", action="store_true", help="run the server under memcheck")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     a = ap.parse_args()
+    if a.warmup is None:
+        a.warmup = 0 if a.valgrind else 60
     if not shutil.which("wrk"):
         sys.exit("wrk is not installed (apt-get install wrk)")
     if a.valgrind and not shutil.which("valgrind"):
@@ -149,8 +157,11 @@ def main():
             if srv.poll() is not None or time.time() > deadline:
                 sys.exit("the server did not start; see %s" % tmp)
             time.sleep(0.1)
-    print("soak: %s%s, %.1f min, db and policies in %s" % (
-        "valgrind memcheck: " if a.valgrind else "", a.binary, a.minutes, tmp), flush=True)
+    with open("/proc/loadavg") as f:
+        load = f.read().split()[:3]
+    print("soak: %s%s, %.1f min, db and policies in %s; load average %s" % (
+        "valgrind memcheck: " if a.valgrind else "", a.binary, a.minutes, tmp, " ".join(load)),
+        flush=True)
 
     # The maximum, on the same jobs the soak then runs.
     base = 0
@@ -161,10 +172,19 @@ def main():
         mx["rps"], a.measure, mx["p99_us"] / 1000.0, target), flush=True)
     bad = mx["errors"] + mx["non2xx"]
 
-    # The soak: chunks paced at the target.
+    # The soak: chunks paced at the target, after a warm-up at the same pace.
     delay = a.conns * 1000.0 / target  # ms a connection waits between requests
     rel = Reloader(port, policies, a.reload)
     rel.start()
+    if a.warmup > 0:
+        r = run_wrk(port, a.warmup, base, delay, a.conns, a.threads)
+        base += (r["requests"] // 500 + 2) * 10
+        bad += r["errors"] + r["non2xx"]
+        rss, fds = proc_figures(srv.pid)
+        print("warm-up: %d s, %.0f req/s, p99 %.2f ms, rss %.1f MiB, fds %d" % (
+            a.warmup, r["rps"], r["p99_us"] / 1000.0, rss, fds), flush=True)
+        if r["rps"] > 0:
+            delay = max(0.0, delay * r["rps"] / target)
     rows = []
     t_end = time.time() + a.minutes * 60.0
     while time.time() < t_end - 1:
@@ -201,6 +221,9 @@ def main():
     print()
     print("soak: %.1f min, %d requests, %.0f req/s on average (target %.0f = half of %.0f)" % (
         secs / 60.0, total, total / secs if secs else 0, target, mx["rps"]))
+    if secs and total / secs < 0.9 * target:
+        print("note: %.0f%% of the target rate only: the machine (load average %s at the start) "
+              "did not give the server more" % (100.0 * total / secs / target, " ".join(load)))
     print("reloads: %d accepted, %d refused %s" % (rel.ok, rel.failed, rel.errors[:2] or ""))
     print("%-22s %12s %12s" % ("", "start", "end"))
     print("%-22s %12.1f %12.1f" % ("resident memory (MiB)", first[2], last[2]))
