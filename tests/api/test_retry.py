@@ -104,13 +104,27 @@ answers = []
 
 
 def post(i, **kw):
+    t = time.monotonic()
     st, body, _ = s.req("POST", URL, smp(i, **kw))
     answers.append((st, body))
+    if body.get("repeat"):
+        print("the repeat waited %.2f s for the commit it repeats" % (time.monotonic() - t))
+
+
+def decided(i):
+    """Waits until the server has decided sample i (its commit may still wait)."""
+    deadline = time.time() + 4
+    while time.time() < deadline:
+        st, body, _ = s.req("GET", "/v1/jobs")
+        if any(j["job"] == "r" and j["last_at"] == smp(i)["at"] for j in body["jobs"]):
+            return True
+        time.sleep(0.02)
+    return False
 
 
 t1 = threading.Thread(target=post, args=(4,))
 t1.start()
-time.sleep(0.6)
+c.check(decided(4), "the first request is decided, its commit held up")
 t2 = threading.Thread(target=post, args=(4,))
 t2.start()
 time.sleep(0.6)
@@ -133,7 +147,7 @@ lock.execute("BEGIN EXCLUSIVE")
 answers = []
 t1 = threading.Thread(target=post, args=(5,))
 t1.start()
-time.sleep(0.6)
+c.check(decided(5), "the first request is decided, its commit held up")
 t2 = threading.Thread(target=post, args=(5,), kwargs={"p_src": 7})
 t2.start()
 time.sleep(0.6)
