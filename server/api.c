@@ -12,6 +12,7 @@
 
 #include "api.h"
 #include "log.h"
+#include "writer.h"
 #include "xmem.h"
 
 void api_init(struct api *a)
@@ -182,9 +183,43 @@ int api_parse_time(const char *s, int64_t *ms)
     return 0;
 }
 
+int api_job_recover(struct api *a, const char *job, struct resp *r)
+{
+    char *err = NULL;
+    if (!a->wr || !writer_job_blocked(a->wr, job))
+        return 0;
+    /* Units of the job still in flight were computed from the same stale state and fail
+     * too; the state is reloaded once the last of them is back. */
+    if (writer_job_pending(a->wr, job) > 0)
+        goto busy;
+    if (jobs_load(a->jobs, a->db, job, &err) < 0) {
+        log_msg(LOG_ERROR, "api", "cannot reload a job after a failed write", "job=%s error=\"%s\"",
+                job, err);
+        free(err);
+        goto busy;
+    }
+    writer_job_recovered(a->wr, job);
+    log_msg(LOG_INFO, "api", "job reloaded from the store after a failed write", "job=%s", job);
+    return 0;
+busy:
+    if (r) {
+        api_error(r, 503, NULL, NULL,
+                  "an earlier write of job \"%s\" failed and its state is being restored from "
+                  "the store; nothing was stored, retry",
+                  job);
+        r->retry_after = 1;
+    }
+    return -1;
+}
+
 void api_committed(struct api *a, struct resp *r, const struct db_write *w)
 {
     if (w->ok) {
+        if (w->kind == DB_W_REPEAT) {
+            api_decide_repeat(a, w->job, w->at, w->input_json,
+                              w->input_json ? strlen(w->input_json) : 0, w->last_at, r);
+            return;
+        }
         if (w->kind == DB_W_DECISION)
             metrics_decision(a->metrics, w->reason);
         if (w->kind == DB_W_DECISION && w->decision_json && w->decision_json[0] == '{') {
@@ -198,13 +233,42 @@ void api_committed(struct api *a, struct resp *r, const struct db_write *w)
         }
         return;
     }
-    char *err = NULL;
-    if (jobs_load(a->jobs, a->db, w->job, &err) < 0) {
-        log_msg(LOG_ERROR, "api", "cannot reload job after a failed commit", "job=%s error=\"%s\"",
-                w->job, err);
-        free(err);
+    /* Nothing of w was stored. Without a writer (units committed synchronously) nothing else
+     * of the job is in flight: reload it now. */
+    if (w->job[0]) {
+        if (a->wr) {
+            api_job_recover(a, w->job, NULL);
+        } else {
+            char *err = NULL;
+            if (jobs_load(a->jobs, a->db, w->job, &err) < 0) {
+                log_msg(LOG_ERROR, "api", "cannot reload a job after a failed write",
+                        "job=%s error=\"%s\"", w->job, err);
+                free(err);
+            }
+        }
     }
-    api_error(r, 500, NULL, NULL, "the write could not be committed; nothing was stored");
+    switch (w->fault) {
+    case DB_FAULT_STORAGE: {
+        int retry = 1;
+        if (a->wr)
+            writer_health(a->wr, NULL, 0, &retry);
+        api_error(r, 503, NULL, NULL,
+                  "the store cannot be written (%s); nothing was stored, retry after %d s",
+                  w->error ? w->error : "unknown error", retry);
+        r->retry_after = retry;
+        break;
+    }
+    case DB_FAULT_STALE:
+        api_error(r, 503, NULL, NULL,
+                  "an earlier write of job \"%s\" failed and this one was made from the state "
+                  "it left; nothing was stored, retry",
+                  w->job);
+        r->retry_after = 1;
+        break;
+    default:
+        api_error(r, 500, NULL, NULL, "the write could not be committed; nothing was stored");
+        break;
+    }
 }
 
 json_t *api_json_body(const struct req *q, struct resp *r, const char *what_object)

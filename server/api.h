@@ -4,7 +4,7 @@
  * request into a struct req, calls the handler the route table names, and turns the
  * struct resp into a reply. A handler that changes stored data does not write: it fills
  * resp->write, and the reply is sent once the writer has committed that unit
- * (api_committed then completes resp: the decision id, or a 500).
+ * (api_committed then completes resp: the decision id, or a 503 or 500).
  *
  * Every handler returns 0; errors are replies (the DESIGN 3 envelope, api_error). A bad
  * request changes no state and stores nothing.
@@ -50,7 +50,8 @@ struct api {
     struct pol *pol;                /* the active policy revision (NULL: native only) */
     struct sql_engine *sql;         /* POST /v1/sql (NULL: 503) */
     struct metrics *metrics;        /* GET /metrics (NULL: not counted) */
-    struct writer *wr;              /* for the commit figures of GET /metrics (may be NULL) */
+    struct writer *wr; /* the store's health, in-flight units per job, commit figures (may be
+                          NULL: units are committed synchronously, as in the unit tests) */
     /* scratch reused by decide (one request at a time on the loop) */
     struct jarena arena; /* decide's jansson allocations (jarena.h) */
     struct json_sample js;
@@ -92,6 +93,7 @@ struct resp {
     json_t *json; /* the body (new), or NULL */
     char *text;   /* a text body (new) when json is NULL */
     const char *content_type;
+    int retry_after;        /* > 0: a Retry-After header, in seconds (503) */
     struct db_write *write; /* commit this unit before replying (steals) */
     /*
      * Asynchronous reply: async_start(async_ud, done, tok) starts the work off the loop and
@@ -131,10 +133,29 @@ int api_parse_time(const char *s, int64_t *ms);
 
 /*
  * Completes r after its write unit w committed (w->ok) or failed: a decision gets its
- * decision_id; a failure turns r into a 500 and reloads the job's in-memory state and
- * config from the database (the caller then acknowledges the failure to the writer).
+ * decision_id, a retry (DB_W_REPEAT) the decision it repeats. A failure stored nothing:
+ * r becomes a 503 with Retry-After (the store cannot be written now, or an earlier unit of
+ * the job failed) or a 500 (the store refused the unit's rows), and once no other unit of
+ * the job is in flight the job's in-memory state and config are reloaded from the database
+ * (api_job_recover), so that they are again what the store holds.
  */
 void api_committed(struct api *a, struct resp *r, const struct db_write *w);
+
+/*
+ * Whether job's in-memory state may be used for a new write: 0 when it may (a job whose
+ * earlier unit failed is reloaded from the database here, once none of its units is in
+ * flight); -1 while it cannot yet, with r filled (503 and Retry-After) when r is not NULL.
+ */
+int api_job_recover(struct api *a, const char *job, struct resp *r);
+
+/*
+ * A sample of job at `at` that is not after the job's last sample (body: the request as
+ * sent, len bytes): the stored decision it repeats when the newest decision at that `at`
+ * was made from the same JSON value (200, the reply of then with "repeat": true after its
+ * decision_id); otherwise a 409 naming `at` (last_at: the job's last sample, for the text).
+ */
+void api_decide_repeat(struct api *a, const char *job, int64_t at, const char *body, size_t len,
+                       int64_t last_at, struct resp *r);
 
 /* ---------------------------------------------------------------- handlers -- */
 

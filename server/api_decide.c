@@ -1,11 +1,19 @@
 /*
  * api_decide.c - POST /v1/jobs/{job}/metrics: one scaling cycle (DESIGN 3.1).
  *
- * Order of checks, so that a bad request changes nothing: job id, JSON, the sample and
- * its `config` (json_parse_sample into a copy of the job's options), `at` against the
- * job's last sample (409), the effective options (422), then core_decide, which validates
- * the topology before it touches the state. Only then is the state changed (in memory)
- * and a write unit with the decision and the new state handed back for commit.
+ * Order of checks, so that a bad request changes nothing: job id, a job whose earlier write
+ * failed and is not reloaded yet (503), JSON, the sample and its `config` (json_parse_sample
+ * into a copy of the job's options), `at` against the job's last sample (a retry of a stored
+ * sample gets its decision again, anything else not after it a 409), the effective options
+ * (422), a store that refuses writes (503), then core_decide, which validates the topology
+ * before it touches the state. Only then is the state changed (in memory) and a write unit
+ * with the decision and the new state handed back for commit.
+ *
+ * A retry (the same `at`, the same JSON value) changes nothing and stores nothing: it reads
+ * the decision stored then (db_decision_find) and answers it again with "repeat": true. When
+ * a unit of the job is still in flight, the decision may not be committed yet: the retry then
+ * queues a DB_W_REPEAT unit, which writes nothing and comes back after every unit queued
+ * before it, and is answered from the store then (api_committed).
  */
 #include <stdio.h>
 #include <string.h>
@@ -16,6 +24,7 @@
 #include "plugin.h"
 #include "statebin.h"
 #include "log.h"
+#include "writer.h"
 #include "xmem.h"
 
 static void add_option(void *ud, const char *key, const char *value, enum opt_layer layer)
@@ -105,6 +114,49 @@ static void fill_plugin_calls(struct db_write *w, const struct plugin_call *c)
     }
 }
 
+void api_decide_repeat(struct api *a, const char *job, int64_t at, const char *body, size_t len,
+                       int64_t last_at, struct resp *r)
+{
+    char *input = NULL, *stored = NULL, *err = NULL;
+    json_t *sent = NULL, *then = NULL;
+    int64_t id = 0;
+    int found = db_decision_find(a->db, job, at, &id, &input, &stored, &err);
+    if (found < 0) {
+        log_msg(LOG_ERROR, "api", "cannot read a stored decision", "job=%s error=\"%s\"", job, err);
+        api_error(r, 503, NULL, NULL, "cannot read the job's stored decisions (%s); retry", err);
+        r->retry_after = 1;
+        goto out;
+    }
+    if (!found) {
+        api_error(r, 409, NULL, "at",
+                  "at %lld is not after the job's last sample (%lld) and repeats no stored "
+                  "sample; samples of one job must go forward in time",
+                  (long long)at, (long long)last_at);
+        goto out;
+    }
+    /* The same sample: the same JSON value (member order and spacing aside). */
+    sent = json_loadb(body ? body : "", len, JSON_REJECT_DUPLICATES, NULL);
+    then = json_loads(input, JSON_REJECT_DUPLICATES, NULL);
+    if (!sent || !then || !json_equal(sent, then) || stored[0] != '{') {
+        api_error(r, 409, NULL, "at",
+                  "at %lld was already decided (decision %lld) from another sample; a retry must "
+                  "send the same body, and a new sample a later at",
+                  (long long)at, (long long)id);
+        goto out;
+    }
+    /* The reply of then (api_committed), marked as a repeat. */
+    free(r->text);
+    r->text = xasprintf("{\"decision_id\":%lld,\"repeat\":true,%s\n", (long long)id, stored + 1);
+    r->content_type = "application/json";
+    r->status = 200;
+out:
+    json_decref(then);
+    json_decref(sent);
+    free(err);
+    free(input);
+    free(stored);
+}
+
 static void decide(const struct req *q, struct resp *r);
 
 /*
@@ -139,6 +191,7 @@ static void decide(const struct req *q, struct resp *r)
     bool created = false;
     char *err = NULL;
     char cerr[1024], field[256], hash[17];
+    int retry = 1;
     struct json_err je;
     struct core_config cfg;
     struct plugin_set *set = NULL;
@@ -149,6 +202,8 @@ static void decide(const struct req *q, struct resp *r)
         api_error(r, 400, NULL, "job", "job id must match [A-Za-z0-9._:-]{1,128}");
         goto out;
     }
+    if (api_job_recover(a, q->job, r) < 0)
+        goto out;
     if (!(body = api_json_body(q, r, NULL)))
         goto out;
     e = jobs_get(a->jobs, q->job);
@@ -167,11 +222,22 @@ static void decide(const struct req *q, struct resp *r)
                   je.message);
         goto out;
     }
-    if (e && e->last_at != INT64_MIN && a->js.s.at < e->last_at) {
-        api_error(r, 409, NULL, "at",
-                  "at %lld is earlier than the job's last sample (%lld); samples of one job "
-                  "must not go back in time",
-                  (long long)a->js.s.at, (long long)e->last_at);
+    if (e && e->last_at != INT64_MIN && a->js.s.at <= e->last_at) {
+        /* Not a new sample: a retry of a decided one, or a 409. */
+        if (a->wr && writer_job_pending(a->wr, q->job) > 0) {
+            /* The decision it may repeat is still waiting for its commit: answer once every
+             * unit queued before this one is back (api_committed). */
+            struct db_write *w = db_write_new(DB_W_REPEAT, q->job);
+            w->at = a->js.s.at;
+            w->last_at = e->last_at;
+            w->input_json = xmalloc(q->body_len + 1);
+            memcpy(w->input_json, q->body, q->body_len);
+            w->input_json[q->body_len] = '\0';
+            r->status = 200;
+            r->write = w;
+        } else {
+            api_decide_repeat(a, q->job, a->js.s.at, q->body, q->body_len, e->last_at, r);
+        }
         goto out;
     }
     if (own) {
@@ -191,6 +257,14 @@ static void decide(const struct req *q, struct resp *r)
         }
         cfg = e->cfg; /* a copy: plugin_call_new may reorder its executors */
         memcpy(hash, e->hash, sizeof hash);
+    }
+    if (a->wr && writer_health(a->wr, cerr, sizeof cerr, &retry) < 0) {
+        /* The decision could not be stored: refused before it changes the job's state. */
+        api_error(r, 503, NULL, NULL,
+                  "the store cannot be written (%s); nothing was stored, retry after %d s", cerr,
+                  retry);
+        r->retry_after = retry;
+        goto out;
     }
     if (!e) {
         /* The entry outlives the request: made outside the arena. */

@@ -3,7 +3,10 @@
  * and GET /readyz (the database is open and the jobs and policies are loaded; 503 otherwise; a
  * failed reload keeps the server ready on its previous revision). Both are open without a token.
  */
+#include <stdio.h>
+
 #include "api.h"
+#include "writer.h"
 
 int api_healthz(const struct req *q, struct resp *r)
 {
@@ -19,6 +22,13 @@ int api_readyz(const struct req *q, struct resp *r)
         return api_error(r, 503, NULL, NULL, "not ready: the database is not open");
     if (!q->api->pol)
         return api_error(r, 503, NULL, NULL, "not ready: the policies are not loaded");
+    char msg[512];
+    int retry = 1;
+    if (q->api->wr && writer_health(q->api->wr, msg, sizeof msg, &retry) < 0) {
+        api_error(r, 503, NULL, NULL, "not ready: the store cannot be written (%s)", msg);
+        r->retry_after = retry;
+        return 0;
+    }
     r->status = 200;
     r->json = pol_describe(q->api->pol);
     json_t *last = json_object_get(r->json, "last_reload");

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <sqlite3.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,7 +14,9 @@
 #include "log.h"
 #include "xmem.h"
 
-#define DB_CACHE 32
+#define DB_CACHE 48
+/* How long a write waits for another connection's lock before it fails with SQLITE_BUSY. */
+#define DB_BUSY_MS 5000
 
 struct db {
     sqlite3 *h;
@@ -22,13 +25,56 @@ struct db {
         sqlite3_stmt *st;
     } cache[DB_CACHE];
     int n_cache;
+    int err_code; /* extended result code of the last failure (db_last_errcode) */
 };
 
-static int fail_writes; /* fault injection (tests only) */
+/* Fault injection (tests only): set by a test's thread, read by the writer's. */
+static atomic_int fail_writes;
+static atomic_int fail_code = SQLITE_CONSTRAINT;
+
+/* The kind of I/O error behind SQLite's bare "disk I/O error", for the log and the 503. */
+static const char *ioerr_what(int code)
+{
+    switch (code) {
+    case SQLITE_IOERR_READ:
+    case SQLITE_IOERR_SHORT_READ:
+        return "a read failed";
+    case SQLITE_IOERR_WRITE:
+        return "a write failed (read-only or immutable file?)";
+    case SQLITE_IOERR_FSYNC:
+    case SQLITE_IOERR_DIR_FSYNC:
+        return "fsync failed";
+    case SQLITE_IOERR_TRUNCATE:
+        return "truncate failed";
+    case SQLITE_IOERR_SHMOPEN:
+    case SQLITE_IOERR_SHMSIZE:
+    case SQLITE_IOERR_SHMMAP:
+        return "the -shm file cannot be grown or mapped";
+    default:
+        return NULL;
+    }
+}
+
+/*
+ * Records the connection's failure and returns its text, new: SQLite's message, and for a
+ * failure of the file system what failed and the OS error when SQLite kept it, since "disk
+ * I/O error" alone does not tell an operator what to fix.
+ */
+static char *failure(struct db *db, const char *what, const char *msg)
+{
+    int code = sqlite3_extended_errcode(db->h), sys = 0;
+    const char *io = (code & 0xff) == SQLITE_IOERR ? ioerr_what(code) : NULL;
+    db->err_code = code;
+    if ((code & 0xff) == SQLITE_IOERR || (code & 0xff) == SQLITE_FULL ||
+        (code & 0xff) == SQLITE_CANTOPEN)
+        sys = sqlite3_system_errno(db->h);
+    return xasprintf("%s%s%s%s%s%s%s%s", what ? what : "", what ? ": " : "", msg, io ? ": " : "",
+                     io ? io : "", sys ? " (" : "", sys ? strerror(sys) : "", sys ? ")" : "");
+}
 
 static char *dberr(struct db *db, const char *what)
 {
-    return xasprintf("%s: %s", what, sqlite3_errmsg(db->h));
+    return failure(db, what, sqlite3_errmsg(db->h));
 }
 
 /* The cached statement for sql (a static literal), prepared on first use. NULL + *errp. */
@@ -57,7 +103,7 @@ static int exec(struct db *db, const char *sql, char **errp)
 {
     char *m = NULL;
     if (sqlite3_exec(db->h, sql, NULL, NULL, &m) != SQLITE_OK) {
-        *errp = xasprintf("%s", m ? m : sqlite3_errmsg(db->h));
+        *errp = failure(db, NULL, m ? m : sqlite3_errmsg(db->h));
         sqlite3_free(m);
         return -1;
     }
@@ -112,7 +158,7 @@ struct db *db_open(const char *path, const char *synchronous, char **errp)
         *errp = xasprintf("%s: %s", path, db->h ? sqlite3_errmsg(db->h) : "cannot open");
         goto fail;
     }
-    sqlite3_busy_timeout(db->h, 5000);
+    sqlite3_busy_timeout(db->h, DB_BUSY_MS);
     if (strcmp(synchronous, "FULL") && strcmp(synchronous, "NORMAL") &&
         strcmp(synchronous, "OFF") && strcmp(synchronous, "EXTRA")) {
         *errp =
@@ -195,11 +241,13 @@ void db_write_free(struct db_write *w)
     free(w->decision_json);
     free(w->policy_revision);
     free(w->config_hash);
+    free(w->error);
     free(w);
 }
 
 int db_begin(struct db *db, char **errp)
 {
+    db->err_code = 0;
     return exec(db, "BEGIN IMMEDIATE", errp);
 }
 
@@ -216,7 +264,77 @@ void db_rollback(struct db *db)
 
 void db_fail_next_writes(int n)
 {
-    fail_writes = n;
+    db_fail_next_writes_code(n, SQLITE_CONSTRAINT);
+}
+
+void db_fail_next_writes_code(int n, int code)
+{
+    atomic_store(&fail_code, code);
+    atomic_store(&fail_writes, n);
+}
+
+/* An injected failure is due: takes it, with its code and message. */
+static int injected(struct db *db, char **errp)
+{
+    int n = atomic_load(&fail_writes);
+    while (n > 0 && !atomic_compare_exchange_weak(&fail_writes, &n, n - 1))
+        ;
+    if (n <= 0)
+        return 0;
+    db->err_code = atomic_load(&fail_code);
+    *errp = xasprintf("injected write failure: %s", sqlite3_errstr(db->err_code));
+    return 1;
+}
+
+int db_last_errcode(const struct db *db)
+{
+    return db->err_code;
+}
+
+enum db_fault db_fault_of(int code)
+{
+    switch (code & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_NOMEM:
+    case SQLITE_READONLY:
+    case SQLITE_IOERR:
+    case SQLITE_CORRUPT:
+    case SQLITE_FULL:
+    case SQLITE_CANTOPEN:
+    case SQLITE_PROTOCOL:
+    case SQLITE_NOTADB:
+    case SQLITE_PERM:
+        return DB_FAULT_STORAGE;
+    default:
+        return DB_FAULT_UNIT;
+    }
+}
+
+static const char SQL_PROBE[] = "INSERT OR REPLACE INTO store_probe (id, at) VALUES (1, ?1)";
+
+int db_probe(struct db *db, int64_t now, int busy_ms, char **errp)
+{
+    sqlite3_stmt *st;
+    int rc = -1;
+    sqlite3_busy_timeout(db->h, busy_ms);
+    if (injected(db, errp))
+        goto out;
+    if (db_begin(db, errp) < 0 || !(st = stmt(db, SQL_PROBE, errp)))
+        goto out;
+    sqlite3_bind_int64(st, 1, now);
+    int step = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (step != SQLITE_DONE) {
+        *errp = dberr(db, "probe");
+        goto out;
+    }
+    rc = db_commit(db, errp);
+out:
+    if (rc < 0)
+        db_rollback(db);
+    sqlite3_busy_timeout(db->h, DB_BUSY_MS);
+    return rc;
 }
 
 static void bind_text(sqlite3_stmt *st, int i, const char *s)
@@ -545,11 +663,8 @@ static int apply_retention(struct db *db, struct db_write *w, char **errp)
 
 int db_write_apply(struct db *db, struct db_write *w, char **errp)
 {
-    if (fail_writes > 0) {
-        fail_writes--;
-        *errp = xasprintf("injected write failure");
+    if (injected(db, errp))
         return -1;
-    }
     switch (w->kind) {
     case DB_W_DECISION:
         return apply_decision(db, w, errp);
@@ -561,6 +676,8 @@ int db_write_apply(struct db *db, struct db_write *w, char **errp)
         return apply_policy(db, w, errp);
     case DB_W_RETENTION:
         return apply_retention(db, w, errp);
+    case DB_W_REPEAT:
+        return 0;
     }
     *errp = xasprintf("unknown write kind %d", (int)w->kind);
     return -1;
@@ -781,6 +898,37 @@ out:
     json_decref(vs);
     json_decref(rec);
     return ret;
+}
+
+static const char SQL_DECISION_AT[] =
+    "SELECT id, input_json, decision_json FROM decisions WHERE job = ?1 AND at = ?2 "
+    "ORDER BY id DESC LIMIT 1";
+
+int db_decision_find(struct db *db, const char *job, int64_t at, int64_t *id, char **input_json,
+                     char **decision_json, char **errp)
+{
+    sqlite3_stmt *st = stmt(db, SQL_DECISION_AT, errp);
+    int rc, found = 0;
+    *input_json = *decision_json = NULL;
+    if (!st)
+        return -1;
+    bind_text(st, 1, job);
+    sqlite3_bind_int64(st, 2, at);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        const char *in = (const char *)sqlite3_column_text(st, 1);
+        const char *dj = (const char *)sqlite3_column_text(st, 2);
+        *id = sqlite3_column_int64(st, 0);
+        *input_json = xstrdup(in ? in : "");
+        *decision_json = xstrdup(dj ? dj : "");
+        found = 1;
+    } else if (rc != SQLITE_DONE) {
+        *errp = dberr(db, "read decision");
+        found = -1;
+    }
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return found;
 }
 
 static const char SQL_EVENTS[] =

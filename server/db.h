@@ -40,8 +40,32 @@ int db_user_version(struct db *db);
 
 /* ---------------------------------------------------------------- writes -- */
 
-/* DB_W_RETENTION: one batch of audit-retention deletes (retention.h). */
-enum db_write_kind { DB_W_DECISION, DB_W_JOB_CONFIG, DB_W_JOB_DELETE, DB_W_POLICY, DB_W_RETENTION };
+/*
+ * DB_W_RETENTION: one batch of audit-retention deletes (retention.h). DB_W_REPEAT writes
+ * nothing: a retry of a job's sample whose decision may still be waiting for its commit
+ * queues one, so that it completes after every unit queued before it.
+ */
+enum db_write_kind {
+    DB_W_DECISION,
+    DB_W_JOB_CONFIG,
+    DB_W_JOB_DELETE,
+    DB_W_POLICY,
+    DB_W_RETENTION,
+    DB_W_REPEAT
+};
+
+/* Why a write unit stored nothing (db_write.fault). */
+enum db_fault {
+    DB_FAULT_NONE,
+    /* The store cannot be written now (disk full, read-only, locked by another process, an
+     * I/O error, a corrupt file): the client may retry later (503). */
+    DB_FAULT_STORAGE,
+    /* The store refused this unit's rows (a constraint, a value too big): a bug (500). */
+    DB_FAULT_UNIT,
+    /* Not attempted: an earlier unit of the same job failed, and this one was computed from
+     * the in-memory state that failure made stale (503, retry). */
+    DB_FAULT_STALE
+};
 
 /* One vertex_decisions row (strings owned by the row). */
 struct db_vrow {
@@ -112,8 +136,9 @@ struct db_write {
     int64_t decision_id;
     /* writer bookkeeping */
     struct db_write *next;
-    uint64_t epoch;
     int ok;
+    enum db_fault fault; /* when !ok: why */
+    char *error;         /* when !ok: what failed (new, for the reply and the log) */
     void (*done_cb)(struct db_write *w, void *ud);
     void *ud;
 };
@@ -136,8 +161,27 @@ int db_commit(struct db *db, char **errp);
 void db_rollback(struct db *db);
 /* Writes every row of w (inside the caller's transaction); sets w->decision_id. -1 + *errp. */
 int db_write_apply(struct db *db, struct db_write *w, char **errp);
-/* Fault injection for tests: the next n calls of db_write_apply fail. */
+/*
+ * Fault injection for tests: the next n calls of db_write_apply (and db_probe) fail as if
+ * SQLite had returned code (db_fail_next_writes: a unit fault, SQLITE_CONSTRAINT).
+ */
 void db_fail_next_writes(int n);
+void db_fail_next_writes_code(int n, int code);
+
+/*
+ * The extended SQLite result code of the connection's last failed call of this module (0:
+ * none yet), and the class of a code: DB_FAULT_STORAGE for the store's condition (full,
+ * read-only, busy or locked, I/O, out of memory, corrupt, cannot open), DB_FAULT_UNIT for
+ * anything a unit's own rows cause.
+ */
+int db_last_errcode(const struct db *db);
+enum db_fault db_fault_of(int code);
+
+/*
+ * Whether the store can be written: commits one row of the store_probe table with a busy
+ * timeout of busy_ms (the connection's own timeout is restored after). 0, or -1 + *errp.
+ */
+int db_probe(struct db *db, int64_t now, int busy_ms, char **errp);
 
 /* ----------------------------------------------------------------- reads -- */
 
@@ -164,6 +208,13 @@ int db_decisions_list(struct db *db, const char *job, int64_t since, int64_t unt
  * raw targets, events, plugin calls, created_at); *out = NULL when there is none. -1 + *errp.
  */
 int db_decision_get(struct db *db, int64_t id, json_t **out, char **errp);
+/*
+ * The newest decision of job whose sample's at is `at`: 1 with *id, *input_json (the request
+ * as sent) and *decision_json (the stored response without its decision_id), both new; 0 when
+ * there is none; -1 + *errp.
+ */
+int db_decision_find(struct db *db, const char *job, int64_t at, int64_t *id, char **input_json,
+                     char **decision_json, char **errp);
 /* new in *out: {"events": [...]} of job, newest first, at most limit. -1 + *errp. */
 int db_events_list(struct db *db, const char *job, int limit, json_t **out, char **errp);
 

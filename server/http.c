@@ -412,6 +412,11 @@ static void reply(struct http *h, struct evhttp_request *ev, struct resp *r, con
         evhttp_add_header(oh, "WWW-Authenticate", "Bearer");
     if (r->status == 413)
         evhttp_add_header(oh, "Connection", "close");
+    if (r->retry_after > 0) {
+        char ra[16];
+        snprintf(ra, sizeof ra, "%d", r->retry_after);
+        evhttp_add_header(oh, "Retry-After", ra);
+    }
     int status = r->status ? r->status : 500;
     double ms = ms_since(t0);
     log_msg(LOG_INFO, "http", "request", "method=%s path=%s status=%d duration_ms=%.3f rid=%s",
@@ -430,8 +435,6 @@ static void committed_cb(struct db_write *w, void *ud)
     struct pending *p = ud;
     struct http *h = p->h;
     api_committed(h->api, &p->resp, w);
-    if (!w->ok)
-        writer_ack_failure(h->wr);
     db_write_free(w);
     reply(h, p->ev, &p->resp, p->method, p->path, p->route, p->rid, &p->t0);
     h->deferred--;

@@ -31,10 +31,8 @@ static void done_cb(struct db_write *w, void *ud)
 {
     struct retention *rt = ud;
     rt->in_flight = false;
-    if (!w->ok) {
-        /* The group failed: nothing of it was stored; the next round tries again. */
-        writer_ack_failure(rt->wr);
-    } else {
+    /* A failed batch deleted nothing; the next round tries again. */
+    if (w->ok) {
         rt->deleted += w->deleted;
         if (w->deleted)
             log_msg(LOG_DEBUG, "retention", "deleted old audit rows", "rows=%" PRId64 " more=%d",

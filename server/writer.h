@@ -4,11 +4,21 @@
  * the previous commit ends (at most max_batch units), so a lone client waits for one
  * commit and many clients share one fsync; there is no fixed delay. Each unit's done
  * callback runs on the libevent loop thread once its group has committed (w->ok = 1) or
- * failed (w->ok = 0).
+ * failed (w->ok = 0, w->fault says why, w->error what).
  *
- * After a failed group every unit submitted before the loop has seen the failure (and
- * called writer_ack_failure) fails too: those units were computed from in-memory state
- * that the failure made stale, and the loop reloads that state from the database.
+ * Failures, and what they leave behind:
+ *  - A storage fault (disk full, read-only, locked by another process, I/O: db_fault_of)
+ *    fails the group and puts the writer in the faulted state: units queued while it lasts
+ *    fail at once without touching the store, and the thread probes the store (db_probe) at
+ *    growing intervals (0.2 s doubling to 2 s) until a write works again; then it is healthy
+ *    and the next units commit as usual. writer_health reports the state (readyz, 503s).
+ *  - A unit whose own rows are refused (DB_FAULT_UNIT) does not take its group down: the
+ *    group is written again one unit per transaction, so only that unit fails.
+ *  - Each unit belongs to a job (w->job; "" for none). Once a unit of a job failed, the job's
+ *    in-memory state is ahead of the store, and every later unit of that job was computed
+ *    from it: those fail too (DB_FAULT_STALE) until the loop has reloaded the job from the
+ *    store and called writer_job_recovered. The loop knows when it can reload: when
+ *    writer_job_pending says no unit of the job is left in flight. Other jobs go on.
  *
  * May call: db, log, libevent (event_active; evthread_use_pthreads() must have been called
  * before the event base was created), pthreads.
@@ -17,6 +27,8 @@
 #define GOVERNOR_WRITER_H
 
 #include <event2/event.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "db.h"
@@ -45,20 +57,30 @@ struct writer *writer_new(struct event_base *base, const char *path, const char 
  */
 void writer_submit(struct writer *wr, struct db_write *w, void (*cb)(struct db_write *w, void *ud),
                    void *ud);
-/* Called by the loop after it reloaded the state a failed group made stale. */
-void writer_ack_failure(struct writer *wr);
 /* Number of submitted units whose callback has not run yet. */
 int writer_pending(const struct writer *wr);
+/* Number of submitted units of job whose callback has not run yet (loop thread). */
+int writer_job_pending(struct writer *wr, const char *job);
+/* True when a unit of job failed and the job has not been reloaded since. */
+bool writer_job_blocked(struct writer *wr, const char *job);
+/* The loop reloaded job's state from the store: its units are written again. */
+void writer_job_recovered(struct writer *wr, const char *job);
+/*
+ * 0 while the store takes writes; -1 while it is faulted, with what failed copied into msg
+ * (len bytes) and *retry_after_s the seconds a client should wait (>= 1). Any thread.
+ */
+int writer_health(struct writer *wr, char *msg, size_t len, int *retry_after_s);
 void writer_get_stats(struct writer *wr, struct writer_stats *out);
 /*
- * Commits everything queued, stops the thread, runs the remaining callbacks on the caller
- * (the loop thread) and frees wr. NULL is fine.
+ * Commits everything queued (or fails it, while the store is faulted), stops the thread,
+ * runs the remaining callbacks on the caller (the loop thread) and frees wr. NULL is fine.
  */
 void writer_free(struct writer *wr);
 
 /*
  * Writes n units in one transaction on db (the synchronous form, for tests and tools):
- * sets each ok and decision_id; no callbacks. 0, or -1 + *errp (nothing written).
+ * sets each ok, decision_id and, on failure, fault; no callbacks. 0, or -1 + *errp (nothing
+ * written).
  */
 int writer_commit_group(struct db *db, struct db_write **ws, int n, char **errp);
 

@@ -1,13 +1,21 @@
-"""kill -9 in the middle of a load of concurrent clients loses no acknowledged decision,
-and after a restart each job's decisions are those of an uninterrupted run over the same
-trace (action, parallelism, reason compared sample by sample).
+"""kill -9 at random moments under a load of concurrent clients, 20 times over the same
+database, loses no acknowledged decision and no integrity, and in the end each job's decisions
+are those of an uninterrupted run over the same trace (action, parallelism, reason compared
+sample by sample).
 
-Each job has one client thread that posts its trace in order (as a job would). After the
-kill, a client resumes after the last sample the store holds, as a real client would do
-by reading its history."""
+Each job has one client thread that posts its trace in order (as a job would). A kill comes
+after a random number of acknowledgements (at a random point of the server's work), or, in some
+rounds, a random few milliseconds after the server started listening. After each kill the
+database is checked (every acknowledged decision stored under its job and `at`, no sample
+decided twice, PRAGMA integrity_check), the server is started again on it, and each client
+resumes with the first sample it has no answer for, as a real client would: when that sample's
+decision was committed but its reply lost in the kill, the retry must get the stored decision
+back (the same decision_id, marked as a repeat) rather than a second decision.
+
+KILLS (default 20) and SEED (default 7) come from the environment."""
+import json
 import os
 import random
-import signal
 import sqlite3
 import sys
 import threading
@@ -17,9 +25,11 @@ sys.path.insert(0, os.path.dirname(__file__))
 from gov import Server, Checks, sample  # noqa: E402
 
 JOBS = ["job-%d" % i for i in range(8)]
-N = 60
+N = 100
+KILLS = int(os.environ.get("KILLS", "20"))
 CFG = {"job.autoscaler.metrics.window": "3 min", "job.autoscaler.stabilization.interval": "1 min",
        "job.autoscaler.scale-down.interval": "2 min"}
+T0 = sample(0)["at"]
 
 
 def trace(j, i):
@@ -30,20 +40,32 @@ def trace(j, i):
     return sample(i, rate=rate, busy_src=busy, busy_agg=min(990.0, busy + 100), config=CFG)
 
 
-def run(server, job, start, acked, stop):
-    conn = server.conn(timeout=30)
-    for i in range(start, N):
-        if stop.is_set():
-            return
+class Client(threading.Thread):
+    """Posts job's samples from `start` on, until the end, a dead server or `stop`."""
+
+    def __init__(self, server, job, start, acked, stop):
+        super().__init__()
+        self.server, self.job, self.start_i, self.acked, self.stop = server, job, start, acked, stop
+        self.next = start  # the first sample without an answer
+
+    def run(self):
         try:
-            st, body, _ = server.req("POST", "/v1/jobs/%s/metrics" % job, trace(job, i),
-                                     conn=conn)
-        except (ConnectionError, OSError):
+            conn = self.server.conn(timeout=30)
+        except OSError:
             return
-        if st != 200:
-            acked.append((job, i, None, "status %d %r" % (st, body)))
-            return
-        acked.append((job, i, body["decision_id"], None))
+        for i in range(self.start_i, N):
+            if self.stop.is_set():
+                return
+            try:
+                st, body, _ = self.server.req("POST", "/v1/jobs/%s/metrics" % self.job,
+                                              trace(self.job, i), conn=conn)
+            except (ConnectionError, OSError, ValueError):
+                return
+            if st != 200:
+                self.acked.append((self.job, i, None, "status %d %r" % (st, body)))
+                return
+            self.acked.append((self.job, i, body["decision_id"], bool(body.get("repeat"))))
+            self.next = i + 1
 
 
 def decisions(db):
@@ -51,7 +73,6 @@ def decisions(db):
     out = {}
     for job, at, action, reason, dj in c.execute(
             "SELECT job, at, action, reason, decision_json FROM decisions ORDER BY id"):
-        import json
         out.setdefault(job, []).append((at, action, reason,
                                         sorted(json.loads(dj)["parallelism"].items())))
     c.close()
@@ -59,62 +80,91 @@ def decisions(db):
 
 
 c = Checks()
-random.seed(int(os.environ.get("SEED", "7")))
+seed = int(os.environ.get("SEED", "7"))
+rnd = random.Random(seed)
+print("seed", seed, "kills", KILLS, flush=True)
+t_start = time.time()
 
 # The reference: an uninterrupted run.
 ref = Server()
 acked = []
-ths = [threading.Thread(target=run, args=(ref, j, 0, acked, threading.Event())) for j in JOBS]
+ths = [Client(ref, j, 0, acked, threading.Event()) for j in JOBS]
 [t.start() for t in ths]
 [t.join() for t in ths]
-c.check(all(a[3] is None for a in acked) and len(acked) == N * len(JOBS),
-        "reference run complete: %r" % [a for a in acked if a[3]][:3])
+c.check(all(a[2] for a in acked) and len(acked) == N * len(JOBS),
+        "reference run complete: %r" % [a for a in acked if not a[2]][:3])
 c.check(ref.stop() == 0, "reference exits 0")
 want = decisions(ref.db)
 
-# The interrupted run: SIGKILL while every client is posting.
-s = Server()
-acked = []
-stop = threading.Event()
-ths = [threading.Thread(target=run, args=(s, j, 0, acked, stop)) for j in JOBS]
-[t.start() for t in ths]
-deadline = time.time() + 20
-while len(acked) < N * len(JOBS) // 3 and time.time() < deadline:
-    time.sleep(0.005)
-s.kill()
-stop.set()
-[t.join() for t in ths]
-n_acked = len([a for a in acked if a[2]])
-c.check(0 < n_acked < N * len(JOBS), "killed mid-load (%d of %d acknowledged)"
-        % (n_acked, N * len(JOBS)))
-db = sqlite3.connect(s.db)
-stored = {r[0]: (r[1], r[2]) for r in db.execute("SELECT id, job, at FROM decisions")}
-db.close()
-lost = [a for a in acked if a[2] and stored.get(a[2]) != (a[0], sample(a[1])["at"])]
-c.check(not lost, "every acknowledged decision is stored (lost: %r)" % lost[:5])
+# The interrupted runs, all on one database.
+s = None
+db = None
+tmp = None
+nxt = {j: 0 for j in JOBS}
+all_acked = []
+repeats = 0
+total = N * len(JOBS)
+for k in range(KILLS + 1):
+    s = Server(db=db, tmp=tmp)
+    db, tmp = s.db, s.tmp
+    acked = []
+    stop = threading.Event()
+    ths = [Client(s, j, nxt[j], acked, stop) for j in JOBS]
+    [t.start() for t in ths]
+    if k == KILLS:
+        [t.join() for t in ths]  # the last run goes to the end
+        break
+    if k % 7 == 3:
+        # Soon after the start: while the first requests arrive (or before).
+        time.sleep(rnd.uniform(0, 0.03))
+    else:
+        # After a random share of what is left, at whatever point the server is then.
+        left = total - sum(nxt.values())
+        goal = rnd.randint(1, max(1, 2 * left // (KILLS - k + 1)))
+        deadline = time.time() + 20
+        while len(acked) < goal and time.time() < deadline and any(t.is_alive() for t in ths):
+            time.sleep(0.0005)
+    s.kill()
+    stop.set()
+    [t.join() for t in ths]
+    bad = [a for a in acked if not a[2]]
+    c.check(not bad, "round %d: only 200s before the kill: %r" % (k, bad[:3]))
+    for t in ths:
+        nxt[t.job] = t.next
+    all_acked += acked
+    repeats += sum(1 for a in acked if a[3] is True)
+    con = sqlite3.connect(db)
+    integrity = con.execute("PRAGMA integrity_check").fetchone()[0]
+    stored = {r[0]: (r[1], r[2]) for r in con.execute("SELECT id, job, at FROM decisions")}
+    dup = con.execute("SELECT job, at, count(*) FROM decisions GROUP BY job, at "
+                      "HAVING count(*) > 1 LIMIT 3").fetchall()
+    con.close()
+    c.check(integrity == "ok", "round %d: integrity_check: %s" % (k, integrity))
+    lost = [a for a in all_acked if a[2] and stored.get(a[2]) != (a[0], trace(a[0], a[1])["at"])]
+    c.check(not lost, "round %d: every acknowledged decision is stored (lost: %r)" % (k, lost[:5]))
+    c.check(not dup, "round %d: no sample decided twice: %r" % (k, dup))
 
-# Restart, resume each job after its last stored sample.
-s2 = Server(db=s.db, tmp=s.tmp)
-acked2 = []
-ths = []
-for j in JOBS:
-    st, body, _ = s2.req("GET", "/v1/jobs/%s/decisions?limit=1" % j)
-    last = body["decisions"][0]["at"] if body["decisions"] else None
-    start = 0 if last is None else (last - sample(0)["at"]) // 30000 + 1
-    ths.append(threading.Thread(target=run, args=(s2, j, start, acked2, threading.Event())))
-[t.start() for t in ths]
-[t.join() for t in ths]
-c.check(all(a[3] is None for a in acked2), "resumed run: %r" % [a for a in acked2 if a[3]][:3])
-c.check(s2.stop() == 0, "restarted server exits 0")
-got = decisions(s2.db)
+bad = [a for a in acked if not a[2]]
+c.check(not bad and all(nxt_i == N for nxt_i in [t.next for t in ths]),
+        "the last run completes: %r" % bad[:3])
+all_acked += acked
+repeats += sum(1 for a in acked if a[3] is True)
+c.check(s.stop() == 0, "the last server exits 0")
+con = sqlite3.connect(db)
+c.check(con.execute("PRAGMA integrity_check").fetchone()[0] == "ok", "integrity at the end")
+con.close()
+got = decisions(db)
 for j in JOBS:
     c.check(got.get(j) == want.get(j), "%s: decisions equal the uninterrupted run" % j)
     if got.get(j) != want.get(j):
+        print("  %d decisions, %d in the reference" % (len(got.get(j, [])), len(want.get(j, []))))
         for a, b in zip(got.get(j, []), want.get(j, [])):
             if a != b:
                 print("  first difference:", a, "!=", b)
                 break
 kinds = {(d[1], d[2]) for j in JOBS for d in want.get(j, [])}
 print("actions and reasons seen in the reference:", sorted(kinds))
+print("kills: %d, retries answered as repeats: %d, %.1f s" % (KILLS, repeats,
+                                                              time.time() - t_start))
 c.check(len(kinds) >= 3, "the trace exercises stateful decisions")
 c.done()

@@ -1,8 +1,10 @@
 /*
  * test_api.c - the handlers called directly (no sockets) on a temporary database: decide
- * and its commit, 409, a failed commit (500 and the in-memory state reloaded), config,
- * history; and the pure helpers (ids, times, auth, routes).
+ * and its commit, 409, a retry (the stored decision again), a failed commit (500, or 503 for
+ * a storage fault, and the in-memory state reloaded), config, history; and the pure helpers
+ * (ids, times, auth, routes).
  */
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +140,66 @@ static void test_decide_commit_and_409(void)
     fx_deinit(&f);
 }
 
+/* The reply's JSON (decide answers as text). */
+static json_t *reply_json(struct resp *r)
+{
+    return r->json ? json_incref(r->json) : json_loads(r->text ? r->text : "", 0, NULL);
+}
+
+static void test_retry_and_storage_fault(void)
+{
+    struct fx f;
+    struct resp r;
+    char body[1024], spaced[1100];
+    fx_init(&f);
+    snprintf(body, sizeof body, SAMPLE, 1000LL);
+    ASSERT_EQ(call(&f, api_decide, "j", body, &r), 200);
+    json_t *first = reply_json(&r);
+    resp_deinit(&r);
+    ASSERT(json_object_get(first, "repeat") == NULL);
+    /* the same sample again, spaced differently: the stored decision, marked, nothing new */
+    snprintf(spaced, sizeof spaced, "  %s  ", body);
+    ASSERT_EQ(call(&f, api_decide, "j", spaced, &r), 200);
+    json_t *again = reply_json(&r);
+    resp_deinit(&r);
+    ASSERT(json_is_true(json_object_get(again, "repeat")));
+    json_object_del(again, "repeat");
+    ASSERT(json_equal(first, again));
+    json_decref(again);
+    json_decref(first);
+    /* another body at the same at: 409 naming at */
+    char other[1024];
+    snprintf(other, sizeof other, SAMPLE, 1000LL);
+    char *p = strstr(other, "\"busy_ms_per_s\": 500");
+    ASSERT(p != NULL);
+    memcpy(p, "\"busy_ms_per_s\": 600", strlen("\"busy_ms_per_s\": 600"));
+    ASSERT_EQ(call(&f, api_decide, "j", other, &r), 409);
+    ASSERT_STR(field(&r), "at");
+    resp_deinit(&r);
+    ASSERT_EQ(call(&f, api_decisions_list, "j", NULL, &r), 200);
+    ASSERT_EQ(json_array_size(json_object_get(r.json, "decisions")), 1);
+    resp_deinit(&r);
+    /* a storage fault: 503 with Retry-After, nothing stored, the state as before */
+    snprintf(body, sizeof body, SAMPLE, 2000LL);
+    db_fail_next_writes_code(1, SQLITE_FULL);
+    ASSERT_EQ(call(&f, api_decide, "j", body, &r), 503);
+    ASSERT(r.retry_after >= 1);
+    json_t *e = reply_json(&r);
+    ASSERT_CONTAINS(json_string_value(json_object_get(json_object_get(e, "error"), "message")),
+                    "full");
+    json_decref(e);
+    resp_deinit(&r);
+    ASSERT_EQ(jobs_get(f.jobs, "j")->last_at, 1000);
+    /* and the same sample once the store takes it: decided, not a repeat */
+    ASSERT_EQ(call(&f, api_decide, "j", body, &r), 200);
+    e = reply_json(&r);
+    ASSERT_EQ(json_integer_value(json_object_get(e, "decision_id")), 2);
+    ASSERT(json_object_get(e, "repeat") == NULL);
+    json_decref(e);
+    resp_deinit(&r);
+    fx_deinit(&f);
+}
+
 static void test_config_put_get(void)
 {
     struct fx f;
@@ -224,5 +286,5 @@ static void test_helpers(void)
     free(id);
 }
 
-TEST_MAIN(TEST_ENTRY(test_decide_commit_and_409), TEST_ENTRY(test_config_put_get),
-          TEST_ENTRY(test_helpers))
+TEST_MAIN(TEST_ENTRY(test_decide_commit_and_409), TEST_ENTRY(test_retry_and_storage_fault),
+          TEST_ENTRY(test_config_put_get), TEST_ENTRY(test_helpers))
