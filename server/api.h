@@ -81,10 +81,12 @@ struct req {
 };
 
 /*
- * Completes an asynchronous reply: status and body (new, stolen; the error envelope when
- * status is not 200). Called exactly once, on any thread. Same shape as sql_done_cb.
+ * Completes an asynchronous reply: status and the body (the error envelope when status is
+ * not 200), either as json (new, stolen) or as JSON text (new, stolen, free()d; with its
+ * final newline), the other NULL. Called exactly once, on any thread: the body is written
+ * out there, so that the loop only sends the text, whatever its size.
  */
-typedef void (*api_async_done)(void *tok, int status, json_t *body);
+typedef void (*api_async_done)(void *tok, int status, json_t *json, char *text);
 
 /* One reply. The caller zeroes it; resp_deinit releases what the handler hung on it. */
 struct resp {

@@ -77,7 +77,7 @@ static void *replay_thread(void *arg)
     void *tok = j->tok;
     replay_job_free(j);
     atomic_fetch_sub(&running, 1);
-    done(tok, status, body);
+    done(tok, status, body, NULL);
     return NULL;
 }
 

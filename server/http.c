@@ -96,7 +96,7 @@ struct pending {
     struct resp resp;
     struct event *async_ev; /* asynchronous: activated by async_done from any thread */
     int async_status;
-    json_t *async_body;
+    char *async_text; /* the body, written out on the worker's thread */
     struct timespec t0;
     char method[8];
     char *path;
@@ -440,12 +440,25 @@ static void committed_cb(struct db_write *w, void *ud)
     free(p);
 }
 
-/* The done callback of an asynchronous handler (any thread): hand over to the loop. */
-static void async_done(void *tok, int status, json_t *body)
+/* The done callback of an asynchronous handler (any thread): writes the body out here, off
+ * the loop (a large result would stall every decision while jansson writes it), and hands
+ * the text over to the loop. */
+static void async_done(void *tok, int status, json_t *json, char *text)
 {
     struct pending *p = tok;
+    if (json && !text) {
+        char *s = json_dumps(json, JSON_COMPACT | JSON_REAL_PRECISION(15));
+        if (s) {
+            size_t n = strlen(s);
+            text = xmalloc(n + 2);
+            memcpy(text, s, n);
+            memcpy(text + n, "\n", 2);
+            free(s);
+        }
+    }
+    json_decref(json);
     p->async_status = status;
-    p->async_body = body;
+    p->async_text = text;
     event_active(p->async_ev, EV_READ, 0);
 }
 
@@ -457,8 +470,9 @@ static void async_cb(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     p->resp.status = p->async_status ? p->async_status : 500;
-    p->resp.json = p->async_body;
-    if (!p->resp.json)
+    p->resp.text = p->async_text;
+    p->resp.content_type = "application/json";
+    if (!p->resp.text)
         api_error(&p->resp, 500, NULL, NULL, "the request produced no answer");
     reply(h, p->ev, &p->resp, p->method, p->path, p->route, p->rid, &p->t0);
     h->deferred--;

@@ -505,6 +505,14 @@ static const struct opt_row opt_rows[] = {
      SV(sql_timeout_ms), .help = "Time limit of one POST /v1/sql query."},
     {SERVER("sql-max-rows"), .type = T_INT, .def = "10000", MIN(1), .land = L_INT, SV(sql_max_rows),
      .help = "Rows returned by POST /v1/sql before truncating."},
+    {SERVER("sql-max-bytes"), .type = T_MEMORY, .def = "8 mb", MIN(64 * KIB), MAX(256 * MIB),
+     .land = L_I64, SV(sql_max_bytes),
+     .help = "Largest POST /v1/sql body: rows past it are cut (truncated), a first row "
+             "above it is a 400."},
+    {SERVER("sql-max-value"), .type = T_MEMORY, .def = "4 mb", MIN(KIB), MAX(64 * MIB),
+     .land = L_I64, SV(sql_max_value),
+     .help = "Largest string or blob a POST /v1/sql query may build or return (as JSON); "
+             "above it, a 400."},
     {SERVER("audit-retention"), .type = T_DURATION, .def = "90 d", MIN(0), .land = L_I64,
      SV(audit_retention_ms), .help = "Age after which audit history is deleted; 0 = keep."},
     {SERVER("plugin-instructions"), .type = T_INT, .def = "1000000", MIN(1000), .land = L_I64,

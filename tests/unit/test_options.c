@@ -1138,6 +1138,8 @@ static void server_defaults(void)
     ASSERT_EQ(s.max_batch, 256);
     ASSERT_EQ(s.sql_timeout_ms, 2000);
     ASSERT_EQ(s.sql_max_rows, 10000);
+    ASSERT_EQ(s.sql_max_bytes, 8 * 1024 * 1024);
+    ASSERT_EQ(s.sql_max_value, 4 * 1024 * 1024);
     ASSERT_EQ(s.audit_retention_ms, 7776000000LL); /* 90 x 86400000 */
     ASSERT_EQ(s.plugin_instructions, 1000000);
     ASSERT_EQ(s.plugin_timeout_ms, 100);
