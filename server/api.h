@@ -128,8 +128,16 @@ const char *api_code(int status);
 bool api_job_id_ok(const char *id);
 /* The value of query parameter key, or NULL. */
 const char *api_query(const struct req *q, const char *key);
-/* Epoch ms or RFC 3339 (2025-11-29T10:00:00Z, fractions, offsets) into *ms. -1 if neither. */
+/*
+ * Epoch ms or RFC 3339 (2025-11-29T10:00:00Z, fractions, offsets) into *ms. -1 if neither.
+ * Epoch ms are read as api_parse_uint reads, with a '-' allowed before them.
+ */
 int api_parse_time(const char *s, int64_t *ms);
+/*
+ * A count or an id, strictly: decimal digits only (no sign, no space, no leading zero but
+ * "0" itself), at most INT64_MAX. 0, or -1 when s is anything else (or NULL).
+ */
+int api_parse_uint(const char *s, int64_t *out);
 
 /*
  * Completes r after its write unit w committed (w->ok) or failed: a decision gets its

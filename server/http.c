@@ -121,10 +121,16 @@ static int split(char *buf, char **seg, int max)
     return *p ? -1 : n;
 }
 
+/* new: s percent-decoded; s itself when it decodes to a NUL byte (%00), which a C string
+ * would silently cut ("1%00" read as "1"): the handler's check then refuses the '%'. */
 static char *decode(const char *s)
 {
     size_t len = 0;
     char *d = evhttp_uridecode(s, 0, &len);
+    if (d && strlen(d) != len) {
+        free(d);
+        d = NULL;
+    }
     return d ? d : xstrdup(s);
 }
 
@@ -567,6 +573,27 @@ static void request_cb(struct evhttp_request *ev, void *arg)
     qs.tqh_first = NULL;
     qs.tqh_last = &qs.tqh_first;
     if (query) {
+        /* A value decoded by libevent is a C string: "limit=5%00x" would read as "5". */
+        const char *nul = strstr(query, "%00");
+        if (nul) {
+            const char *k = nul;
+            while (k > query && k[-1] != '&')
+                k--;
+            size_t kl = strcspn(k, "=&"), n = 0;
+            char field[41];
+            while (n < kl && n < 40 &&
+                   (isalnum((unsigned char)k[n]) || k[n] == '_' || k[n] == '-' || k[n] == '.')) {
+                field[n] = k[n];
+                n++;
+            }
+            field[n == kl ? n : 0] = '\0';
+            if (field[0])
+                api_error(&r, 400, NULL, field, "query parameter %s holds a NUL byte (%%00)",
+                          field);
+            else
+                api_error(&r, 400, NULL, NULL, "the query string holds a NUL byte (%%00)");
+            goto send;
+        }
         if (evhttp_parse_query_str(query, &qs) < 0) {
             api_error(&r, 400, NULL, NULL, "malformed query string");
             goto send;
