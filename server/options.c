@@ -494,6 +494,10 @@ static const struct opt_row opt_rows[] = {
      .help = "SQLite database file."},
     {SERVER("policies"), .type = T_STRING, .def = "./policies", .land = L_STR, SV(policies),
      .help = "Directory of Lua policies."},
+    {SERVER("replay-policies"), .type = T_LIST, .def = "", .flags = F_OPTIONAL, .land = L_STR,
+     SV(replay_policies),
+     .help = "Directories (`;` between them) whose policies, or those of a directory under them, "
+             "POST /v1/replay may load, besides `policies`."},
     {SERVER("token-file"), .type = T_STRING, .def = "", .flags = F_OPTIONAL, .land = L_STR,
      SV(token_file), .help = "File of bearer tokens, one a line; none = no authentication."},
     {SERVER("config"), .type = T_STRING, .def = "", .flags = F_OPTIONAL, .land = L_STR, SV(config),

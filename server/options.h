@@ -90,6 +90,7 @@ struct opt_server {
     char *listen;                /* "127.0.0.1:8080" */
     char *db;                    /* "./governor.db" */
     char *policies;              /* "./policies" */
+    char *replay_policies;       /* more directories POST /v1/replay may load, ';'; NULL = none */
     char *token_file;            /* NULL = no auth */
     char *config;                /* the --config file, NULL = none */
     char *log_level;             /* "info" */
