@@ -413,9 +413,11 @@ static void every_duration_is_bounded(void)
     for (int i = 0; i < ks.n; i++) {
         char *junk = set_err(j, OPT_REQUEST, ks.k[i], "?? junk ??");
         char *e = set_err(j, OPT_REQUEST, ks.k[i], "5 min");
-        bool duration = junk && !e && set_err(j, OPT_REQUEST, ks.k[i], "5 mb") != NULL;
+        char *mb = junk && !e ? set_err(j, OPT_REQUEST, ks.k[i], "5 mb") : NULL;
+        bool duration = mb != NULL;
         free(junk);
         free(e);
+        free(mb);
         if (!duration)
             continue;
         durations++;
