@@ -768,7 +768,19 @@ int http_port(const struct http *h)
 
 int http_deferred(const struct http *h)
 {
-    return h->deferred;
+    int n = h->deferred;
+    /* Stopping with a reply still in a connection's output buffer would close the
+     * connection under it: the client would get no answer at all. */
+    for (const struct conn *c = h->conns; c; c = c->next) {
+        /* evhttp clears every callback of a connection it freed (our reference keeps the
+         * memory); while it writes a reply only the read callback is cleared */
+        bufferevent_data_cb rd = NULL, wr = NULL;
+        bufferevent_event_cb evcb = NULL;
+        bufferevent_getcb(c->bev, &rd, &wr, &evcb, NULL);
+        if ((rd || wr || evcb) && evbuffer_get_length(bufferevent_get_output(c->bev)) > 0)
+            n++;
+    }
+    return n;
 }
 
 void http_free(struct http *h)
