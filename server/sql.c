@@ -73,6 +73,7 @@ struct sql_engine {
     struct proc *idle; /* ready, waiting for a query */
     int n_idle;
     struct proc *busy; /* starting or running a query; not yet reaped */
+    int n_busy;
     struct job *head, *tail;
     int n_queued;
 
@@ -203,17 +204,24 @@ static enum io read_line(int fd, char *buf, size_t cap, int64_t deadline_ns)
     }
 }
 
+/* Removes p from e->busy (the caller holds e->mu). */
+static void busy_remove(struct sql_engine *e, struct proc *p)
+{
+    for (struct proc **pp = &e->busy; *pp; pp = &(*pp)->next)
+        if (*pp == p) {
+            *pp = p->next;
+            e->n_busy--;
+            return;
+        }
+}
+
 /* Removes p from the busy list, kills it if asked, reaps it and frees it. *wstatus gets
  * its wait status (-1 when unknown). After the removal sql_engine_stop cannot see p, so its
  * pid is never signalled once reaped. */
 static void proc_end(struct sql_engine *e, struct proc *p, bool kill_it, int *wstatus)
 {
     pthread_mutex_lock(&e->mu);
-    for (struct proc **pp = &e->busy; *pp; pp = &(*pp)->next)
-        if (*pp == p) {
-            *pp = p->next;
-            break;
-        }
+    busy_remove(e, p);
     pthread_mutex_unlock(&e->mu);
     if (kill_it)
         kill(p->pid, SIGKILL);
@@ -305,6 +313,7 @@ static struct proc *proc_start(struct sql_engine *e, char **errp)
     pthread_mutex_lock(&e->mu);
     p->next = e->busy;
     e->busy = p;
+    e->n_busy++;
     if (atomic_load(&e->stopping))
         kill(p->pid, SIGKILL);
     pthread_mutex_unlock(&e->mu);
@@ -347,6 +356,7 @@ static struct proc *proc_get(struct sql_engine *e, char **errp)
         e->n_idle--;
         p->next = e->busy;
         e->busy = p;
+        e->n_busy++;
     }
     pthread_mutex_unlock(&e->mu);
     return p ? p : proc_start(e, errp);
@@ -356,11 +366,7 @@ static struct proc *proc_get(struct sql_engine *e, char **errp)
 static void proc_put(struct sql_engine *e, struct proc *p)
 {
     pthread_mutex_lock(&e->mu);
-    for (struct proc **pp = &e->busy; *pp; pp = &(*pp)->next)
-        if (*pp == p) {
-            *pp = p->next;
-            break;
-        }
+    busy_remove(e, p);
     if (!atomic_load(&e->stopping) && e->n_idle < e->lim.workers + 1) {
         p->next = e->idle;
         e->idle = p;
@@ -370,6 +376,26 @@ static void proc_put(struct sql_engine *e, struct proc *p)
     pthread_mutex_unlock(&e->mu);
     if (p)
         proc_close_idle(p);
+}
+
+/*
+ * Starts query processes until there is one per worker (idle or busy), so that a query
+ * never waits for a process to start when the workers are not all busy: at the engine's
+ * start, and after a query whose process was killed. 0, or -1 with *errp (new).
+ */
+static int proc_refill(struct sql_engine *e, char **errp)
+{
+    for (;;) {
+        pthread_mutex_lock(&e->mu);
+        bool enough = atomic_load(&e->stopping) || e->n_idle + e->n_busy >= e->lim.workers;
+        pthread_mutex_unlock(&e->mu);
+        if (enough)
+            return 0;
+        struct proc *p = proc_start(e, errp);
+        if (!p)
+            return -1;
+        proc_put(e, p);
+    }
 }
 
 /* new: the text of the error body of an engine failure. */
@@ -529,6 +555,10 @@ static void *worker_main(void *arg)
             status = run_line(e, j->line, &body); /* 503 once stopping */
         j->done(j->ud, status, body);
         job_free(j);
+        /* after the answer, not before it: a replacement for a killed process */
+        char *err = NULL;
+        proc_refill(e, &err);
+        free(err);
     }
 }
 
@@ -584,10 +614,9 @@ struct sql_engine *sql_engine_new(const char *db_path, const struct sql_limits *
     pthread_mutex_init(&e->mu, NULL);
     pthread_cond_init(&e->cv, NULL);
 
-    struct proc *p = proc_start(e, errp);
-    if (!p)
+    /* one process per worker up front; the first reports a database that cannot open */
+    if (proc_refill(e, errp) < 0)
         goto fail;
-    proc_put(e, p);
 
     e->threads = xmalloc(sizeof *e->threads * (size_t)e->lim.workers);
     for (int i = 0; i < e->lim.workers; i++) {

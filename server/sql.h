@@ -63,8 +63,10 @@ struct sql_engine; /* opaque */
 /*
  * New: an engine over the database file db_path (borrowed; opened read-only, never
  * created, URI names not interpreted). lim may be NULL for all defaults. Starts one query
- * process up front so that a missing or unreadable file is reported here, and starts the
- * worker threads. Returns NULL with *errp (new, caller frees) on failure.
+ * process per worker up front (so that a missing or unreadable file is reported here, and
+ * no query waits for a process to start; a worker replaces a killed process after it has
+ * answered), and starts the worker threads. Returns NULL with *errp (new, caller frees) on
+ * failure.
  */
 struct sql_engine *sql_engine_new(const char *db_path, const struct sql_limits *lim, char **errp);
 
