@@ -82,7 +82,10 @@ class Probe:
         self.th.join()
 
 
-s = Server(args=["--sql-timeout", "2s", "--synchronous", "NORMAL"])
+# The byte limits are checked with a generous time limit, so that on a loaded machine they,
+# not the clock, are what stops the queries (SQLite itself takes a while to build twenty
+# 3 MB zeroblobs); the time limit is checked on a second server, at 2 s.
+s = Server(args=["--sql-timeout", "30s", "--synchronous", "NORMAL"])
 for i in range(5):
     st, body, _ = s.req("POST", "/v1/jobs/orders/metrics", sample(i))
     assert st == 200, body
@@ -97,10 +100,11 @@ idle = max(base.worst.values())
 bound = max(1.0, 10 * idle)
 
 
-def probed(q):
+def probed(q, srv=None):
     global n_sample
-    with Probe(s, n_sample) as p:
-        res = sql_raw(s, q)
+    srv = srv or s
+    with Probe(srv, n_sample) as p:
+        res = sql_raw(srv, q)
     n_sample = p.i
     c.check(p.ok and p.n >= 2, "%s...: /healthz and decisions answered 200 meanwhile (%d rounds)"
             % (q[:40], p.n))
@@ -118,7 +122,7 @@ c.check(st == 400 and code == "RESOURCE_EXHAUSTED" and "sql-max-bytes" in msg,
         "a row above the body's limit: 400 naming sql-max-bytes, got %r %r %.80r"
         % (st, code, msg or raw))
 c.check(len(raw) < 4096, "the refusal is short: %d bytes" % len(raw))
-c.check(took < 10, "refused without building it: %.2f s" % took)
+c.check(took < 25, "refused without building it: %.2f s" % took)
 
 # ---- one value above the value limit: what the issue built ten of ----
 st, raw, r, took = probed("SELECT zeroblob(16000000), zeroblob(16000000)")
@@ -133,19 +137,26 @@ c.check(st == 200 and r is not None and r.get("truncated") is True and len(r["ro
         "rows of 4 MB: the first two, truncated, got %r %r" % (st, (r or {}).get("truncated")))
 c.check(len(raw) <= MAX_BYTES, "the body is within sql-max-bytes: %d bytes" % len(raw))
 
+logs = s.logs()
+c.check(s.stop() == 0, "clean stop")
+c.check(logs.count("path=/v1/sql status=400") == 2,
+        "the log says what the clients got: two 400s on /v1/sql")
+
 # ---- 5. one slow function call is stopped at the time limit (2 s, plus 0.5 s of grace) ----
-st, raw, r, took = probed(INSTR)
+s2 = Server(args=["--sql-timeout", "2s", "--synchronous", "NORMAL"])
+n_sample = 0
+st, raw, r, took = probed(INSTR, s2)
 code, msg = err(r)
 c.check(st == 400 and code == "DEADLINE_EXCEEDED" and "2000 ms" in msg,
         "instr() of megabytes: 400 DEADLINE_EXCEEDED, got %r %r %.80r" % (st, code, msg or raw))
 c.check(1.9 < took < 6.0, "instr() stopped near the 2 s limit: %.2f s" % took)
 # the server and the engine are fine afterwards
-st, raw, r, took = sql_raw(s, "SELECT count(*) FROM decisions")
-c.check(st == 200 and r["rows"][0][0] >= 5, "a query afterwards: %r %.80r" % (st, raw))
-logs = s.logs()
-c.check(s.stop() == 0, "clean stop")
-c.check(logs.count("path=/v1/sql status=400") == 3,
-        "the log says what the clients got: three 400s on /v1/sql")
+st, raw, r, took = sql_raw(s2, "SELECT count(*) FROM decisions")
+c.check(st == 200 and r["rows"][0][0] >= 1, "a query afterwards: %r %.80r" % (st, raw))
+logs = s2.logs()
+c.check(s2.stop() == 0, "clean stop")
+c.check(logs.count("path=/v1/sql status=400") == 1,
+        "the log says what the client got: a 400 on /v1/sql")
 
 # ---- SIGTERM while a query is inside one long function call: the server does not wait for
 # it (the limit is 60 s here); the client gets 503 ----
