@@ -121,18 +121,35 @@ static int digits(const char **p, int n, int *out)
     return 0;
 }
 
+int api_parse_uint(const char *s, int64_t *out)
+{
+    if (!s || !isdigit((unsigned char)*s) || (s[0] == '0' && s[1]))
+        return -1;
+    int64_t v = 0;
+    for (; *s; s++) {
+        if (!isdigit((unsigned char)*s))
+            return -1;
+        int d = *s - '0';
+        if (v > (INT64_MAX - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 0;
+}
+
 int api_parse_time(const char *s, int64_t *ms)
 {
     if (!s || !*s)
         return -1;
-    /* Epoch milliseconds: an optional sign and digits only. */
+    /* Epoch milliseconds: digits only (no '+', no space, no leading zero), with a '-'
+     * before 1970. */
     const char *p = s + (*s == '-');
     if (*p && strspn(p, "0123456789") == strlen(p)) {
-        errno = 0;
-        long long v = strtoll(s, NULL, 10);
-        if (errno)
+        int64_t v;
+        if (api_parse_uint(p, &v) < 0 || (p != s && v == 0))
             return -1;
-        *ms = v;
+        *ms = p != s ? -v : v;
         return 0;
     }
     /* RFC 3339: YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM) */

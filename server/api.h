@@ -82,10 +82,12 @@ struct req {
 };
 
 /*
- * Completes an asynchronous reply: status and body (new, stolen; the error envelope when
- * status is not 200). Called exactly once, on any thread. Same shape as sql_done_cb.
+ * Completes an asynchronous reply: status and the body (the error envelope when status is
+ * not 200), either as json (new, stolen) or as JSON text (new, stolen, free()d; with its
+ * final newline), the other NULL. Called exactly once, on any thread: the body is written
+ * out there, so that the loop only sends the text, whatever its size.
  */
-typedef void (*api_async_done)(void *tok, int status, json_t *body);
+typedef void (*api_async_done)(void *tok, int status, json_t *json, char *text);
 
 /* One reply. The caller zeroes it; resp_deinit releases what the handler hung on it. */
 struct resp {
@@ -128,8 +130,16 @@ const char *api_code(int status);
 bool api_job_id_ok(const char *id);
 /* The value of query parameter key, or NULL. */
 const char *api_query(const struct req *q, const char *key);
-/* Epoch ms or RFC 3339 (2025-11-29T10:00:00Z, fractions, offsets) into *ms. -1 if neither. */
+/*
+ * Epoch ms or RFC 3339 (2025-11-29T10:00:00Z, fractions, offsets) into *ms. -1 if neither.
+ * Epoch ms are read as api_parse_uint reads, with a '-' allowed before them.
+ */
 int api_parse_time(const char *s, int64_t *ms);
+/*
+ * A count or an id, strictly: decimal digits only (no sign, no space, no leading zero but
+ * "0" itself), at most INT64_MAX. 0, or -1 when s is anything else (or NULL).
+ */
+int api_parse_uint(const char *s, int64_t *out);
 
 /*
  * Completes r after its write unit w committed (w->ok) or failed: a decision gets its

@@ -3,7 +3,6 @@
  * GET /v1/decisions/{id}, GET /v1/jobs/{job}/events. Reads on the loop's connection; the
  * history of a deleted job stays readable.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,18 +10,33 @@
 #include "api.h"
 #include "log.h"
 
-/* Parses the limit parameter: 1..1000, default 100. -1 after filling r. */
+/* The value of a parameter as a message may show it: printable ASCII, at most 40 bytes, any
+ * other byte as '?' (the reply is JSON, which cannot hold invalid UTF-8). */
+static const char *shown(const char *s, char *buf, size_t n)
+{
+    size_t i = 0;
+    for (; s[i] && i + 4 < n && i < 40; i++)
+        buf[i] = s[i] >= 0x20 && s[i] < 0x7F ? s[i] : '?';
+    if (s[i])
+        buf[i++] = '.', buf[i++] = '.', buf[i++] = '.';
+    buf[i] = '\0';
+    return buf;
+}
+
+/* Parses the limit parameter: 1..1000 in decimal digits, default 100. -1 after filling r. */
 static int get_limit(const struct req *q, struct resp *r, int *limit)
 {
     const char *s = api_query(q, "limit");
+    int64_t v;
+    char buf[48];
     *limit = 100;
     if (!s)
         return 0;
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < 1 || v > 1000) {
-        api_error(r, 400, NULL, "limit", "limit must be an integer in [1, 1000], got \"%s\"", s);
+    if (api_parse_uint(s, &v) < 0 || v < 1 || v > 1000) {
+        api_error(r, 400, NULL, "limit",
+                  "limit must be an integer in [1, 1000] (decimal digits, no sign or leading "
+                  "zero), got \"%s\"",
+                  shown(s, buf, sizeof buf));
         return -1;
     }
     *limit = (int)v;
@@ -32,11 +46,14 @@ static int get_limit(const struct req *q, struct resp *r, int *limit)
 static int get_time(const struct req *q, struct resp *r, const char *key, int64_t *t)
 {
     const char *s = api_query(q, key);
+    char buf[48];
     if (!s)
         return 0;
     if (api_parse_time(s, t) < 0) {
-        api_error(r, 400, NULL, key, "%s must be epoch milliseconds or RFC 3339, got \"%s\"", key,
-                  s);
+        api_error(r, 400, NULL, key,
+                  "%s must be epoch milliseconds (digits, '-' before 1970, no leading zero) or "
+                  "RFC 3339, got \"%s\"",
+                  key, shown(s, buf, sizeof buf));
         return -1;
     }
     return 0;
@@ -69,15 +86,16 @@ int api_decisions_list(const struct req *q, struct resp *r)
 
 int api_decision_get(const struct req *q, struct resp *r)
 {
-    char *end, *err = NULL;
-    errno = 0;
-    long long id = q->id ? strtoll(q->id, &end, 10) : 0;
-    if (!q->id || errno || end == q->id || *end || id < 1)
-        return api_error(r, 400, NULL, "id", "decision id must be a positive integer");
+    char *err = NULL;
+    int64_t id;
+    if (api_parse_uint(q->id, &id) < 0 || id < 1)
+        return api_error(r, 400, NULL, "id",
+                         "decision id must be a positive integer in decimal digits (no sign, "
+                         "space or leading zero)");
     if (db_decision_get(q->api->db, id, &r->json, &err) < 0)
         return db_failed(r, err);
     if (!r->json)
-        return api_error(r, 404, NULL, "id", "no decision %lld", id);
+        return api_error(r, 404, NULL, "id", "no decision %lld", (long long)id);
     r->status = 200;
     return 0;
 }

@@ -7,10 +7,12 @@
  * {"decisions": [...changes...], "summary": {...}}, or 404 when the job has no stored
  * decision. At most REPLAY_MAX replays run at once (503 beyond).
  */
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "api.h"
 #include "plugin.h"
@@ -77,7 +79,7 @@ static void *replay_thread(void *arg)
     void *tok = j->tok;
     replay_job_free(j);
     atomic_fetch_sub(&running, 1);
-    done(tok, status, body);
+    done(tok, status, body, NULL);
     return NULL;
 }
 
@@ -119,6 +121,59 @@ static int get_time(json_t *body, const char *key, int64_t *t, struct resp *r)
         return 0;
     api_error(r, 400, NULL, key, "%s must be epoch milliseconds or RFC 3339", key);
     return -1;
+}
+
+/* Whether real (resolved) is root (resolved here) or a directory under it. */
+static bool under(const char *real, const char *root)
+{
+    char *r = realpath(root, NULL);
+    bool ok = false;
+    if (r) {
+        size_t n = strlen(r);
+        ok = strncmp(real, r, n) == 0 &&
+             (real[n] == '\0' || real[n] == '/' || (n > 0 && r[n - 1] == '/'));
+        free(r);
+    }
+    return ok;
+}
+
+/*
+ * new: the resolved path of dir when POST /v1/replay may load policies from it, else NULL.
+ * Allowed are the server's `policies` directory and those listed in `replay-policies`, and
+ * any directory under one of them, compared after realpath(3), so that neither ".." nor a
+ * symbolic link leads out. A path that does not exist, is not a directory or is not allowed
+ * all give NULL alike: the caller's reply must not tell which (it would probe the file
+ * system).
+ */
+static char *allowed_policies(const struct opt_server *srv, const char *dir)
+{
+    char *real = realpath(dir, NULL);
+    struct stat sb;
+    if (!real || stat(real, &sb) < 0 || !S_ISDIR(sb.st_mode))
+        goto no;
+    if (srv->policies && under(real, srv->policies))
+        return real;
+    for (const char *p = srv->replay_policies; p && *p;) {
+        size_t n = strcspn(p, ";");
+        char root[PATH_MAX];
+        const char *a = p, *b = p + n;
+        while (a < b && (*a == ' ' || *a == '\t'))
+            a++;
+        while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
+            b--;
+        if (b > a && (size_t)(b - a) < sizeof root) {
+            memcpy(root, a, (size_t)(b - a));
+            root[b - a] = '\0';
+            if (under(real, root))
+                return real;
+        }
+        p += n;
+        if (*p)
+            p++;
+    }
+no:
+    free(real);
+    return NULL;
 }
 
 int api_replay(const struct req *q, struct resp *r)
@@ -169,9 +224,18 @@ int api_replay(const struct req *q, struct resp *r)
             api_error(r, 400, NULL, "policies", "policies must be a directory on the server");
             goto out;
         }
+        char *dir = allowed_policies(a->srv, json_string_value(pol));
+        if (!dir) {
+            api_error(r, 400, NULL, "policies",
+                      "policies must be the server's policies directory, or one listed in "
+                      "replay-policies, or a directory under one of them");
+            goto out;
+        }
         struct plugin_limits lim;
         plugin_limits_from(&lim, a->srv);
-        if (plugin_set_load(json_string_value(pol), &lim, &j->set, &err) < 0) {
+        int rc = plugin_set_load(dir, &lim, &j->set, &err);
+        free(dir);
+        if (rc < 0) {
             api_error(r, 422, "INVALID_POLICY", "policies", "%s", err);
             goto out;
         }

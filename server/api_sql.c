@@ -29,11 +29,30 @@ static void sql_job_free(void *ud)
     free(j);
 }
 
+/* Where the engine's answer goes. */
+struct sql_reply {
+    api_async_done done;
+    void *tok;
+};
+
+/* On a worker thread: the engine's answer is already JSON text; pass it on as it is. */
+static void sql_done(void *ud, int status, char *body)
+{
+    struct sql_reply rep = *(struct sql_reply *)ud;
+    free(ud);
+    rep.done(rep.tok, status, NULL, body);
+}
+
 /* Queues the statement (sql_submit copies what it needs) and drops the job. */
 static int sql_job_start(void *ud, api_async_done done, void *tok)
 {
     struct sql_job *j = ud;
-    int rc = sql_submit(j->engine, j->sql, j->params, done, tok);
+    struct sql_reply *rep = xmalloc(sizeof *rep);
+    rep->done = done;
+    rep->tok = tok;
+    int rc = sql_submit(j->engine, j->sql, j->params, sql_done, rep);
+    if (rc < 0)
+        free(rep);
     sql_job_free(j);
     return rc;
 }

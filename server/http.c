@@ -96,7 +96,7 @@ struct pending {
     struct resp resp;
     struct event *async_ev; /* asynchronous: activated by async_done from any thread */
     int async_status;
-    json_t *async_body;
+    char *async_text; /* the body, written out on the worker's thread */
     struct timespec t0;
     char method[8];
     char *path;
@@ -121,10 +121,16 @@ static int split(char *buf, char **seg, int max)
     return *p ? -1 : n;
 }
 
+/* new: s percent-decoded; s itself when it decodes to a NUL byte (%00), which a C string
+ * would silently cut ("1%00" read as "1"): the handler's check then refuses the '%'. */
 static char *decode(const char *s)
 {
     size_t len = 0;
     char *d = evhttp_uridecode(s, 0, &len);
+    if (d && strlen(d) != len) {
+        free(d);
+        d = NULL;
+    }
     return d ? d : xstrdup(s);
 }
 
@@ -443,12 +449,25 @@ static void committed_cb(struct db_write *w, void *ud)
     free(p);
 }
 
-/* The done callback of an asynchronous handler (any thread): hand over to the loop. */
-static void async_done(void *tok, int status, json_t *body)
+/* The done callback of an asynchronous handler (any thread): writes the body out here, off
+ * the loop (a large result would stall every decision while jansson writes it), and hands
+ * the text over to the loop. */
+static void async_done(void *tok, int status, json_t *json, char *text)
 {
     struct pending *p = tok;
+    if (json && !text) {
+        char *s = json_dumps(json, JSON_COMPACT | JSON_REAL_PRECISION(15));
+        if (s) {
+            size_t n = strlen(s);
+            text = xmalloc(n + 2);
+            memcpy(text, s, n);
+            memcpy(text + n, "\n", 2);
+            free(s);
+        }
+    }
+    json_decref(json);
     p->async_status = status;
-    p->async_body = body;
+    p->async_text = text;
     event_active(p->async_ev, EV_READ, 0);
 }
 
@@ -460,8 +479,9 @@ static void async_cb(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     p->resp.status = p->async_status ? p->async_status : 500;
-    p->resp.json = p->async_body;
-    if (!p->resp.json)
+    p->resp.text = p->async_text;
+    p->resp.content_type = "application/json";
+    if (!p->resp.text)
         api_error(&p->resp, 500, NULL, NULL, "the request produced no answer");
     reply(h, p->ev, &p->resp, p->method, p->path, p->route, p->rid, &p->t0);
     h->deferred--;
@@ -556,6 +576,27 @@ static void request_cb(struct evhttp_request *ev, void *arg)
     qs.tqh_first = NULL;
     qs.tqh_last = &qs.tqh_first;
     if (query) {
+        /* A value decoded by libevent is a C string: "limit=5%00x" would read as "5". */
+        const char *nul = strstr(query, "%00");
+        if (nul) {
+            const char *k = nul;
+            while (k > query && k[-1] != '&')
+                k--;
+            size_t kl = strcspn(k, "=&"), n = 0;
+            char field[41];
+            while (n < kl && n < 40 &&
+                   (isalnum((unsigned char)k[n]) || k[n] == '_' || k[n] == '-' || k[n] == '.')) {
+                field[n] = k[n];
+                n++;
+            }
+            field[n == kl ? n : 0] = '\0';
+            if (field[0])
+                api_error(&r, 400, NULL, field, "query parameter %s holds a NUL byte (%%00)",
+                          field);
+            else
+                api_error(&r, 400, NULL, NULL, "the query string holds a NUL byte (%%00)");
+            goto send;
+        }
         if (evhttp_parse_query_str(query, &qs) < 0) {
             api_error(&r, 400, NULL, NULL, "malformed query string");
             goto send;
@@ -730,7 +771,19 @@ int http_port(const struct http *h)
 
 int http_deferred(const struct http *h)
 {
-    return h->deferred;
+    int n = h->deferred;
+    /* Stopping with a reply still in a connection's output buffer would close the
+     * connection under it: the client would get no answer at all. */
+    for (const struct conn *c = h->conns; c; c = c->next) {
+        /* evhttp clears every callback of a connection it freed (our reference keeps the
+         * memory); while it writes a reply only the read callback is cleared */
+        bufferevent_data_cb rd = NULL, wr = NULL;
+        bufferevent_event_cb evcb = NULL;
+        bufferevent_getcb(c->bev, &rd, &wr, &evcb, NULL);
+        if ((rd || wr || evcb) && evbuffer_get_length(bufferevent_get_output(c->bev)) > 0)
+            n++;
+    }
+    return n;
 }
 
 void http_free(struct http *h)

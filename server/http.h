@@ -33,7 +33,9 @@ struct http *http_new(struct event_base *base, struct api *api, struct writer *w
 void http_stop_accepting(struct http *h);
 /* The bound port (after http_new). */
 int http_port(const struct http *h);
-/* Replies waiting for a commit. */
+/* Replies not yet delivered: waiting for a commit or for asynchronous work, or handed to
+ * evhttp but with bytes still unsent (the server stops only when this is 0; a client that
+ * stops reading is closed by the read/write timeout). */
 int http_deferred(const struct http *h);
 /* Closes every connection and frees h. NULL is fine. */
 void http_free(struct http *h);

@@ -60,6 +60,8 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
     log_msg(LOG_INFO, "main", "stopping", "signal=%d", (int)sig);
     http_stop_accepting(s->http);
     retention_stop(s->ret);
+    /* A running query is killed (503), not waited for: it may run up to its limit. */
+    sql_engine_stop(s->api->sql);
     struct timeval tv = {0, 10000};
     event_add(s->drain, &tv);
 }
@@ -160,7 +162,10 @@ static int serve(struct cli *c)
     api.wr = s.wr;
     if (!(api.pol = pol_new(c->srv.policies, &plim, s.base, policy_changed, &s, &err)))
         goto out;
-    struct sql_limits lim = {.timeout_ms = c->srv.sql_timeout_ms, .max_rows = c->srv.sql_max_rows};
+    struct sql_limits lim = {.timeout_ms = c->srv.sql_timeout_ms,
+                             .max_rows = c->srv.sql_max_rows,
+                             .max_bytes = c->srv.sql_max_bytes,
+                             .max_value = c->srv.sql_max_value};
     if (!(sql = sql_engine_new(c->srv.db, &lim, &err)))
         goto out;
     s.ret = retention_new(s.base, s.wr, c->srv.audit_retention_ms, 0, 500);
@@ -223,6 +228,9 @@ out:
 
 int main(int argc, char **argv)
 {
+    /* A query process of the SQL engine (sql.h), started by the server itself. */
+    if (argc > 1 && strcmp(argv[1], SQL_CHILD_COMMAND) == 0)
+        return sql_child_main(argc, argv);
     jarena_install(); /* before any jansson allocation */
     struct cli c;
     char *err = NULL;

@@ -90,6 +90,7 @@ struct opt_server {
     char *listen;                /* "127.0.0.1:8080" */
     char *db;                    /* "./governor.db" */
     char *policies;              /* "./policies" */
+    char *replay_policies;       /* more directories POST /v1/replay may load, ';'; NULL = none */
     char *token_file;            /* NULL = no auth */
     char *config;                /* the --config file, NULL = none */
     char *log_level;             /* "info" */
@@ -100,6 +101,8 @@ struct opt_server {
     int max_batch;               /* decisions per group commit, 256 */
     int64_t sql_timeout_ms;      /* POST /v1/sql time limit, 2 s */
     int sql_max_rows;            /* 10000 */
+    int64_t sql_max_bytes;       /* POST /v1/sql body, 8 MiB */
+    int64_t sql_max_value;       /* one string or blob in a query, 4 MiB */
     int64_t audit_retention_ms;  /* 90 d; 0 = keep forever */
     int64_t plugin_instructions; /* Lua instruction budget per call */
     int64_t plugin_timeout_ms;   /* Lua wall-clock deadline per call */

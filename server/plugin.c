@@ -478,7 +478,8 @@ int plugin_set_load(const char *dir, const struct plugin_limits *lim, struct plu
 
     if (read_dir(s, NULL, true, errp) < 0 || read_dir(s, "lib", false, errp) < 0)
         goto fail;
-    qsort(s->files, (size_t)s->n_files, sizeof *s->files, file_cmp);
+    if (s->n_files > 0) /* files is NULL for a directory without policies */
+        qsort(s->files, (size_t)s->n_files, sizeof *s->files, file_cmp);
     compute_revision(s);
 
     s->L = lua_newstate(capped_alloc, s);

@@ -1,48 +1,63 @@
 /*
- * sql.c - the read-only SQL engine (see sql.h): a pool of read-only connections guarded by
- * an authorizer, the one-statement / read-only / time / row checks, the SQL-to-JSON
- * rendering, and the worker threads of sql_submit.
+ * sql.c - the read-only SQL engine (see sql.h): the queue and the worker threads of
+ * sql_submit, the query processes (start, the pipe protocol, the deadline, the kill), and
+ * the main of a query process.
+ *
+ * The protocol over a query process's stdin and stdout: on start it writes "R\n" (ready) or
+ * "E <why>\n" and exits; then, for each request line {"sql": "...", "params": [...]}, it
+ * writes "<status> <length>\n" and that many bytes of JSON text.
  */
-#include <math.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sqlite3.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
+#include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sql.h"
+#include "sql_conn.h"
 #include "xmem.h"
 
 #define DEF_TIMEOUT_MS  2000
 #define DEF_MAX_ROWS    10000
 #define DEF_MAX_BYTES   (8 * 1024 * 1024)
+#define DEF_MAX_VALUE   (4 * 1024 * 1024)
 #define DEF_MAX_SQL_LEN 100000
 #define DEF_WORKERS     2
 #define DEF_MAX_QUEUE   64
-/* VM instructions between two looks at the clock: about a few microseconds of work. */
-#define PROGRESS_OPS 1000
-/* A rough per-cell cost added to the byte count, so a million tiny cells count too. */
-#define CELL_OVERHEAD 8
+#define DEF_MAX_MEMORY  (256 * 1024 * 1024)
+/* A query process must be ready within this (it only opens the database). */
+#define START_TIMEOUT_MS 30000
+/* An error body is short; a result is at most max_bytes. */
+#define ERROR_SLACK 4096
 
-/* One read-only connection and what its callbacks need. Used by one thread at a time. */
-struct conn {
-    struct sql_engine *e;
-    sqlite3 *db;
-    int64_t deadline_ns; /* monotonic; the progress handler stops the VM past it */
-    bool timed_out;      /* set by the progress handler when the deadline struck */
-    char denied[160];    /* the first authorizer refusal of the current query, or "" */
-    struct conn *next;   /* in the idle list */
+extern char **environ;
+
+/* One query process. In the engine's idle list, or busy (owned by the thread running a
+ * query on it, and listed so that sql_engine_stop can kill it). */
+struct proc {
+    pid_t pid;
+    int to;            /* its stdin: requests (non-blocking) */
+    int from;          /* its stdout: answers (non-blocking) */
+    struct proc *next; /* in e->idle or e->busy */
 };
 
 /* One queued sql_submit. */
 struct job {
-    char *sql;
-    json_t *params; /* an independent deep copy, or NULL */
+    char *line; /* the request line, or NULL when refused before it ran: */
+    int status; /* then the refusal */
+    char *body;
     sql_done_cb done;
     void *ud;
     struct job *next;
@@ -55,8 +70,10 @@ struct sql_engine {
 
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    struct conn *idle; /* connections not in use */
+    struct proc *idle; /* ready, waiting for a query */
     int n_idle;
+    struct proc *busy; /* starting or running a query; not yet reaped */
+    int n_busy;
     struct job *head, *tail;
     int n_queued;
 
@@ -71,671 +88,437 @@ static int64_t now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* new: the error body {"error": {"code", "message", "field"}}; field NULL omits it. */
-static json_t *error_body(const char *code, const char *field, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static json_t *error_body(const char *code, const char *field, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    json_t *err = json_object();
-    json_object_set_new(err, "code", json_string(code));
-    /* msg may hold bytes of the user's SQL cut at any point: json_string needs UTF-8. */
-    json_t *m = json_string(msg);
-    json_object_set_new(err, "message", m ? m : json_string("(message is not valid UTF-8)"));
-    if (field)
-        json_object_set_new(err, "field", json_string(field));
-    json_t *body = json_object();
-    json_object_set_new(body, "error", err);
-    return body;
-}
+/* ---- the query processes ---------------------------------------------------------------- */
 
-/* ---- the authorizer ---------------------------------------------------------------- */
+enum io { IO_OK, IO_TIMEOUT, IO_GONE, IO_PROTOCOL };
 
-/* PRAGMAs that only read, whatever their argument (which names a table or an index). */
-static const char *const pragma_any_arg[] = {
-    "table_info",  "table_xinfo",      "table_list",      "index_list",     "index_info",
-    "index_xinfo", "foreign_key_list", "database_list",   "collation_list", "function_list",
-    "module_list", "pragma_list",      "compile_options",
-};
-
-/* PRAGMAs that read when given no argument and would set something with one. */
-static const char *const pragma_no_arg[] = {
-    "user_version", "schema_version", "application_id", "data_version", "page_count",
-    "page_size",    "freelist_count", "encoding",       "journal_mode", "foreign_keys",
-};
-
-/*
- * Functions refused even though SQLite provides them: load_extension loads code;
- * fts3_tokenizer with two arguments installs a tokenizer from a raw pointer (this build
- * has ENABLE_FTS3_TOKENIZER); readfile, writefile and edit touch files or run programs
- * (the shell's, refused in case a future build registers them).
- */
-static const char *const func_denied[] = {
-    "load_extension", "fts3_tokenizer", "readfile", "writefile", "edit",
-};
-
-static bool in_list(const char *name, const char *const *list, size_t n)
-{
-    if (!name)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (strcasecmp(name, list[i]) == 0)
-            return true;
-    return false;
-}
-
-#define IN_LIST(name, list) in_list((name), (list), sizeof(list) / sizeof((list)[0]))
-
-static const char *action_name(int code)
-{
-    switch (code) {
-    case SQLITE_CREATE_INDEX:
-        return "CREATE INDEX";
-    case SQLITE_CREATE_TABLE:
-        return "CREATE TABLE";
-    case SQLITE_CREATE_TEMP_INDEX:
-        return "CREATE TEMP INDEX";
-    case SQLITE_CREATE_TEMP_TABLE:
-        return "CREATE TEMP TABLE";
-    case SQLITE_CREATE_TEMP_TRIGGER:
-        return "CREATE TEMP TRIGGER";
-    case SQLITE_CREATE_TEMP_VIEW:
-        return "CREATE TEMP VIEW";
-    case SQLITE_CREATE_TRIGGER:
-        return "CREATE TRIGGER";
-    case SQLITE_CREATE_VIEW:
-        return "CREATE VIEW";
-    case SQLITE_DELETE:
-        return "DELETE";
-    case SQLITE_DROP_INDEX:
-        return "DROP INDEX";
-    case SQLITE_DROP_TABLE:
-        return "DROP TABLE";
-    case SQLITE_DROP_TEMP_INDEX:
-        return "DROP TEMP INDEX";
-    case SQLITE_DROP_TEMP_TABLE:
-        return "DROP TEMP TABLE";
-    case SQLITE_DROP_TEMP_TRIGGER:
-        return "DROP TEMP TRIGGER";
-    case SQLITE_DROP_TEMP_VIEW:
-        return "DROP TEMP VIEW";
-    case SQLITE_DROP_TRIGGER:
-        return "DROP TRIGGER";
-    case SQLITE_DROP_VIEW:
-        return "DROP VIEW";
-    case SQLITE_INSERT:
-        return "INSERT";
-    case SQLITE_PRAGMA:
-        return "PRAGMA";
-    case SQLITE_TRANSACTION:
-        return "TRANSACTION";
-    case SQLITE_UPDATE:
-        return "UPDATE";
-    case SQLITE_ATTACH:
-        return "ATTACH";
-    case SQLITE_DETACH:
-        return "DETACH";
-    case SQLITE_ALTER_TABLE:
-        return "ALTER TABLE";
-    case SQLITE_REINDEX:
-        return "REINDEX";
-    case SQLITE_ANALYZE:
-        return "ANALYZE";
-    case SQLITE_CREATE_VTABLE:
-        return "CREATE VIRTUAL TABLE";
-    case SQLITE_DROP_VTABLE:
-        return "DROP VIRTUAL TABLE";
-    case SQLITE_FUNCTION:
-        return "function";
-    case SQLITE_SAVEPOINT:
-        return "SAVEPOINT";
-    case SQLITE_COPY:
-        return "COPY";
-    default:
-        return "this operation";
-    }
-}
-
-/*
- * Allows reads only. The first refusal is kept in c->denied so the error says what was
- * refused (SQLite's own message is just "not authorized"). Invoked at prepare time, and at
- * step time for the statement a pragma_*() table-valued function prepares internally.
- */
-static int authorize_cb(void *ud, int action, const char *a1, const char *a2, const char *db,
-                        const char *trigger)
-{
-    struct conn *c = ud;
-    (void)trigger;
-    switch (action) {
-    case SQLITE_READ:
-    case SQLITE_SELECT:
-    case SQLITE_RECURSIVE:
-        return SQLITE_OK;
-    case SQLITE_UPDATE:
-        /*
-         * SQLite 3.40 authorizes a phantom "UPDATE sqlite_master" (type, name, tbl_name,
-         * rootpage, sql) when a table-valued function (json_each, pragma_table_info) is first
-         * connected: sqlite3_declare_vtab parses a CREATE TABLE whose discarded code would
-         * record it. Nothing runs. A real UPDATE of the schema table cannot reach here: SQLite
-         * refuses it at prepare time ("may not be modified") unless writable_schema is on,
-         * which the PRAGMA rule and defensive mode forbid. Every other UPDATE is refused.
-         */
-        if (a1 && strcmp(a1, "sqlite_master") == 0 && db && strcmp(db, "main") == 0)
-            return SQLITE_OK;
-        goto deny;
-    case SQLITE_FUNCTION:
-        /* a1 is NULL, a2 the function's name */
-        if (!IN_LIST(a2, func_denied))
-            return SQLITE_OK;
-        if (!c->denied[0])
-            snprintf(c->denied, sizeof c->denied, "not authorized: function %s()", a2);
-        return SQLITE_DENY;
-    case SQLITE_PRAGMA:
-        /* a1 is the pragma's name, a2 its argument or NULL */
-        if (IN_LIST(a1, pragma_any_arg) || (!a2 && IN_LIST(a1, pragma_no_arg)))
-            return SQLITE_OK;
-        if (!c->denied[0]) {
-            if (a2)
-                snprintf(c->denied, sizeof c->denied, "not authorized: PRAGMA %.40s = %.40s",
-                         a1 ? a1 : "?", a2);
-            else
-                snprintf(c->denied, sizeof c->denied, "not authorized: PRAGMA %.40s",
-                         a1 ? a1 : "?");
-        }
-        return SQLITE_DENY;
-    default:
-    deny:
-        if (!c->denied[0] && (action == SQLITE_INSERT || action == SQLITE_DELETE) && a1 &&
-            (strcmp(a1, "sqlite_master") == 0 || strcmp(a1, "sqlite_temp_master") == 0)) {
-            /* CREATE and DROP ask for the INSERT into (DELETE from) the schema table first,
-             * and stop at its refusal */
-            snprintf(c->denied, sizeof c->denied, "not authorized: %s %sobject",
-                     action == SQLITE_INSERT ? "CREATE" : "DROP",
-                     strcmp(a1, "sqlite_temp_master") == 0 ? "TEMP " : "");
-        }
-        if (!c->denied[0]) {
-            /* a1 names the table, index, view, trigger or file for most actions */
-            if (a1 && action != SQLITE_TRANSACTION && action != SQLITE_SAVEPOINT)
-                snprintf(c->denied, sizeof c->denied, "not authorized: %s (%.64s)",
-                         action_name(action), a1);
-            else
-                snprintf(c->denied, sizeof c->denied, "not authorized: %s", action_name(action));
-        }
-        return SQLITE_DENY;
-    }
-}
-
-/* Stops the VM past the deadline or when the engine is stopping (returns non-zero). */
-static int progress_cb(void *ud)
-{
-    struct conn *c = ud;
-    if (atomic_load(&c->e->stopping))
-        return 1;
-    if (now_ns() >= c->deadline_ns) {
-        c->timed_out = true;
-        return 1;
-    }
-    return 0;
-}
-
-/* ---- connections -------------------------------------------------------------------- */
-
-static void conn_close(struct conn *c)
-{
-    if (!c)
-        return;
-    sqlite3_close_v2(c->db);
-    free(c);
-}
-
-/* New: a read-only, locked-down connection; NULL with *errp on failure. */
-static struct conn *conn_open(struct sql_engine *e, char **errp)
-{
-    struct conn *c = xmalloc(sizeof *c);
-    memset(c, 0, sizeof *c);
-    c->e = e;
-    char *zerr = NULL;
-    int rc = sqlite3_open_v2(e->path, &c->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
-    if (rc != SQLITE_OK) {
-        *errp = xasprintf("sql: cannot open %s: %s", e->path,
-                          c->db ? sqlite3_errmsg(c->db) : sqlite3_errstr(rc));
-        goto fail;
-    }
-    sqlite3_db_config(c->db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
-    sqlite3_db_config(c->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
-    /* The schema stays trusted: it is governor's own (this engine cannot change it), and
-     * SQLite 3.40 would refuse json_extract() inside the audit views otherwise. */
-    sqlite3_db_config(c->db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
-
-    sqlite3_limit(c->db, SQLITE_LIMIT_ATTACHED, 0);
-    sqlite3_limit(c->db, SQLITE_LIMIT_SQL_LENGTH, e->lim.max_sql_len);
-    /* One string or blob: large enough for any stored document, small enough that
-     * zeroblob(1e9) or a runaway replace() fails instead of eating memory. */
-    sqlite3_limit(c->db, SQLITE_LIMIT_LENGTH, 16 * 1024 * 1024);
-    sqlite3_limit(c->db, SQLITE_LIMIT_EXPR_DEPTH, 200);
-    sqlite3_limit(c->db, SQLITE_LIMIT_COMPOUND_SELECT, 100);
-    sqlite3_limit(c->db, SQLITE_LIMIT_VARIABLE_NUMBER, 1000);
-    sqlite3_limit(c->db, SQLITE_LIMIT_FUNCTION_ARG, 100);
-    sqlite3_limit(c->db, SQLITE_LIMIT_LIKE_PATTERN_LENGTH, 10000);
-    sqlite3_limit(c->db, SQLITE_LIMIT_WORKER_THREADS, 0);
-    sqlite3_limit(c->db, SQLITE_LIMIT_TRIGGER_DEPTH, 1);
-
-    /* Wait for a lock no longer than a query may run (readers rarely wait in WAL mode:
-     * only while the writer recovers or checkpoints with TRUNCATE). */
-    sqlite3_busy_timeout(c->db, (int)(e->lim.timeout_ms > 60000 ? 60000 : e->lim.timeout_ms));
-
-    rc = sqlite3_exec(c->db, "PRAGMA query_only=1", NULL, NULL, &zerr);
-    if (rc != SQLITE_OK) {
-        *errp = xasprintf("sql: %s: PRAGMA query_only: %s", e->path, zerr ? zerr : "?");
-        goto fail;
-    }
-    /* Reading the schema proves the file is a database (open_v2 does not look). */
-    rc = sqlite3_exec(c->db, "SELECT count(*) FROM sqlite_schema", NULL, NULL, &zerr);
-    if (rc != SQLITE_OK) {
-        *errp = xasprintf("sql: %s: %s", e->path, zerr ? zerr : sqlite3_errstr(rc));
-        goto fail;
-    }
-    sqlite3_set_authorizer(c->db, authorize_cb, c);
-    sqlite3_progress_handler(c->db, PROGRESS_OPS, progress_cb, c);
-    return c;
-fail:
-    sqlite3_free(zerr);
-    conn_close(c);
-    return NULL;
-}
-
-/* A connection for one query: an idle one, or a new one. NULL with *errp on failure. */
-static struct conn *conn_get(struct sql_engine *e, char **errp)
-{
-    pthread_mutex_lock(&e->mu);
-    struct conn *c = e->idle;
-    if (c) {
-        e->idle = c->next;
-        e->n_idle--;
-    }
-    pthread_mutex_unlock(&e->mu);
-    if (!c)
-        c = conn_open(e, errp);
-    return c;
-}
-
-/* Returns c to the idle list; closes it if enough are idle already. */
-static void conn_put(struct sql_engine *e, struct conn *c)
-{
-    pthread_mutex_lock(&e->mu);
-    if (e->n_idle < e->lim.workers + 1) {
-        c->next = e->idle;
-        e->idle = c;
-        e->n_idle++;
-        c = NULL;
-    }
-    pthread_mutex_unlock(&e->mu);
-    conn_close(c);
-}
-
-/* ---- rendering ------------------------------------------------------------------------ */
-
-/* Length of the valid UTF-8 sequence at s (n bytes left), or 0 (the same rules as
- * jansson: no overlong forms, no surrogates, nothing above U+10FFFF). */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-    unsigned char b = s[0];
-    size_t len;
-    uint32_t cp;
-    if (b < 0x80)
-        return 1;
-    if (b < 0xC2)
-        return 0;
-    if (b < 0xE0) {
-        len = 2;
-        cp = b & 0x1F;
-    } else if (b < 0xF0) {
-        len = 3;
-        cp = b & 0x0F;
-    } else if (b < 0xF5) {
-        len = 4;
-        cp = b & 0x07;
-    } else {
-        return 0;
-    }
-    if (len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
-        (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return len;
-}
-
-/* new: a JSON string of the n bytes at s, each invalid UTF-8 byte replaced by U+FFFD. */
-static json_t *text_json(const unsigned char *s, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        size_t k = utf8_seq(s + i, n - i);
-        if (!k)
-            break;
-        i += k;
-    }
-    if (i == n)
-        return json_stringn((const char *)s, n);
-    char *out = xmalloc(n * 3 + 1); /* each bad byte becomes 3 bytes */
-    size_t o = 0;
-    for (i = 0; i < n;) {
-        size_t k = utf8_seq(s + i, n - i);
-        if (k) {
-            memcpy(out + o, s + i, k);
-            o += k;
-            i += k;
-        } else {
-            memcpy(out + o, "\xEF\xBF\xBD", 3);
-            o += 3;
-            i++;
-        }
-    }
-    json_t *j = json_stringn(out, o);
-    free(out);
-    return j;
-}
-
-/* new: standard base64 (RFC 4648, with padding) of n bytes. */
-static json_t *blob_json(const unsigned char *s, size_t n)
-{
-    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    size_t outlen = (n + 2) / 3 * 4;
-    char *out = xmalloc(outlen + 1);
-    size_t o = 0, i = 0;
-    for (; i + 2 < n; i += 3) {
-        uint32_t v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8 | s[i + 2];
-        out[o++] = tab[v >> 18];
-        out[o++] = tab[(v >> 12) & 63];
-        out[o++] = tab[(v >> 6) & 63];
-        out[o++] = tab[v & 63];
-    }
-    if (i < n) {
-        uint32_t v = (uint32_t)s[i] << 16 | (i + 1 < n ? (uint32_t)s[i + 1] << 8 : 0);
-        out[o++] = tab[v >> 18];
-        out[o++] = tab[(v >> 12) & 63];
-        out[o++] = i + 1 < n ? tab[(v >> 6) & 63] : '=';
-        out[o++] = '=';
-    }
-    json_t *j = json_stringn(out, o);
-    free(out);
-    return j;
-}
-
-/* new: column i of the current row; adds its approximate size to *bytes. */
-static json_t *cell_json(sqlite3_stmt *st, int i, int64_t *bytes)
-{
-    *bytes += CELL_OVERHEAD;
-    switch (sqlite3_column_type(st, i)) {
-    case SQLITE_INTEGER:
-        return json_integer((json_int_t)sqlite3_column_int64(st, i));
-    case SQLITE_FLOAT: {
-        double d = sqlite3_column_double(st, i);
-        return isfinite(d) ? json_real(d) : json_null();
-    }
-    case SQLITE_TEXT: {
-        const unsigned char *s = sqlite3_column_text(st, i);
-        size_t n = (size_t)sqlite3_column_bytes(st, i);
-        *bytes += (int64_t)n;
-        return s ? text_json(s, n) : json_null();
-    }
-    case SQLITE_BLOB: {
-        const unsigned char *s = sqlite3_column_blob(st, i);
-        size_t n = (size_t)sqlite3_column_bytes(st, i);
-        *bytes += (int64_t)(n + 2) / 3 * 4;
-        return blob_json(s, n);
-    }
-    default:
-        return json_null();
-    }
-}
-
-/* ---- one query ------------------------------------------------------------------------ */
-
-/* The text after a statement holds nothing but whitespace, comments and semicolons. */
-static bool only_trivia(const char *p)
+/* Waits until fd is ready for events or deadline_ns passes. IO_OK, IO_TIMEOUT, IO_GONE. */
+static enum io wait_fd(int fd, short events, int64_t deadline_ns)
 {
     for (;;) {
-        if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' || *p == '\v' ||
-            *p == ';') {
-            p++;
-        } else if (p[0] == '-' && p[1] == '-') {
-            while (*p && *p != '\n')
-                p++;
-        } else if (p[0] == '/' && p[1] == '*') {
-            p += 2;
-            while (*p && !(p[0] == '*' && p[1] == '/'))
-                p++;
-            if (*p)
-                p += 2; /* an unterminated comment runs to the end, as SQLite reads it */
-        } else {
-            return *p == '\0';
-        }
+        int64_t left = deadline_ns - now_ns();
+        if (left <= 0)
+            return IO_TIMEOUT;
+        struct pollfd pf = {.fd = fd, .events = events};
+        int ms = (int)((left + 999999) / 1000000);
+        int n = poll(&pf, 1, ms);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return IO_GONE;
+        if (n == 0)
+            continue; /* the loop sees the deadline */
+        if (pf.revents & events)
+            return IO_OK;
+        return IO_GONE; /* POLLHUP or POLLERR without data */
     }
 }
 
-/* Binds params to st. 0, or -1 with *err (new) the error body. */
-static int bind_params(sqlite3_stmt *st, json_t *params, json_t **err)
+/* write(2) without SIGPIPE (the engine may run in a process that does not ignore it): a
+ * query process that died is an error to report, not a signal that ends the server. */
+static ssize_t write_nosig(int fd, const void *p, size_t n)
 {
-    int want = sqlite3_bind_parameter_count(st);
-    size_t have = 0;
-    if (params && !json_is_null(params)) {
-        if (!json_is_array(params)) {
-            *err = error_body("INVALID_ARGUMENT", "params", "params must be an array");
-            return -1;
-        }
-        have = json_array_size(params);
+    sigset_t pipe_set, old;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    ssize_t k = write(fd, p, n);
+    int saved = errno;
+    if (k < 0 && saved == EPIPE && !sigismember(&old, SIGPIPE)) {
+        struct timespec zero = {0, 0};
+        while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
+            ;
     }
-    if (have != (size_t)want) {
-        *err = error_body("INVALID_ARGUMENT", "params",
-                          "the statement has %d parameter%s but %zu value%s given", want,
-                          want == 1 ? "" : "s", have, have == 1 ? " was" : "s were");
-        return -1;
-    }
-    for (size_t i = 0; i < have; i++) {
-        json_t *v = json_array_get(params, i);
-        int idx = (int)i + 1, rc;
-        switch (json_typeof(v)) {
-        case JSON_INTEGER:
-            rc = sqlite3_bind_int64(st, idx, (sqlite3_int64)json_integer_value(v));
-            break;
-        case JSON_REAL:
-            rc = sqlite3_bind_double(st, idx, json_real_value(v));
-            break;
-        case JSON_STRING:
-            rc = sqlite3_bind_text64(st, idx, json_string_value(v), json_string_length(v),
-                                     SQLITE_TRANSIENT, SQLITE_UTF8);
-            break;
-        case JSON_TRUE:
-            rc = sqlite3_bind_int(st, idx, 1);
-            break;
-        case JSON_FALSE:
-            rc = sqlite3_bind_int(st, idx, 0);
-            break;
-        case JSON_NULL:
-            rc = sqlite3_bind_null(st, idx);
-            break;
-        default: {
-            char field[32];
-            snprintf(field, sizeof field, "params[%zu]", i);
-            *err = error_body("INVALID_ARGUMENT", field,
-                              "a parameter must be a number, a string, a boolean or null, "
-                              "not an %s",
-                              json_is_object(v) ? "object" : "array");
-            return -1;
-        }
-        }
-        if (rc != SQLITE_OK) {
-            char field[32];
-            snprintf(field, sizeof field, "params[%zu]", i);
-            *err = error_body("INVALID_ARGUMENT", field, "cannot bind: %s", sqlite3_errstr(rc));
-            return -1;
-        }
-    }
-    return 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = saved;
+    return k;
 }
 
-/* The error body and status of a failed prepare or step (rc is the primary code). */
-static json_t *sqlite_error(struct conn *c, int rc, int *status)
+static enum io write_all(int fd, const char *p, size_t n, int64_t deadline_ns)
 {
-    struct sql_engine *e = c->e;
-    if (c->denied[0]) {
-        *status = 400;
-        return error_body("INVALID_ARGUMENT", "sql", "%s", c->denied);
-    }
-    switch (rc) {
-    case SQLITE_INTERRUPT:
-        if (c->timed_out) {
-            *status = 400;
-            return error_body("DEADLINE_EXCEEDED", "sql", "query exceeded the %lld ms time limit",
-                              (long long)e->lim.timeout_ms);
+    while (n > 0) {
+        ssize_t k = write_nosig(fd, p, n);
+        if (k > 0) {
+            p += k;
+            n -= (size_t)k;
+            continue;
         }
-        *status = 503;
-        return error_body("UNAVAILABLE", NULL, "the server is shutting down");
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-        *status = 503;
-        return error_body("UNAVAILABLE", NULL, "the database is busy: %s", sqlite3_errmsg(c->db));
-    case SQLITE_NOMEM:
-    case SQLITE_IOERR:
-    case SQLITE_CORRUPT:
-    case SQLITE_CANTOPEN:
-    case SQLITE_NOTADB:
-    case SQLITE_FULL:
-    case SQLITE_PROTOCOL:
-    case SQLITE_INTERNAL:
-        *status = 500;
-        return error_body("INTERNAL", NULL, "database error: %s", sqlite3_errmsg(c->db));
-    case SQLITE_READONLY:
-        *status = 400;
-        return error_body("INVALID_ARGUMENT", "sql", "statement is not read-only: %s",
-                          sqlite3_errmsg(c->db));
-    default:
-        /* syntax errors, no such table, too big, function errors: SQLite says why */
-        *status = 400;
-        return error_body("INVALID_ARGUMENT", "sql", "%s", sqlite3_errmsg(c->db));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+            return IO_GONE;
+        enum io r = wait_fd(fd, POLLOUT, deadline_ns);
+        if (r != IO_OK)
+            return r;
+    }
+    return IO_OK;
+}
+
+/* Reads exactly n bytes. */
+static enum io read_all(int fd, char *p, size_t n, int64_t deadline_ns)
+{
+    while (n > 0) {
+        ssize_t k = read(fd, p, n);
+        if (k > 0) {
+            p += k;
+            n -= (size_t)k;
+            continue;
+        }
+        if (k == 0)
+            return IO_GONE;
+        if (errno == EINTR)
+            continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            return IO_GONE;
+        enum io r = wait_fd(fd, POLLIN, deadline_ns);
+        if (r == IO_GONE) {
+            /* POLLHUP may come with the last bytes still readable: read them first */
+            k = read(fd, p, n);
+            if (k > 0) {
+                p += k;
+                n -= (size_t)k;
+                continue;
+            }
+        }
+        if (r != IO_OK)
+            return r;
+    }
+    return IO_OK;
+}
+
+/* Reads one line (without its '\n') of at most cap - 1 bytes into buf, byte by byte: the
+ * protocol's lines are short, and nothing after the '\n' may be consumed. */
+static enum io read_line(int fd, char *buf, size_t cap, int64_t deadline_ns)
+{
+    size_t n = 0;
+    for (;;) {
+        enum io r = read_all(fd, buf + n, 1, deadline_ns);
+        if (r != IO_OK)
+            return r;
+        if (buf[n] == '\n') {
+            buf[n] = '\0';
+            return IO_OK;
+        }
+        if (++n == cap)
+            return IO_PROTOCOL;
     }
 }
 
-/* Runs sql on c; the result or error body in *result, the status as return value. */
-static int run_on(struct conn *c, const char *sql, json_t *params, json_t **result)
+/* Removes p from e->busy (the caller holds e->mu). */
+static void busy_remove(struct sql_engine *e, struct proc *p)
 {
-    struct sql_engine *e = c->e;
-    sqlite3_stmt *st = NULL;
-    json_t *out = NULL, *rows = NULL;
-    const char *tail = NULL;
-    int status = 500, rc;
-
-    c->denied[0] = '\0';
-    c->timed_out = false;
-    c->deadline_ns = now_ns() + e->lim.timeout_ms * 1000000;
-
-    size_t len = strlen(sql);
-    if (len > (size_t)e->lim.max_sql_len) {
-        status = 400;
-        out = error_body("INVALID_ARGUMENT", "sql", "sql is %zu bytes, longer than the %d allowed",
-                         len, e->lim.max_sql_len);
-        goto out;
-    }
-    rc = sqlite3_prepare_v2(c->db, sql, (int)len, &st, &tail);
-    if (rc != SQLITE_OK) {
-        out = sqlite_error(c, rc & 0xFF, &status);
-        goto out;
-    }
-    if (!st) {
-        status = 400;
-        out = error_body("INVALID_ARGUMENT", "sql", "sql holds no statement");
-        goto out;
-    }
-    if (tail && !only_trivia(tail)) {
-        status = 400;
-        out = error_body("INVALID_ARGUMENT", "sql", "only one statement is allowed");
-        goto out;
-    }
-    if (!sqlite3_stmt_readonly(st)) {
-        status = 400;
-        out = error_body("INVALID_ARGUMENT", "sql", "statement is not read-only");
-        goto out;
-    }
-    if (bind_params(st, params, &out) != 0) {
-        status = 400;
-        goto out;
-    }
-
-    int ncol = sqlite3_column_count(st);
-    json_t *cols = json_array();
-    for (int i = 0; i < ncol; i++) {
-        const char *name = sqlite3_column_name(st, i);
-        json_array_append_new(cols, name ? text_json((const unsigned char *)name, strlen(name))
-                                         : json_null());
-    }
-    rows = json_array();
-    bool truncated = false;
-    int64_t bytes = 0;
-    int nrows = 0;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (nrows >= e->lim.max_rows || bytes >= e->lim.max_bytes) {
-            truncated = true;
-            break;
+    for (struct proc **pp = &e->busy; *pp; pp = &(*pp)->next)
+        if (*pp == p) {
+            *pp = p->next;
+            e->n_busy--;
+            return;
         }
-        json_t *row = json_array();
-        for (int i = 0; i < ncol; i++)
-            json_array_append_new(row, cell_json(st, i, &bytes));
-        json_array_append_new(rows, row);
-        nrows++;
+}
+
+/* Removes p from the busy list, kills it if asked, reaps it and frees it. *wstatus gets
+ * its wait status (-1 when unknown). After the removal sql_engine_stop cannot see p, so its
+ * pid is never signalled once reaped. */
+static void proc_end(struct sql_engine *e, struct proc *p, bool kill_it, int *wstatus)
+{
+    pthread_mutex_lock(&e->mu);
+    busy_remove(e, p);
+    pthread_mutex_unlock(&e->mu);
+    if (kill_it)
+        kill(p->pid, SIGKILL);
+    close(p->to);
+    close(p->from);
+    int st = -1;
+    while (waitpid(p->pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (wstatus)
+        *wstatus = st;
+    free(p);
+}
+
+/* Ends an idle process: closing its stdin makes it exit; it is killed if it does not
+ * within a second. */
+static void proc_close_idle(struct proc *p)
+{
+    close(p->to);
+    char c;
+    if (read_all(p->from, &c, 1, now_ns() + 1000000000LL) != IO_GONE)
+        kill(p->pid, SIGKILL);
+    close(p->from);
+    int st;
+    while (waitpid(p->pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    free(p);
+}
+
+/* Starts a query process and waits until it is ready. It is in the busy list on success.
+ * NULL with *errp (new) on failure. */
+static struct proc *proc_start(struct sql_engine *e, char **errp)
+{
+    int to[2] = {-1, -1}, from[2] = {-1, -1};
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    bool have_fa = false, have_at = false;
+    struct proc *p = NULL;
+    char lines[8][32];
+    char why[512];
+
+    if (pipe2(to, O_CLOEXEC) < 0 || pipe2(from, O_CLOEXEC) < 0) {
+        *errp = xasprintf("sql: cannot start a query process: pipe: %s", strerror(errno));
+        goto fail;
     }
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-        json_decref(cols);
-        out = sqlite_error(c, rc & 0xFF, &status);
+    posix_spawn_file_actions_init(&fa);
+    have_fa = true;
+    posix_spawn_file_actions_adddup2(&fa, to[0], 0);
+    posix_spawn_file_actions_adddup2(&fa, from[1], 1);
+    posix_spawnattr_init(&at);
+    have_at = true;
+    /* Its own process group: a terminal's ^C goes to the server, which ends its queries.
+     * Default signal dispositions and no blocked signal, whatever the spawning thread has. */
+    sigset_t none, def;
+    sigemptyset(&none);
+    sigemptyset(&def);
+    sigaddset(&def, SIGPIPE);
+    sigaddset(&def, SIGALRM);
+    sigaddset(&def, SIGTERM);
+    sigaddset(&def, SIGINT);
+    sigaddset(&def, SIGHUP);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                      POSIX_SPAWN_SETSIGDEF);
+    posix_spawnattr_setpgroup(&at, 0);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawnattr_setsigdefault(&at, &def);
+    snprintf(lines[0], sizeof lines[0], "%" PRId64, e->lim.timeout_ms);
+    snprintf(lines[1], sizeof lines[1], "%d", e->lim.max_rows);
+    snprintf(lines[2], sizeof lines[2], "%" PRId64, e->lim.max_bytes);
+    snprintf(lines[3], sizeof lines[3], "%" PRId64, e->lim.max_value);
+    snprintf(lines[4], sizeof lines[4], "%d", e->lim.max_sql_len);
+    snprintf(lines[5], sizeof lines[5], "%" PRId64, e->lim.max_memory);
+    char *argv[] = {"governor", SQL_CHILD_COMMAND, e->path,  lines[0], lines[1],
+                    lines[2],   lines[3],          lines[4], lines[5], NULL};
+    p = xcalloc(1, sizeof *p);
+    int rc = posix_spawn(&p->pid, "/proc/self/exe", &fa, &at, argv, environ);
+    if (rc != 0) {
+        *errp = xasprintf("sql: cannot start a query process: %s", strerror(rc));
+        free(p);
+        p = NULL;
+        goto fail;
+    }
+    close(to[0]);
+    close(from[1]);
+    to[0] = from[1] = -1;
+    p->to = to[1];
+    p->from = from[0];
+    fcntl(p->to, F_SETFL, fcntl(p->to, F_GETFL) | O_NONBLOCK);
+    fcntl(p->from, F_SETFL, fcntl(p->from, F_GETFL) | O_NONBLOCK);
+    pthread_mutex_lock(&e->mu);
+    p->next = e->busy;
+    e->busy = p;
+    e->n_busy++;
+    if (atomic_load(&e->stopping))
+        kill(p->pid, SIGKILL);
+    pthread_mutex_unlock(&e->mu);
+
+    enum io r = read_line(p->from, why, sizeof why, now_ns() + START_TIMEOUT_MS * 1000000LL);
+    if (r == IO_OK && strcmp(why, "R") == 0)
         goto out;
+    if (r == IO_OK && why[0] == 'E' && why[1] == ' ')
+        *errp = xstrdup(why + 2);
+    else if (atomic_load(&e->stopping))
+        *errp = xstrdup("sql: the engine is stopping");
+    else
+        *errp = xasprintf("sql: the query process did not start (%s)",
+                          r == IO_TIMEOUT ? "timed out" : "no answer");
+    proc_end(e, p, true, NULL);
+    p = NULL;
+    goto out;
+fail:
+    for (int i = 0; i < 2; i++) {
+        if (to[i] >= 0)
+            close(to[i]);
+        if (from[i] >= 0)
+            close(from[i]);
     }
-    out = json_object();
-    json_object_set_new(out, "columns", cols);
-    json_object_set_new(out, "rows", rows);
-    json_object_set_new(out, "truncated", json_boolean(truncated));
-    rows = NULL;
-    status = 200;
 out:
-    json_decref(rows);
-    sqlite3_finalize(st);
-    *result = out;
+    if (have_fa)
+        posix_spawn_file_actions_destroy(&fa);
+    if (have_at)
+        posix_spawnattr_destroy(&at);
+    return p;
+}
+
+/* A process for one query, in the busy list: an idle one, or a new one. NULL with *errp. */
+static struct proc *proc_get(struct sql_engine *e, char **errp)
+{
+    pthread_mutex_lock(&e->mu);
+    struct proc *p = e->idle;
+    if (p) {
+        e->idle = p->next;
+        e->n_idle--;
+        p->next = e->busy;
+        e->busy = p;
+        e->n_busy++;
+    }
+    pthread_mutex_unlock(&e->mu);
+    return p ? p : proc_start(e, errp);
+}
+
+/* Returns p (busy, healthy) to the idle list; ends it if enough are idle already. */
+static void proc_put(struct sql_engine *e, struct proc *p)
+{
+    pthread_mutex_lock(&e->mu);
+    busy_remove(e, p);
+    if (!atomic_load(&e->stopping) && e->n_idle < e->lim.workers + 1) {
+        p->next = e->idle;
+        e->idle = p;
+        e->n_idle++;
+        p = NULL;
+    }
+    pthread_mutex_unlock(&e->mu);
+    if (p)
+        proc_close_idle(p);
+}
+
+/*
+ * Starts query processes until there is one per worker (idle or busy), so that a query
+ * never waits for a process to start when the workers are not all busy: at the engine's
+ * start, and after a query whose process was killed. 0, or -1 with *errp (new).
+ */
+static int proc_refill(struct sql_engine *e, char **errp)
+{
+    for (;;) {
+        pthread_mutex_lock(&e->mu);
+        bool enough = atomic_load(&e->stopping) || e->n_idle + e->n_busy >= e->lim.workers;
+        pthread_mutex_unlock(&e->mu);
+        if (enough)
+            return 0;
+        struct proc *p = proc_start(e, errp);
+        if (!p)
+            return -1;
+        proc_put(e, p);
+    }
+}
+
+/* new: the text of the error body of an engine failure. */
+static char *dead_text(struct sql_engine *e, int wstatus, int *status)
+{
+    if (atomic_load(&e->stopping)) {
+        *status = 503;
+        return sql_conn_error_text("UNAVAILABLE", NULL, "the server is shutting down");
+    }
+    if (wstatus != -1 && WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGALRM) {
+        *status = 400;
+        return sql_conn_error_text("DEADLINE_EXCEEDED", "sql",
+                                   "query exceeded the %" PRId64 " ms time limit",
+                                   e->lim.timeout_ms);
+    }
+    *status = 500;
+    if (wstatus != -1 && WIFSIGNALED(wstatus))
+        return sql_conn_error_text("INTERNAL", NULL, "the query process was killed by signal %d",
+                                   WTERMSIG(wstatus));
+    return sql_conn_error_text("INTERNAL", NULL, "the query process ended (status %d)",
+                               wstatus != -1 && WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
+}
+
+/* Runs one request line in a query process; the answer's text in *body, the status as the
+ * return value. */
+static int run_line(struct sql_engine *e, const char *line, char **body)
+{
+    char *err = NULL, head[64];
+    int status = 500, wstatus = -1;
+    *body = NULL;
+    if (atomic_load(&e->stopping)) {
+        *body = sql_conn_error_text("UNAVAILABLE", NULL, "the server is shutting down");
+        return 503;
+    }
+    struct proc *p = proc_get(e, &err);
+    if (!p) {
+        if (atomic_load(&e->stopping)) {
+            status = 503;
+            *body = sql_conn_error_text("UNAVAILABLE", NULL, "the server is shutting down");
+        } else {
+            *body = sql_conn_error_text("INTERNAL", NULL, "%s", err);
+        }
+        free(err);
+        return status;
+    }
+    /* The query process stops itself at timeout_ms; past the grace it is killed. */
+    int64_t deadline = now_ns() + (e->lim.timeout_ms + SQL_GRACE_MS) * 1000000;
+    enum io r = write_all(p->to, line, strlen(line), deadline);
+    if (r == IO_OK)
+        r = read_line(p->from, head, sizeof head, deadline);
+    long long len = -1;
+    if (r == IO_OK) {
+        char *end = NULL;
+        status = (int)strtol(head, &end, 10);
+        if (end && *end == ' ')
+            len = strtoll(end + 1, &end, 10);
+        if (status < 200 || status > 599 || len < 0 || !end || *end ||
+            len > e->lim.max_bytes + ERROR_SLACK)
+            r = IO_PROTOCOL;
+    }
+    if (r == IO_OK) {
+        *body = xmalloc((size_t)len + 1);
+        r = read_all(p->from, *body, (size_t)len, deadline);
+        (*body)[len] = '\0';
+    }
+    if (r == IO_OK) {
+        proc_put(e, p);
+        return status;
+    }
+    free(*body);
+    *body = NULL;
+    proc_end(e, p, true, &wstatus);
+    if (r == IO_TIMEOUT && !atomic_load(&e->stopping)) {
+        *body =
+            sql_conn_error_text("DEADLINE_EXCEEDED", "sql",
+                                "query exceeded the %" PRId64 " ms time limit", e->lim.timeout_ms);
+        return 400;
+    }
+    if (r == IO_PROTOCOL && !atomic_load(&e->stopping)) {
+        *body = sql_conn_error_text("INTERNAL", NULL, "the query process answered garbage");
+        return 500;
+    }
+    *body = dead_text(e, wstatus, &status);
     return status;
 }
 
-int sql_run(struct sql_engine *e, const char *sql, json_t *params, json_t **result, int *status)
+/* new: the request line of a query, or NULL with *body and *status set (refused). */
+static char *request_line(const char *sql, json_t *params, char **body, int *status)
 {
-    char *err = NULL;
-    struct conn *c = NULL;
     if (!sql) {
         *status = 400;
-        *result = error_body("INVALID_ARGUMENT", "sql", "sql must be a string");
-        goto out;
+        *body = sql_conn_error_text("INVALID_ARGUMENT", "sql", "sql must be a string");
+        return NULL;
     }
-    if (atomic_load(&e->stopping)) {
-        *status = 503;
-        *result = error_body("UNAVAILABLE", NULL, "the server is shutting down");
-        goto out;
+    json_t *s = json_string(sql);
+    if (!s) {
+        *status = 400;
+        *body = sql_conn_error_text("INVALID_ARGUMENT", "sql", "sql must be valid UTF-8");
+        return NULL;
     }
-    c = conn_get(e, &err);
-    if (!c) {
-        *status = 500;
-        *result = error_body("INTERNAL", NULL, "%s", err);
-        goto out;
+    json_t *req = json_object();
+    json_object_set_new(req, "sql", s);
+    if (params)
+        json_object_set(req, "params", params);
+    char *text = json_dumps(req, JSON_COMPACT);
+    json_decref(req);
+    if (!text)
+        abort(); /* jansson is out of memory */
+    size_t n = strlen(text);
+    char *line = xmalloc(n + 2);
+    memcpy(line, text, n);
+    memcpy(line + n, "\n", 2);
+    free(text);
+    return line;
+}
+
+int sql_run(struct sql_engine *e, const char *sql, json_t *params, char **body, int *status)
+{
+    char *line = request_line(sql, params, body, status);
+    if (line) {
+        *status = run_line(e, line, body);
+        free(line);
     }
-    *status = run_on(c, sql, params, result);
-    conn_put(e, c);
-out:
-    free(err);
     return *status == 200 ? 0 : -1;
 }
 
@@ -743,8 +526,8 @@ out:
 
 static void job_free(struct job *j)
 {
-    free(j->sql);
-    json_decref(j->params);
+    free(j->line);
+    free(j->body);
     free(j);
 }
 
@@ -765,22 +548,27 @@ static void *worker_main(void *arg)
         pthread_mutex_unlock(&e->mu);
         if (!j)
             return NULL; /* stopping and nothing left */
-        json_t *result = NULL;
-        int status;
-        sql_run(e, j->sql, j->params, &result, &status); /* 503 once stopping */
-        j->done(j->ud, status, result);
+        char *body = j->body;
+        int status = j->status;
+        j->body = NULL;
+        if (j->line)
+            status = run_line(e, j->line, &body); /* 503 once stopping */
+        j->done(j->ud, status, body);
         job_free(j);
+        /* after the answer, not before it: a replacement for a killed process */
+        char *err = NULL;
+        proc_refill(e, &err);
+        free(err);
     }
 }
 
 int sql_submit(struct sql_engine *e, const char *sql, json_t *params, sql_done_cb done, void *ud)
 {
-    struct job *j = xmalloc(sizeof *j);
-    j->sql = sql ? xstrdup(sql) : NULL;
-    j->params = params ? json_deep_copy(params) : NULL;
+    struct job *j = xcalloc(1, sizeof *j);
+    /* a refusal is still answered once, by a worker, like any other query */
+    j->line = request_line(sql, params, &j->body, &j->status);
     j->done = done;
     j->ud = ud;
-    j->next = NULL;
     pthread_mutex_lock(&e->mu);
     if (atomic_load(&e->stopping) || e->n_queued >= e->lim.max_queue) {
         pthread_mutex_unlock(&e->mu);
@@ -802,8 +590,7 @@ int sql_submit(struct sql_engine *e, const char *sql, json_t *params, sql_done_c
 
 struct sql_engine *sql_engine_new(const char *db_path, const struct sql_limits *lim, char **errp)
 {
-    struct sql_engine *e = xmalloc(sizeof *e);
-    memset(e, 0, sizeof *e);
+    struct sql_engine *e = xcalloc(1, sizeof *e);
     if (lim)
         e->lim = *lim;
     if (e->lim.timeout_ms <= 0)
@@ -812,21 +599,24 @@ struct sql_engine *sql_engine_new(const char *db_path, const struct sql_limits *
         e->lim.max_rows = DEF_MAX_ROWS;
     if (e->lim.max_bytes <= 0)
         e->lim.max_bytes = DEF_MAX_BYTES;
+    if (e->lim.max_value <= 0)
+        e->lim.max_value = DEF_MAX_VALUE;
     if (e->lim.max_sql_len <= 0)
         e->lim.max_sql_len = DEF_MAX_SQL_LEN;
     if (e->lim.workers <= 0)
         e->lim.workers = DEF_WORKERS;
     if (e->lim.max_queue <= 0)
         e->lim.max_queue = DEF_MAX_QUEUE;
+    if (e->lim.max_memory <= 0)
+        e->lim.max_memory = DEF_MAX_MEMORY;
     e->path = xstrdup(db_path);
     atomic_init(&e->stopping, false);
     pthread_mutex_init(&e->mu, NULL);
     pthread_cond_init(&e->cv, NULL);
 
-    struct conn *c = conn_open(e, errp);
-    if (!c)
+    /* one process per worker up front; the first reports a database that cannot open */
+    if (proc_refill(e, errp) < 0)
         goto fail;
-    conn_put(e, c);
 
     e->threads = xmalloc(sizeof *e->threads * (size_t)e->lim.workers);
     for (int i = 0; i < e->lim.workers; i++) {
@@ -843,26 +633,123 @@ fail:
     return NULL;
 }
 
-void sql_engine_free(struct sql_engine *e)
+void sql_engine_stop(struct sql_engine *e)
 {
     if (!e)
         return;
     pthread_mutex_lock(&e->mu);
     atomic_store(&e->stopping, true);
     pthread_cond_broadcast(&e->cv);
+    /* Not yet reaped (see proc_end), so the pids are still theirs. */
+    for (struct proc *p = e->busy; p; p = p->next)
+        kill(p->pid, SIGKILL);
     pthread_mutex_unlock(&e->mu);
+}
+
+void sql_engine_free(struct sql_engine *e)
+{
+    if (!e)
+        return;
+    sql_engine_stop(e);
     for (int i = 0; i < e->n_threads; i++)
         pthread_join(e->threads[i], NULL);
     /* Workers drain the queue before they exit; with no worker (a failed start) nothing
-     * was ever queued. */
+     * was ever queued. A sql_run of another thread may not overlap with this call. */
     while (e->idle) {
-        struct conn *c = e->idle;
-        e->idle = c->next;
-        conn_close(c);
+        struct proc *p = e->idle;
+        e->idle = p->next;
+        proc_close_idle(p);
     }
     pthread_cond_destroy(&e->cv);
     pthread_mutex_destroy(&e->mu);
     free(e->threads);
     free(e->path);
     free(e);
+}
+
+/* ---- a query process ------------------------------------------------------------------ */
+
+/* Arms (ms > 0) or disarms (0) the process's own alarm: SIGALRM's default action ends it. */
+static void alarm_ms(int64_t ms)
+{
+    struct itimerval it = {{0, 0}, {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000}};
+    setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static int64_t arg_i64(const char *s)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    return errno || !end || *end || v <= 0 ? -1 : (int64_t)v;
+}
+
+int sql_child_main(int argc, char **argv)
+{
+    if (argc != 9) {
+        fprintf(stderr, "%s: for the SQL engine only\n", argv[0]);
+        return 2;
+    }
+    /* Nothing of the server's but the pipes: no listening socket, no database handle. */
+    close_range(3, ~0U, 0);
+    struct sql_conn_limits lim = {
+        .timeout_ms = arg_i64(argv[3]),
+        .max_rows = (int)arg_i64(argv[4]),
+        .max_bytes = arg_i64(argv[5]),
+        .max_value = arg_i64(argv[6]),
+        .max_sql_len = (int)arg_i64(argv[7]),
+        .max_memory = arg_i64(argv[8]),
+    };
+    if (lim.timeout_ms < 0 || lim.max_rows < 0 || lim.max_bytes < 0 || lim.max_value < 0 ||
+        lim.max_sql_len < 0 || lim.max_memory < 0) {
+        printf("E sql: bad settings of the query process\n");
+        return 2;
+    }
+    sqlite3_hard_heap_limit64(lim.max_memory);
+    char *err = NULL;
+    struct sql_conn *c = sql_conn_open(argv[2], &lim, &err);
+    if (!c) {
+        for (char *q = err; *q; q++)
+            if (*q == '\n' || *q == '\r')
+                *q = ' ';
+        printf("E %s\n", err);
+        free(err);
+        return 1;
+    }
+    fputs("R\n", stdout);
+    fflush(stdout);
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    int rc = 0;
+    while ((n = getline(&line, &cap, stdin)) > 0) {
+        json_t *req = json_loadb(line, (size_t)n, 0, NULL);
+        char *body = NULL;
+        size_t len = 0;
+        /* Past the engine's own deadline the server kills this process; this alarm is for
+         * a server that is gone. */
+        alarm_ms(lim.timeout_ms + SQL_GRACE_MS + 1000);
+        int status;
+        if (!json_is_object(req)) {
+            status = 500;
+            body = sql_conn_error_text("INTERNAL", NULL, "the query process got garbage");
+            len = strlen(body);
+        } else {
+            status = sql_conn_run(c, json_string_value(json_object_get(req, "sql")),
+                                  json_object_get(req, "params"), &body, &len);
+        }
+        printf("%d %zu\n", status, len);
+        fwrite(body, 1, len, stdout);
+        int bad = fflush(stdout) != 0 || ferror(stdout);
+        alarm_ms(0);
+        free(body);
+        json_decref(req);
+        if (bad) {
+            rc = 1;
+            break;
+        }
+    }
+    free(line);
+    sql_conn_close(c);
+    return rc;
 }

@@ -1,44 +1,39 @@
 /*
  * sql.h - the read-only SQL engine behind POST /v1/sql (DESIGN 3.2; prefix sql_): runs one
- * user-supplied statement against the governor database and renders the result as JSON,
- * {"columns": [...], "rows": [[...]], "truncated": false}, keeping SQL types (INTEGER a
- * JSON integer, REAL a real or null when not finite, TEXT a string with invalid UTF-8
- * replaced by U+FFFD, NULL null, BLOB a base64 string).
+ * user-supplied statement against the governor database and answers the JSON text of the
+ * result, {"columns": [...], "rows": [[...]], "truncated": false}, or of an error. What a
+ * statement may do, how the result is written and the statuses are those of sql_conn.h.
  *
- * Safety is layered, each layer enough on its own for the common cases:
- *   1. the connections are opened SQLITE_OPEN_READONLY, with PRAGMA query_only=1, load
- *      extension off, defensive mode on, and sqlite3_limit caps (no ATTACH slots, SQL
- *      length, string/blob length of 16 MiB, expression depth, variables);
- *   2. an authorizer allows only reads (SQLITE_READ, SQLITE_SELECT, SQLITE_RECURSIVE,
- *      functions but for a deny list such as load_extension, fts3_tokenizer, readfile,
- *      writefile, edit) and a short list of read-only PRAGMAs; everything else (INSERT,
- *      UPDATE, DELETE, CREATE/DROP incl. TEMP, ALTER, ATTACH, DETACH, BEGIN, SAVEPOINT,
- *      ANALYZE, REINDEX, any other PRAGMA) is refused at prepare time;
- *   3. exactly one statement: the text after the first statement may only be whitespace,
- *      comments and semicolons, and an empty statement is refused;
- *   4. sqlite3_stmt_readonly must be true (this is what stops VACUUM, which has no
- *      authorizer code);
- *   5. a wall-clock limit (a progress handler against a monotonic deadline), a row limit and
- *      a result-size limit.
+ * Each query runs in a query process: a copy of this executable started with
+ * SQL_CHILD_COMMAND (posix_spawn of /proc/self/exe; main() hands it to sql_child_main),
+ * which opens its own sql_conn and answers one query after the other over a pipe. A worker
+ * thread of the engine sends it the query and waits for the answer until the deadline
+ * (the time limit plus SQL_GRACE_MS); a process that has not answered by then is killed
+ * (SIGKILL) and the query answers 400 DEADLINE_EXCEEDED; the next query starts a new
+ * process. So the limit holds whatever the query does, including a single SQL function
+ * call that runs for minutes inside SQLite (instr, replace, like of long operands), which
+ * the progress handler cannot stop. The process also caps SQLite's heap
+ * (sqlite3_hard_heap_limit64) and arms its own timer, so that it never outlives its query
+ * even if the server is gone. Why a process and not overridden SQL functions: it bounds
+ * every function and every loop of SQLite, present and future, and the memory too, without
+ * a list of what is slow to keep in step with each SQLite release; it costs one process
+ * start per worker (reused for every query) and a copy of the answer through a pipe.
  *
- * Status codes (the HTTP status the caller should send; the body is *result either way):
- *   200  success: the result object; "truncated" is true when the row limit or the size
- *        limit stopped it early (the rows returned are the first ones).
- *   400  the request is refused or the statement failed: {"error": {"code":
- *        "INVALID_ARGUMENT", "message": why, "field": "sql" | "params" | "params[2]"}}.
- *        The time limit is a 400 too, with code "DEADLINE_EXCEEDED" and the message "query
- *        exceeded the 2000 ms time limit": the client asked for too much work, retrying the
- *        same query will not help (a 408 would tell it to retry, a 504 would blame us).
- *   500  code "INTERNAL": out of memory, I/O error, corrupt database.
- *   503  code "UNAVAILABLE": the database stayed locked past the time limit, or the engine
- *        is shutting down.
+ * The answer is text, never a jansson tree: the server sends it as it is, so that the loop
+ * never renders or frees a large result (that was what stalled decisions), and it is never
+ * larger than max_bytes (the parent refuses a longer one).
  *
- * Threads: the engine owns a pool of read-only connections (one per running query, reused)
- * and `workers` threads that run queries submitted with sql_submit. sql_run may be called
- * from any thread, concurrently with the workers (but not with sql_engine_free). Readers never
- * block the server's writer (the database is in WAL mode) and the writer never blocks them.
+ * Statuses (see sql_conn.h) plus, from the engine: 400 DEADLINE_EXCEEDED when the process
+ * is killed at the deadline; 500 INTERNAL when the process cannot start or dies otherwise;
+ * 503 UNAVAILABLE when the engine is stopping (a running query is killed, the queued ones
+ * are refused).
  *
- * May call: SQLite, jansson, pthreads. Knows nothing of HTTP or of the schema.
+ * Threads: `workers` threads run the queries submitted with sql_submit. sql_run may be called
+ * from any thread, concurrently with the workers (but not with sql_engine_free).
+ * sql_engine_stop may be called from any thread at any time. Readers never block the
+ * server's writer (the database is in WAL mode) and the writer never blocks them.
+ *
+ * May call: sql_conn, jansson, pthreads, posix_spawn. Knows nothing of HTTP or of the schema.
  */
 #ifndef GOVERNOR_SQL_H
 #define GOVERNOR_SQL_H
@@ -46,52 +41,65 @@
 #include <jansson.h>
 #include <stdint.h>
 
+/* argv[1] of a query process; main() passes such a command line to sql_child_main. */
+#define SQL_CHILD_COMMAND "__sql-query-process"
+/* How long past its time limit a query process may take to answer before it is killed. */
+#define SQL_GRACE_MS 500
+
 /* Limits of one engine; a field left 0 takes the default in brackets. */
 struct sql_limits {
     int64_t timeout_ms; /* wall-clock time per query, from the start of its run [2000] */
     int max_rows;       /* rows returned before "truncated": true [10000] */
-    int64_t max_bytes;  /* approximate result size before "truncated": true [8 MiB] */
+    int64_t max_bytes;  /* the body, so also one row [8 MiB] */
+    int64_t max_value;  /* one string or blob, as SQLite builds it and as JSON [4 MiB] */
     int max_sql_len;    /* bytes of SQL text [100000] */
     int workers;        /* threads running sql_submit's queries [2] */
     int max_queue;      /* queries waiting for a worker before sql_submit refuses [64] */
+    int64_t max_memory; /* SQLite's heap in one query process [256 MiB] */
 };
 
 struct sql_engine; /* opaque */
 
 /*
  * New: an engine over the database file db_path (borrowed; opened read-only, never
- * created, URI names not interpreted). lim may be NULL for all defaults. Opens one
- * connection up front so a missing or unreadable file is reported here, and starts the
- * worker threads. Returns NULL with *errp (new, caller frees) on failure.
+ * created, URI names not interpreted). lim may be NULL for all defaults. Starts one query
+ * process per worker up front (so that a missing or unreadable file is reported here, and
+ * no query waits for a process to start; a worker replaces a killed process after it has
+ * answered), and starts the worker threads. Returns NULL with *errp (new, caller frees) on
+ * failure.
  */
 struct sql_engine *sql_engine_new(const char *db_path, const struct sql_limits *lim, char **errp);
 
 /*
- * Stops the engine: running queries are interrupted, queued ones are completed with status
- * 503, the workers are joined and the connections closed. Every done callback has returned
- * when it returns; none is called afterwards. Must not be called from a done callback.
- * NULL is a no-op.
+ * Stops taking queries: the running ones are killed and answer 503, the queued ones answer
+ * 503 as the workers reach them (at once), and sql_submit refuses from now on. Returns
+ * without waiting. For SIGTERM: the server must not wait for a query to finish. NULL is a
+ * no-op.
+ */
+void sql_engine_stop(struct sql_engine *e);
+
+/*
+ * Stops the engine (sql_engine_stop), joins the workers and ends the query processes.
+ * Every done callback has returned when it returns; none is called afterwards. Must not be
+ * called from a done callback. NULL is a no-op.
  */
 void sql_engine_free(struct sql_engine *e);
 
 /*
- * Runs one statement synchronously on the calling thread. sql (borrowed) is the statement;
- * params (borrowed, may be NULL or JSON null for none) is an array whose i-th element is
- * bound to parameter i+1 (?, ?NNN, :name, @name, $name numbered as SQLite numbers them): an
- * integer, a real, a string, null, or a boolean (bound as 1 / 0); objects and arrays are
- * refused, and the array's length must equal sqlite3_bind_parameter_count.
- * Always sets *result (new, caller releases): the result object when *status is 200, else
- * the error body described above. Returns 0 when *status is 200, -1 otherwise.
+ * Runs one statement synchronously on the calling thread (in a query process). sql
+ * (borrowed) is the statement, NULL for "not a string"; params (borrowed, may be NULL or
+ * JSON null for none) as in sql_conn_run. Always sets *body (new, free() it) to the JSON
+ * text of the answer, ending with a newline. Returns 0 when *status is 200, -1 otherwise.
  */
-int sql_run(struct sql_engine *e, const char *sql, json_t *params, json_t **result, int *status);
+int sql_run(struct sql_engine *e, const char *sql, json_t *params, char **body, int *status);
 
 /*
  * Callback of sql_submit. Called exactly once per accepted query, ON A WORKER THREAD (not
  * the caller's, not the event loop): it must only hand the result over (e.g. queue it and
- * event_active() an event of the loop) and must not call sql_engine_free. status and result
- * are those of sql_run; result is new, the callback owns it (json_decref when done).
+ * event_active() an event of the loop) and must not call sql_engine_free. status and body
+ * are those of sql_run; body is new, the callback owns it (free() when done).
  */
-typedef void (*sql_done_cb)(void *ud, int status, json_t *result);
+typedef void (*sql_done_cb)(void *ud, int status, char *body);
 
 /*
  * Queues one statement for a worker thread and returns at once. sql and params are
@@ -102,5 +110,12 @@ typedef void (*sql_done_cb)(void *ud, int status, json_t *result);
  * and the caller should answer 503.
  */
 int sql_submit(struct sql_engine *e, const char *sql, json_t *params, sql_done_cb done, void *ud);
+
+/*
+ * The main of a query process (argv[1] is SQL_CHILD_COMMAND; the rest are the engine's
+ * settings). Reads queries from stdin, one JSON line each, and answers each on stdout;
+ * returns the exit status when stdin ends. Only sql.c starts it.
+ */
+int sql_child_main(int argc, char **argv);
 
 #endif

@@ -49,6 +49,10 @@ void core__shortest_decimal(double x, uint64_t *mant, int *exp10, bool *neg);
 int core__java_d2i(double x);
 /* Java Math.round: floor(x + 0.5); NaN -> 0; clamps to int64. */
 int64_t core__java_round(double x);
+/* t + d and t - d for a time and a duration (ms), saturating at the int64 range: a sum of a
+ * sample time and an option never overflows, whatever the options table allows. */
+int64_t core__time_add(int64_t t, int64_t d);
+int64_t core__time_sub(int64_t t, int64_t d);
 
 void *core__xmalloc(size_t n);              /* aborts on failure */
 void *core__xcalloc(size_t n, size_t size); /* aborts on failure */

@@ -107,7 +107,7 @@ int core__delayed_scale_down(struct core_state *st, const struct core_config *cf
     e->r[e->n].parallelism = target;
     e->r[e->n].outside_bounds = outside;
     e->n++;
-    int64_t window_start = now - cfg->scale_down_interval_ms;
+    int64_t window_start = core__time_sub(now, cfg->scale_down_interval_ms);
     if (window_start < e->first_trigger)
         return current; /* still delayed */
     int drop = 0;
@@ -127,7 +127,7 @@ int64_t core__delayed_until(const struct core_state *st, const struct core_confi
 {
     for (int i = 0; i < st->n_delayed; i++)
         if (strcmp(st->delayed[i].id, id) == 0)
-            return st->delayed[i].first_trigger + cfg->scale_down_interval_ms;
+            return core__time_add(st->delayed[i].first_trigger, cfg->scale_down_interval_ms);
     return -1;
 }
 

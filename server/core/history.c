@@ -18,7 +18,7 @@ struct core_vhistory *core__history_find(struct core_state *st, const char *id)
 void core__history_trim(struct core_state *st, const struct core_sample *sm,
                         const struct core_config *cfg, int64_t now)
 {
-    int64_t cutoff = now - cfg->history_max_age_ms;
+    int64_t cutoff = core__time_sub(now, cfg->history_max_age_ms);
     int k = 0;
     for (int i = 0; i < st->n_hist; i++) {
         struct core_vhistory *h = &st->hist[i];
@@ -98,7 +98,7 @@ void core__tracking_update(struct core_state *st, const struct core_sample *sm,
         }
     }
     /* Trim like history, but always keep the latest record. */
-    int64_t cutoff = now - cfg->history_max_age_ms;
+    int64_t cutoff = core__time_sub(now, cfg->history_max_age_ms);
     int drop = 0;
     while (drop < st->n_track - 1 && st->track[drop].at < cutoff)
         drop++;

@@ -97,6 +97,22 @@ int64_t core__java_round(double x)
     return (int64_t)r;
 }
 
+int64_t core__time_add(int64_t t, int64_t d)
+{
+    int64_t r;
+    if (__builtin_add_overflow(t, d, &r))
+        return d > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+int64_t core__time_sub(int64_t t, int64_t d)
+{
+    int64_t r;
+    if (__builtin_sub_overflow(t, d, &r))
+        return d > 0 ? INT64_MIN : INT64_MAX;
+    return r;
+}
+
 void *core__xmalloc(size_t n)
 {
     void *p = malloc(n ? n : 1);
@@ -274,7 +290,7 @@ void core__events_dedupe(struct core_state *st, struct core_decision *d, int64_t
                 seen = &st->events[j];
                 break;
             }
-        if (seen && interval_ms > 0 && now - seen->first_at < interval_ms) {
+        if (seen && interval_ms > 0 && core__time_sub(now, seen->first_at) < interval_ms) {
             seen->count++;
             seen->last_at = now;
             e->count = seen->count;
@@ -293,7 +309,7 @@ void core__events_dedupe(struct core_state *st, struct core_decision *d, int64_t
     /* Forget rows that can no longer suppress anything, so the table stays small. */
     int k = 0;
     for (int j = 0; j < st->n_events; j++) {
-        if (interval_ms <= 0 || now - st->events[j].first_at >= interval_ms) {
+        if (interval_ms <= 0 || core__time_sub(now, st->events[j].first_at) >= interval_ms) {
             free(st->events[j].key);
             continue;
         }

@@ -351,12 +351,12 @@ void core__window_ingest(struct core_state *st, const struct core_sample *sm,
 
     /* Stabilization and the window-full instant (core/README.md, Window), looking at the
      * window before this sample is added. */
-    int64_t stable_time = sm->running_since + cfg->stabilization_ms;
+    int64_t stable_time = core__time_add(sm->running_since, cfg->stabilization_ms);
     out->stabilizing = now < stable_time;
-    int64_t full_time = now + cfg->metrics_window_ms;
+    int64_t full_time = core__time_add(now, cfg->metrics_window_ms);
     for (int k = 0; k < w->n; k++)
         if (w->s[k].at >= stable_time) {
-            full_time = w->s[k].at + cfg->metrics_window_ms;
+            full_time = core__time_add(w->s[k].at, cfg->metrics_window_ms);
             break;
         }
 
@@ -389,7 +389,7 @@ void core__window_ingest(struct core_state *st, const struct core_sample *sm,
 
     if (now >= full_time) {
         out->fully_collected = true;
-        int64_t cutoff = now - cfg->metrics_window_ms;
+        int64_t cutoff = core__time_sub(now, cfg->metrics_window_ms);
         int drop = 0;
         while (drop < w->n && w->s[drop].at < cutoff)
             free(w->s[drop++].v);

@@ -120,7 +120,7 @@ for name, body, status, field in [
          "config.job.autoscaler.nope"),
         ("bad value", {"job": "orders", "config": {"job.autoscaler.utilization.target": "2"}},
          422, "config.job.autoscaler.utilization.target"),
-        ("policies", {"job": "orders", "policies": "/nonexistent"}, 422, "policies")]:
+        ("policies", {"job": "orders", "policies": "/nonexistent"}, 400, "policies")]:
     st, r, _ = s.req("POST", "/v1/replay", body)
     err = r.get("error", {}) if isinstance(r, dict) else {}
     c.check(st == status and err.get("field") == field and err.get("message"),

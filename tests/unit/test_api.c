@@ -286,5 +286,96 @@ static void test_helpers(void)
     free(id);
 }
 
+/* Issue 9.14: ids and counts are read strictly (decimal digits, no sign, space or leading
+ * zero, within int64); a percent-decoded NUL is not cut off silently. */
+static void test_strict_numbers(void)
+{
+    int64_t v = -1;
+    const char *good[] = {"0", "1", "42", "9223372036854775807"};
+    const int64_t want[] = {0, 1, 42, INT64_MAX};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        ASSERT_EQ(api_parse_uint(good[i], &v), 0);
+        ASSERT(v == want[i]);
+    }
+    const char *bad[] = {"",
+                         "+1",
+                         "-1",
+                         " 1",
+                         "1 ",
+                         "01",
+                         "00",
+                         "1x",
+                         "0x1",
+                         "1e3",
+                         "1.0",
+                         "9223372036854775808",
+                         "99999999999999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ASSERT_EQ(api_parse_uint(bad[i], &v), -1);
+    ASSERT_EQ(api_parse_uint(NULL, &v), -1);
+
+    int64_t t = 0;
+    ASSERT_EQ(api_parse_time("0", &t), 0);
+    ASSERT_EQ(t, 0);
+    ASSERT_EQ(api_parse_time("-86400000", &t), 0); /* 1969-12-31 */
+    ASSERT_EQ(t, -86400000LL);
+    const char *bad_t[] = {"+1764410400000",
+                           " 1764410400000",
+                           "01764410400000",
+                           "-0",
+                           "-01",
+                           "1764410400000 ",
+                           "--1",
+                           "-"};
+    for (size_t i = 0; i < sizeof bad_t / sizeof bad_t[0]; i++)
+        ASSERT_EQ(api_parse_time(bad_t[i], &t), -1);
+
+    /* "1%00" decodes to "1" and a NUL: the route keeps the raw text, which is refused */
+    char *job = NULL, *id = NULL;
+    bool open;
+    int st;
+    ASSERT(http_route("GET", "/v1/decisions/1%00", &job, &id, &open, &st, NULL) ==
+           api_decision_get);
+    ASSERT_STR(id, "1%00");
+    free(id);
+    ASSERT(http_route("GET", "/v1/jobs/a%00b/decisions", &job, &id, &open, &st, NULL) ==
+           api_decisions_list);
+    ASSERT_STR(job, "a%00b");
+    free(job);
+
+    struct fx f;
+    fx_init(&f);
+    const char *ids[] = {"1%00", "+1", " 1", "01", "0", "-1", "1 ", "1.0"};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        struct req q = {0};
+        struct resp r = {0};
+        q.api = &f.a;
+        q.id = ids[i];
+        api_decision_get(&q, &r);
+        ASSERT_EQ(r.status, 400);
+        ASSERT_STR(field(&r), "id");
+        resp_deinit(&r);
+    }
+    const struct {
+        const char *key, *value;
+    } params[] = {{"limit", "05"},   {"limit", " 5"}, {"limit", "+5"}, {"limit", "0"},
+                  {"limit", "1001"}, {"since", "01"}, {"until", "+1"}, {"since", "\xff"}};
+    for (size_t i = 0; i < sizeof params / sizeof params[0]; i++) {
+        struct req_kv kv = {params[i].key, params[i].value};
+        struct req q = {0};
+        struct resp r = {0};
+        q.api = &f.a;
+        q.job = "j1";
+        q.query = &kv;
+        q.n_query = 1;
+        api_decisions_list(&q, &r);
+        ASSERT_EQ(r.status, 400);
+        ASSERT_STR(field(&r), params[i].key);
+        resp_deinit(&r);
+    }
+    fx_deinit(&f);
+}
+
 TEST_MAIN(TEST_ENTRY(test_decide_commit_and_409), TEST_ENTRY(test_retry_and_storage_fault),
-          TEST_ENTRY(test_config_put_get), TEST_ENTRY(test_helpers))
+          TEST_ENTRY(test_config_put_get), TEST_ENTRY(test_helpers),
+          TEST_ENTRY(test_strict_numbers))

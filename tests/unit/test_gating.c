@@ -188,7 +188,36 @@ static void restart_time_tracking(void)
     core_state_free(st);
 }
 
-TEST_MAIN(TEST_ENTRY(delayed_scale_down_takes_max_in_window),
+/* Issue 9.12: a time plus a duration saturates instead of overflowing (undefined behaviour,
+ * and a "delayed until" in year -292274999), whatever duration reaches the core. */
+static void time_arithmetic_saturates(void)
+{
+    ASSERT(core__time_add(INT64_MAX - 5, 10) == INT64_MAX);
+    ASSERT(core__time_add(INT64_MIN + 5, -10) == INT64_MIN);
+    ASSERT(core__time_sub(INT64_MIN + 5, 10) == INT64_MIN);
+    ASSERT(core__time_sub(INT64_MAX - 5, -10) == INT64_MAX);
+    ASSERT_EQ(core__time_add(1000, 2000), 3000);
+    ASSERT_EQ(core__time_sub(1000, 2000), -1000);
+
+    struct core_config cfg;
+    core_config_defaults(&cfg);
+    cfg.scale_down_interval_ms = INT64_MAX;
+    struct core_state *st = core_state_new();
+    bool out;
+    int64_t at = 1764410400000; /* 2025-11-29T10:00:00Z */
+    ASSERT_EQ(core__delayed_scale_down(st, &cfg, "v", 10, 4, true, at, &out), 10);
+    ASSERT(core__delayed_until(st, &cfg, "v") == INT64_MAX);
+    ASSERT_EQ(core__delayed_scale_down(st, &cfg, "v", 10, 4, true, at + 1000, &out), 10);
+    core_state_free(st);
+
+    cfg.history_max_age_ms = INT64_MAX;
+    st = core_state_new();
+    struct core_sample sm = {.at = -62167219200000}; /* 0000-01-01 */
+    core__history_trim(st, &sm, &cfg, sm.at);
+    core_state_free(st);
+}
+
+TEST_MAIN(TEST_ENTRY(delayed_scale_down_takes_max_in_window), TEST_ENTRY(time_arithmetic_saturates),
           TEST_ENTRY(delayed_scale_down_evicts_old_maximum),
           TEST_ENTRY(delayed_scale_down_disabled_and_cleared),
           TEST_ENTRY(ineffective_scale_up_blocked_only_when_enabled),

@@ -400,6 +400,66 @@ static void every_error_names_the_key(void)
     opt_job_free(j);
 }
 
+/* Issue 9.12: every duration is bounded (ten years for job options), so that no duration
+ * overflows `at + interval`. Every row that takes "5 min" as a duration is checked: the
+ * largest duration the parser reads is refused naming the key and the range, ten years
+ * pass. The server's durations are bounded too (their timeouts tighter). */
+static void every_duration_is_bounded(void)
+{
+    struct opt_job *j = opt_job_new();
+    struct keys ks = {0};
+    opt_job_each(j, keys_cb, &ks);
+    int durations = 0;
+    for (int i = 0; i < ks.n; i++) {
+        char *junk = set_err(j, OPT_REQUEST, ks.k[i], "?? junk ??");
+        char *e = set_err(j, OPT_REQUEST, ks.k[i], "5 min");
+        char *mb = junk && !e ? set_err(j, OPT_REQUEST, ks.k[i], "5 mb") : NULL;
+        bool duration = mb != NULL;
+        free(junk);
+        free(e);
+        free(mb);
+        if (!duration)
+            continue;
+        durations++;
+        e = set_err(j, OPT_REQUEST, ks.k[i], "106751991167 d");
+        char want[300];
+        snprintf(want, sizeof want, "%s: \"106751991167 d\" is out of range [", ks.k[i]);
+        ASSERT(e != NULL);
+        ASSERT(strncmp(e, want, strlen(want)) == 0);
+        ASSERT_CONTAINS(e, ", 3650 d]");
+        free(e);
+        e = set_err(j, OPT_REQUEST, ks.k[i], "3650 d");
+        ASSERT(e == NULL);
+        free(e);
+    }
+    /* metrics.window, stabilization.interval, scale-down.interval, catch-up.duration,
+     * restart.time, restart.time-tracking.limit, the two lag thresholds, history.max.age,
+     * scaling.event.interval, flink.rest-client.timeout */
+    ASSERT_EQ(durations, 11);
+    keys_free(&ks);
+    opt_job_free(j);
+
+    struct opt_server srv;
+    opt_server_init(&srv);
+    const struct {
+        const char *key, *max;
+    } sv[] = {{"read-timeout", "1 h"},
+              {"sql-timeout", "1 h"},
+              {"plugin-timeout", "1 min"},
+              {"audit-retention", "3650 d"}};
+    for (size_t i = 0; i < sizeof sv / sizeof sv[0]; i++) {
+        char *err = NULL;
+        ASSERT_EQ(opt_server_set(&srv, sv[i].key, "106751991167 d", &err), -1);
+        ASSERT_CONTAINS(err, sv[i].key);
+        ASSERT_CONTAINS(err, "out of range");
+        free(err);
+        err = NULL;
+        ASSERT_EQ(opt_server_set(&srv, sv[i].key, sv[i].max, &err), 0);
+        free(err);
+    }
+    opt_server_deinit(&srv);
+}
+
 /* ---------------------------------------------------------- validation 6.4 -- */
 
 static void single_value_ranges(void)
@@ -425,7 +485,7 @@ static void single_value_ranges(void)
         {KEY("skew.min-ratio"), "0.9", "1", "[1, inf)"},
         {KEY("skew.saturation"), "0", "0.01", "(0, 1)"},
         {KEY("skew.saturation"), "1", "0.99", "(0, 1)"},
-        {KEY("metrics.window"), "0", "1", "[1 ms, inf)"},
+        {KEY("metrics.window"), "0", "1", "[1 ms, 3650 d]"},
         {"taskmanager.numberOfTaskSlots", "0", "1", "[1, inf)"},
         {"taskmanager.cpu.cores", "0", "0.5", "(0, inf)"},
         {"taskmanager.memory.managed.fraction", "1.5", "1", "[0, 1]"},
@@ -1138,6 +1198,8 @@ static void server_defaults(void)
     ASSERT_EQ(s.max_batch, 256);
     ASSERT_EQ(s.sql_timeout_ms, 2000);
     ASSERT_EQ(s.sql_max_rows, 10000);
+    ASSERT_EQ(s.sql_max_bytes, 8 * 1024 * 1024);
+    ASSERT_EQ(s.sql_max_value, 4 * 1024 * 1024);
     ASSERT_EQ(s.audit_retention_ms, 7776000000LL); /* 90 x 86400000 */
     ASSERT_EQ(s.plugin_instructions, 1000000);
     ASSERT_EQ(s.plugin_timeout_ms, 100);
@@ -1331,12 +1393,12 @@ TEST_MAIN(TEST_ENTRY(duration_good_forms), TEST_ENTRY(duration_bad_forms),
           TEST_ENTRY(memory_good_forms), TEST_ENTRY(memory_bad_forms), TEST_ENTRY(bool_forms),
           TEST_ENTRY(numbers_are_parsed_strictly),
           TEST_ENTRY(error_messages_name_key_value_and_allowed),
-          TEST_ENTRY(every_error_names_the_key), TEST_ENTRY(single_value_ranges),
-          TEST_ENTRY(utilization_bounds_depend_on_target), TEST_ENTRY(feature_gated_ranges),
-          TEST_ENTRY(min_parallelism_not_above_max), TEST_ENTRY(first_error_wins_in_spec_order),
-          TEST_ENTRY(no_cross_checks_when_disabled), TEST_ENTRY(excluded_periods_are_checked),
-          TEST_ENTRY(unknown_time_zone_is_refused), TEST_ENTRY(timezone_names),
-          TEST_ENTRY(deprecated_aliases_map_to_the_canonical_key),
+          TEST_ENTRY(every_error_names_the_key), TEST_ENTRY(every_duration_is_bounded),
+          TEST_ENTRY(single_value_ranges), TEST_ENTRY(utilization_bounds_depend_on_target),
+          TEST_ENTRY(feature_gated_ranges), TEST_ENTRY(min_parallelism_not_above_max),
+          TEST_ENTRY(first_error_wins_in_spec_order), TEST_ENTRY(no_cross_checks_when_disabled),
+          TEST_ENTRY(excluded_periods_are_checked), TEST_ENTRY(unknown_time_zone_is_refused),
+          TEST_ENTRY(timezone_names), TEST_ENTRY(deprecated_aliases_map_to_the_canonical_key),
           TEST_ENTRY(kubernetes_operator_prefix_is_a_fallback),
           TEST_ENTRY(layers_take_precedence_in_order), TEST_ENTRY(failed_set_changes_nothing),
           TEST_ENTRY(clone_is_deep), TEST_ENTRY(plugin_params_are_kept_and_stripped),
