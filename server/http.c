@@ -67,11 +67,20 @@ static const struct route routes[] = {
 };
 #define N_ROUTES (sizeof routes / sizeof routes[0])
 
+/*
+ * One client connection, from its accept to evhttp's close callback. evhttp owns the
+ * connection and its bufferevent; we only borrow them while evhttp keeps them (holding a
+ * reference past evhttp's free would keep the bufferevent's events registered on a
+ * descriptor that the kernel hands to the next connection, and those stale events would
+ * read and drop the new connection's bytes).
+ */
 struct conn {
     struct http *h;
-    struct bufferevent *bev; /* evhttp's; we hold a reference */
-    struct event *deadline;
-    struct conn *prev, *next;
+    struct evhttp_connection *evcon; /* evhttp's, borrowed until close_cb */
+    struct bufferevent *bev;         /* evhttp's, borrowed until close_cb */
+    evutil_socket_t fd;
+    struct event *attach;   /* one-shot: learns evcon once evhttp has set it up */
+    struct event *deadline; /* the read deadline */
 };
 
 struct http {
@@ -86,7 +95,10 @@ struct http {
     int port;
     int deferred;
     uint64_t seq, rid_base;
-    struct conn *conns;
+    struct conn **by_fd; /* open connections by descriptor (evhttp closes the fd after
+                            close_cb, so a slot never outlives its connection) */
+    size_t n_by_fd;
+    const struct timeval *read_tv_common; /* read_tv as a libevent common timeout */
 };
 
 /* A reply waiting for its commit, or for the work of an asynchronous handler. */
@@ -299,47 +311,90 @@ bool http_auth_ok(char *const *tokens, const char *authorization)
     return ok && len > 0;
 }
 
-/* ------------------------------------------------------- read deadline -- */
+/* ------------------------------------------------------------ connections -- */
 
-static void conn_release(struct conn *c)
+static void conn_free(struct conn *c)
 {
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        c->h->conns = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
-    event_free(c->deadline);
-    bufferevent_decref(c->bev);
+    if (c->attach)
+        event_free(c->attach);
+    if (c->deadline)
+        event_free(c->deadline);
     free(c);
 }
 
 /*
- * The connection's next request did not arrive in time. If evhttp has already freed the
- * connection (its callbacks are cleared; our reference keeps the memory), just release;
- * otherwise fail it as a timeout so that evhttp closes it.
+ * evhttp is about to free the connection (and then close its descriptor): forget it.
+ * Called once per attached connection, from evhttp_connection_free.
+ */
+static void close_cb(struct evhttp_connection *evcon, void *arg)
+{
+    struct conn *c = arg;
+    struct http *h = c->h;
+    (void)evcon;
+    if (c->fd >= 0 && (size_t)c->fd < h->n_by_fd && h->by_fd[c->fd] == c)
+        h->by_fd[c->fd] = NULL;
+    conn_free(c);
+}
+
+/*
+ * The connection's next request did not arrive in time: fail it as a timeout, and evhttp
+ * closes it (close_cb frees c during the call).
  */
 static void deadline_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct conn *c = arg;
-    bufferevent_data_cb rd = NULL;
     (void)fd;
     (void)what;
-    bufferevent_getcb(c->bev, &rd, NULL, NULL, NULL);
-    if (!rd) {
-        conn_release(c);
-        return;
-    }
     log_msg(LOG_WARN, "http", "request not received in time, connection closed",
             "read_timeout_ms=%" PRId64, c->h->srv->read_timeout_ms);
     bufferevent_trigger_event(c->bev, BEV_EVENT_READING | BEV_EVENT_TIMEOUT, 0);
-    evtimer_add(c->deadline, &c->h->read_tv); /* release it on the next round */
 }
 
 /*
- * evhttp asks for each new connection's bufferevent. The fd is not closed with it (evhttp
- * closes the fd itself when it frees the connection); we keep a reference so that the
- * deadline timer can tell a freed connection from a live one.
+ * Runs right after the accept callback that made the connection, in the same loop pass and
+ * so before any of its I/O: evhttp has set its callbacks on the bufferevent (their argument
+ * is the evhttp_connection) and its descriptor. Registers the close callback, files the
+ * connection by descriptor, starts the read deadline, and drops the reference bev_cb took.
+ */
+static void attach_cb(evutil_socket_t unused, short what, void *arg)
+{
+    struct conn *c = arg;
+    struct http *h = c->h;
+    struct bufferevent *bev = c->bev;
+    bufferevent_event_cb ecb = NULL;
+    void *cbarg = NULL;
+    (void)unused;
+    (void)what;
+    bufferevent_getcb(bev, NULL, NULL, &ecb, &cbarg);
+    c->fd = bufferevent_getfd(bev);
+    if (!ecb || !cbarg || c->fd < 0) {
+        /* evhttp gave the connection up already (it could not set it up) */
+        conn_free(c);
+        bufferevent_decref(bev);
+        return;
+    }
+    c->evcon = cbarg;
+    if ((size_t)c->fd >= h->n_by_fd) {
+        size_t n = h->n_by_fd ? h->n_by_fd : 64;
+        while (n <= (size_t)c->fd)
+            n *= 2;
+        h->by_fd = xrealloc(h->by_fd, n * sizeof *h->by_fd);
+        memset(h->by_fd + h->n_by_fd, 0, (n - h->n_by_fd) * sizeof *h->by_fd);
+        h->n_by_fd = n;
+    }
+    h->by_fd[c->fd] = c;
+    event_free(c->attach);
+    c->attach = NULL;
+    evhttp_connection_set_closecb(c->evcon, close_cb, c);
+    evtimer_add(c->deadline, h->read_tv_common);
+    bufferevent_decref(bev);
+}
+
+/*
+ * evhttp asks for each new connection's bufferevent. The connection object does not exist
+ * yet: attach_cb, activated here, learns it once evhttp has set it up. The reference taken
+ * here only spans that (no I/O happens in between), so that attach_cb can tell whether
+ * evhttp has already dropped the connection.
  */
 static struct bufferevent *bev_cb(struct event_base *base, void *arg)
 {
@@ -350,24 +405,25 @@ static struct bufferevent *bev_cb(struct event_base *base, void *arg)
     struct conn *c = xcalloc(1, sizeof *c);
     c->h = h;
     c->bev = bev;
-    bufferevent_incref(bev);
+    c->fd = -1;
     c->deadline = evtimer_new(base, deadline_cb, c);
-    evtimer_add(c->deadline, &h->read_tv);
-    c->next = h->conns;
-    if (h->conns)
-        h->conns->prev = c;
-    h->conns = c;
+    c->attach = event_new(base, -1, 0, attach_cb, c);
+    bufferevent_incref(bev);
+    event_active(c->attach, EV_TIMEOUT, 0);
     return bev;
 }
 
+/* The connection of a request, or NULL (the client has gone). O(1). */
 static struct conn *conn_of(struct http *h, struct evhttp_request *ev)
 {
     struct evhttp_connection *evcon = evhttp_request_get_connection(ev);
-    struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
-    for (struct conn *c = h->conns; c && bev; c = c->next)
-        if (c->bev == bev)
-            return c;
-    return NULL;
+    if (!evcon)
+        return NULL;
+    evutil_socket_t fd = bufferevent_getfd(evhttp_connection_get_bufferevent(evcon));
+    if (fd < 0 || (size_t)fd >= h->n_by_fd)
+        return NULL;
+    struct conn *c = h->by_fd[fd];
+    return c && c->evcon == evcon ? c : NULL;
 }
 
 /* The whole request has arrived: no deadline while it is being answered. */
@@ -420,7 +476,7 @@ static void reply(struct http *h, struct evhttp_request *ev, struct resp *r, con
     /* The next request on this connection must arrive within read-timeout. */
     struct conn *c = conn_of(h, ev);
     if (c)
-        evtimer_add(c->deadline, &h->read_tv);
+        evtimer_add(c->deadline, h->read_tv_common);
     evhttp_send_reply(ev, status, NULL, b);
     evbuffer_free(b);
 }
@@ -669,6 +725,10 @@ struct http *http_new(struct event_base *base, struct api *api, struct writer *w
     h->rid_base = ((uint64_t)ts.tv_sec << 32) ^ ((uint64_t)ts.tv_nsec << 8);
     h->read_tv.tv_sec = (time_t)(srv->read_timeout_ms / 1000);
     h->read_tv.tv_usec = (suseconds_t)(srv->read_timeout_ms % 1000) * 1000;
+    /* every connection's deadline has the same duration: one queue instead of a heap */
+    h->read_tv_common = event_base_init_common_timeout(base, &h->read_tv);
+    if (!h->read_tv_common)
+        h->read_tv_common = &h->read_tv;
     if (srv->token_file && *srv->token_file &&
         http_load_tokens(srv->token_file, &h->tokens, errp) < 0)
         goto fail;
@@ -735,9 +795,8 @@ void http_free(struct http *h)
     if (!h)
         return;
     if (h->ev)
-        evhttp_free(h->ev);
-    while (h->conns)
-        conn_release(h->conns);
+        evhttp_free(h->ev); /* close_cb frees every attached connection */
+    free(h->by_fd);
     http_free_tokens(h->tokens);
     free(h);
 }
