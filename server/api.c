@@ -85,17 +85,42 @@ int api_error(struct resp *r, int status, const char *code, const char *field, c
     return 0;
 }
 
+static bool job_char_ok(unsigned char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == ':' || c == '-';
+}
+
 bool api_job_id_ok(const char *id)
 {
     size_t n = 0;
     if (!id)
         return false;
-    for (; id[n]; n++) {
-        unsigned char c = (unsigned char)id[n];
-        if (!(isalnum(c) || c == '.' || c == '_' || c == ':' || c == '-') || c > 127)
+    for (; id[n]; n++)
+        if (!job_char_ok((unsigned char)id[n]))
             return false;
+    return n >= 1 && n <= API_JOB_MAX;
+}
+
+int api_job_id_error(struct resp *r, const char *id)
+{
+    size_t n = id ? strlen(id) : 0;
+    size_t bad = 0;
+    while (bad < n && job_char_ok((unsigned char)id[bad]))
+        bad++;
+    if (n == 0)
+        return api_error(r, 400, NULL, "job", "job is empty; a job name is " API_JOB_GRAMMAR);
+    if (bad < n) {
+        unsigned char c = (unsigned char)id[bad];
+        if (c > 32 && c < 127)
+            return api_error(r, 400, NULL, "job",
+                             "job has '%c' at offset %zu; a job name is " API_JOB_GRAMMAR, c, bad);
+        return api_error(r, 400, NULL, "job",
+                         "job has byte 0x%02x at offset %zu; a job name is " API_JOB_GRAMMAR, c,
+                         bad);
     }
-    return n >= 1 && n <= 128;
+    return api_error(r, 400, NULL, "job",
+                     "job is %zu characters long; a job name is " API_JOB_GRAMMAR, n);
 }
 
 const char *api_query(const struct req *q, const char *key)

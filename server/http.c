@@ -133,19 +133,56 @@ static int split(char *buf, char **seg, int max)
     return *p ? -1 : n;
 }
 
-static char *decode(const char *s)
+static int hexval(char c)
 {
-    size_t len = 0;
-    char *d = evhttp_uridecode(s, 0, &len);
-    return d ? d : xstrdup(s);
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/*
+ * Percent-decodes the n bytes at s (a path parameter: '+' is itself). NULL with *why when
+ * an escape is not %HH, or when the value would hold a NUL byte (a C string would end there
+ * and name something else).
+ */
+static char *decode(const char *s, size_t n, const char **why)
+{
+    char *d = xmalloc(n + 1);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (ch == '%') {
+            int hi = i + 2 < n ? hexval(s[i + 1]) : -1;
+            int lo = i + 2 < n ? hexval(s[i + 2]) : -1;
+            if (hi < 0 || lo < 0) {
+                *why = "has a malformed percent-escape (not %HH)";
+                free(d);
+                return NULL;
+            }
+            ch = (char)(hi * 16 + lo);
+            i += 2;
+        }
+        if (ch == '\0') {
+            *why = "holds a NUL byte";
+            free(d);
+            return NULL;
+        }
+        d[k++] = ch;
+    }
+    d[k] = '\0';
+    return d;
 }
 
 /*
  * Matches path segments against a pattern. With absorb, the one {param} of the pattern may
- * take several segments (a job id with a slash), so that the handler can name the bad
- * parameter rather than answer 404.
+ * take several segments (a job id with a slash), so that the request gets a 400 naming the
+ * parameter rather than a 404.
  */
-static bool match(const char *pattern, char **seg, int n, bool absorb, char **job, char **id)
+static bool match(const char *pattern, char **seg, int n, bool absorb, struct http_match *m)
 {
     char pbuf[128];
     char *pseg[16];
@@ -162,25 +199,30 @@ static bool match(const char *pattern, char **seg, int n, bool absorb, char **jo
         return false;
     for (int i = 0, j = 0; i < np; i++, j++) {
         if (i == param) {
-            /* join seg[j .. j+extra] with '/' */
-            size_t len = 0;
-            for (int k = j; k <= j + extra; k++)
-                len += strlen(seg[k]) + 1;
-            char *raw = xmalloc(len + 1);
-            raw[0] = '\0';
-            for (int k = j; k <= j + extra; k++) {
-                if (k > j)
-                    strcat(raw, "/");
-                strcat(raw, seg[k]);
+            /* the raw segments seg[j .. j+extra] joined with '/' (they are consecutive in
+             * the split buffer, separated by the NULs that split wrote over the slashes) */
+            const char *raw = seg[j];
+            size_t len = (size_t)(seg[j + extra] + strlen(seg[j + extra]) - raw);
+            char *joined = xmalloc(len + 1);
+            memcpy(joined, raw, len);
+            for (size_t k = 0; k < len; k++)
+                if (joined[k] == '\0')
+                    joined[k] = '/';
+            joined[len] = '\0';
+            bool is_job = strcmp(pseg[i], "{job}") == 0;
+            const char *why = NULL;
+            char *v = decode(joined, len, &why);
+            free(joined);
+            if (!v) {
+                m->field = is_job ? "job" : "id";
+                m->problem = why;
             }
-            char *v = decode(raw);
-            free(raw);
-            if (strcmp(pseg[i], "{job}") == 0) {
-                free(*job);
-                *job = v;
+            if (is_job) {
+                free(m->job);
+                m->job = v;
             } else {
-                free(*id);
-                *id = v;
+                free(m->id);
+                m->id = v;
             }
             j += extra;
         } else if (strcmp(pseg[i], seg[j]) != 0) {
@@ -190,44 +232,62 @@ static bool match(const char *pattern, char **seg, int n, bool absorb, char **jo
     return true;
 }
 
-http_handler http_route(const char *method, const char *path, char **job, char **id, bool *open,
-                        int *status, const char **pattern)
+int http_route(const char *method, const char *path, struct http_match *m)
 {
-    if (pattern)
-        *pattern = NULL;
-    char buf[4096];
+    size_t plen = strlen(path);
+    char *buf = xmalloc(plen + 1);
     char *seg[32];
-    *job = *id = NULL;
-    *open = false;
-    *status = 404;
-    if (strlen(path) >= sizeof buf)
-        return NULL;
-    memcpy(buf, path, strlen(path) + 1);
+    memset(m, 0, sizeof *m);
+    m->status = 404;
+    memcpy(buf, path, plen + 1);
     int n = split(buf, seg, 32);
-    if (n < 0)
-        return NULL;
-    for (int pass = 0; pass < 2; pass++) {
+    /* HEAD is GET without the body */
+    const char *want = strcmp(method, "HEAD") == 0 ? "GET" : method;
+    for (int pass = 0; n >= 0 && pass < 2; pass++) {
         bool path_known = false;
         for (size_t i = 0; i < N_ROUTES; i++) {
-            if (!match(routes[i].pattern, seg, n, pass == 1, job, id))
+            m->field = m->problem = NULL;
+            if (!match(routes[i].pattern, seg, n, pass == 1, m))
                 continue;
             path_known = true;
-            if (strcmp(routes[i].method, method) == 0) {
-                *open = routes[i].open;
-                if (pattern)
-                    *pattern = routes[i].pattern;
-                return routes[i].h;
+            if (strcmp(routes[i].method, want) == 0) {
+                m->open = routes[i].open;
+                m->pattern = routes[i].pattern;
+                if (m->field) {
+                    m->status = 400;
+                    goto out;
+                }
+                m->h = routes[i].h;
+                m->status = 200;
+                goto out;
+            }
+            /* the methods this path takes, for the Allow header of a 405 */
+            if (!strstr(m->allow, routes[i].method)) {
+                size_t k = strlen(m->allow);
+                snprintf(m->allow + k, sizeof m->allow - k, "%s%s%s", k ? ", " : "",
+                         routes[i].method, strcmp(routes[i].method, "GET") == 0 ? ", HEAD" : "");
             }
         }
-        free(*job);
-        free(*id);
-        *job = *id = NULL;
+        free(m->job);
+        free(m->id);
+        m->job = m->id = NULL;
+        m->field = m->problem = NULL;
         if (path_known) {
-            *status = 405;
-            return NULL;
+            m->status = 405;
+            goto out;
         }
+        m->allow[0] = '\0';
     }
-    return NULL;
+out:
+    free(buf);
+    return m->h ? 0 : -1;
+}
+
+void http_match_deinit(struct http_match *m)
+{
+    free(m->job);
+    free(m->id);
+    m->job = m->id = NULL;
 }
 
 /* -------------------------------------------------------------------- auth -- */
@@ -477,6 +537,13 @@ static void reply(struct http *h, struct evhttp_request *ev, struct resp *r, con
     struct conn *c = conn_of(h, ev);
     if (c)
         evtimer_add(c->deadline, h->read_tv_common);
+    if (strcmp(method, "HEAD") == 0) {
+        /* the headers GET would send, its Content-Length included, and no body */
+        char n[32];
+        snprintf(n, sizeof n, "%zu", evbuffer_get_length(b));
+        evhttp_add_header(oh, "Content-Length", n);
+        evbuffer_drain(b, evbuffer_get_length(b));
+    }
     evhttp_send_reply(ev, status, NULL, b);
     evbuffer_free(b);
 }
@@ -565,10 +632,9 @@ static void request_cb(struct evhttp_request *ev, void *arg)
     struct req q = {0};
     struct evkeyvalq qs;
     struct req_kv kv[32];
-    char *job = NULL, *id = NULL;
+    struct http_match m;
     char rid[24];
-    bool open = false, have_qs = false;
-    int status;
+    bool have_qs = false;
 
     clock_gettime(CLOCK_MONOTONIC, &t0);
     request_arrived(h, ev);
@@ -583,16 +649,28 @@ static void request_cb(struct evhttp_request *ev, void *arg)
     if (!path || !*path)
         path = "/";
 
-    const char *route = NULL;
-    http_handler fn = http_route(method, path, &job, &id, &open, &status, &route);
-    if (!fn) {
-        api_error(&r, status, NULL, NULL,
-                  status == 405 ? "method %s is not allowed on %s" : "no route %s %s", method,
+    http_route(method, path, &m);
+    const char *route = m.pattern;
+    if (m.status == 404 || m.status == 405) {
+        if (m.status == 405)
+            evhttp_add_header(evhttp_request_get_output_headers(ev), "Allow", m.allow);
+        api_error(&r, m.status, NULL, NULL,
+                  m.status == 405 ? "method %s is not allowed on %s" : "no route %s %s", method,
                   path);
         goto send;
     }
-    if (!open && !http_auth_ok(h->tokens, evhttp_find_header(ih, "Authorization"))) {
+    if (!m.open && !http_auth_ok(h->tokens, evhttp_find_header(ih, "Authorization"))) {
         api_error(&r, 401, NULL, NULL, "a valid bearer token is required");
+        goto send;
+    }
+    /* Path parameters: well-formed escapes, no NUL, and a job name in the grammar, checked
+     * here once for every route. */
+    if (m.status == 400) {
+        api_error(&r, 400, NULL, m.field, "%s %s", m.field, m.problem);
+        goto send;
+    }
+    if (m.job && !api_job_id_ok(m.job)) {
+        api_job_id_error(&r, m.job);
         goto send;
     }
     if ((int64_t)blen > h->srv->max_body_bytes) {
@@ -626,14 +704,14 @@ static void request_cb(struct evhttp_request *ev, void *arg)
     q.api = h->api;
     q.method = method;
     q.path = path;
-    q.job = job;
-    q.id = id;
+    q.job = m.job;
+    q.id = m.id;
     q.query = kv;
     q.body = blen ? (const char *)evbuffer_pullup(in, (ev_ssize_t)blen) : "";
     q.body_len = blen;
     q.request_id = rid;
     q.now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-    fn(&q, &r);
+    m.h(&q, &r);
     if (r.async_start) {
         struct pending *p = xcalloc(1, sizeof *p);
         p->h = h;
@@ -682,8 +760,7 @@ out:
     if (have_qs)
         evhttp_clear_headers(&qs);
     resp_deinit(&r);
-    free(job);
-    free(id);
+    http_match_deinit(&m);
 }
 
 /* ---------------------------------------------------------------- lifecycle -- */

@@ -53,11 +53,26 @@ void http_free_tokens(char **tokens);
  */
 bool http_auth_ok(char *const *tokens, const char *authorization);
 
-/* Finds the route of method + raw path. Returns the handler, or NULL with *status 404
- * (no such path) or 405 (path known, method not). *open: no token needed. job and id get
- * the percent-decoded parameters (new, or NULL). *pattern (if pattern is not NULL) gets the
- * route's pattern, a static string, or NULL. */
-int (*http_route(const char *method, const char *path, char **job, char **id, bool *open,
-                 int *status, const char **pattern))(const struct req *, struct resp *);
+/* What http_route found for a method and a raw path. */
+struct http_match {
+    int (*h)(const struct req *, struct resp *); /* the handler, or NULL */
+    int status;          /* 200 (h set), 404 (no such path), 405 (path known, method not),
+                            400 (a path parameter is malformed: field and problem say how) */
+    char *job, *id;      /* the percent-decoded {job} and {id} (new), or NULL */
+    bool open;           /* no token needed */
+    const char *pattern; /* the route's pattern (static), or NULL */
+    const char *field;   /* 400: "job" or "id" */
+    const char *problem; /* 400: what is wrong with it (static text) */
+    char allow[64];      /* 405: the methods the path takes ("GET, HEAD, PUT") */
+};
+
+/*
+ * Finds the route of method + raw path; HEAD finds the GET route. Parameters are decoded
+ * strictly: %HH escapes only, no NUL byte (the job name grammar itself is api_job_id_ok's,
+ * checked by the caller). 0 when m->h is set, else -1 (m->status says why). The caller
+ * releases m with http_match_deinit in either case.
+ */
+int http_route(const char *method, const char *path, struct http_match *m);
+void http_match_deinit(struct http_match *m);
 
 #endif
