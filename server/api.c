@@ -56,10 +56,18 @@ const char *api_code(int status)
         return "FAILED_PRECONDITION";
     case 413:
         return "PAYLOAD_TOO_LARGE";
+    case 414:
+        return "URI_TOO_LONG";
     case 415:
         return "UNSUPPORTED_MEDIA_TYPE";
+    case 417:
+        return "EXPECTATION_FAILED";
     case 422:
         return "INVALID_CONFIG";
+    case 431:
+        return "HEADERS_TOO_LARGE";
+    case 501:
+        return "NOT_IMPLEMENTED";
     case 503:
         return "UNAVAILABLE";
     default:

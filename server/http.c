@@ -1,16 +1,27 @@
 /*
  * http.c - evhttp glue (see http.h).
  *
+ * Connections: evhttp owns each connection and its bufferevent. We learn the connection
+ * right after its accept (attach_cb), file it by descriptor, and forget it in evhttp's close
+ * callback; we never hold a reference past that (a bufferevent kept alive after evhttp's free
+ * keeps its events on a descriptor number the kernel gives to the next connection).
+ *
  * The read deadline: evhttp's own timeout is an idle timeout, reset by every byte, so a
  * client trickling one byte a second would hold a connection forever. So each connection
  * also has a timer: its next request must arrive complete within read-timeout of the
  * connection opening or of the previous reply; the timer is stopped while a request is
- * being answered (a reply waiting for its commit is never cut off). When it fires, the
- * connection is failed as a timeout and evhttp closes it.
+ * being answered (a reply waiting for its commit is never cut off). When it fires, a
+ * request under way gets a 408 and an idle keep-alive connection is just closed.
  *
- * Bodies: evhttp itself refuses bodies above a hard cap (16 x max-body, its own 413
- * without our envelope) so that memory stays bounded; bodies between max-body and the cap
- * are read and answered with the envelope's 413.
+ * Limits: evhttp enforces max-header (request line plus headers) and max-body (it refuses a
+ * larger body as soon as Content-Length or the chunks say so, without reading it), so memory
+ * per connection stays bounded. Its own refusals are HTML pages with statuses that do not
+ * tell the cases apart; fixup_cb rewrites each into the error envelope with the precise
+ * status (414, 431, 413, 400, 417, 501), from what the connection's received bytes show.
+ *
+ * Refusals that close the connection (those, 413, 408) drain what the client still sends
+ * before the socket is really closed (struct drain), so that a client which sends its whole
+ * request before reading gets the reply instead of a reset.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -22,6 +33,9 @@
 #include <strings.h>
 #include <time.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -29,6 +43,7 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/http.h>
+#include <event2/listener.h>
 #include <sys/queue.h>
 
 #include <event2/keyvalq_struct.h>
@@ -81,6 +96,28 @@ struct conn {
     evutil_socket_t fd;
     struct event *attach;   /* one-shot: learns evcon once evhttp has set it up */
     struct event *deadline; /* the read deadline */
+    struct event *fixup;    /* one-shot: rewrites a refusal evhttp queued on its own */
+    struct evbuffer_cb_entry *in_cb, *out_cb;
+    /* The current request as received so far (reset when its reply is queued): bytes of
+     * the request line and of the whole head, end-of-line bytes not counted (as evhttp
+     * counts them against max-header), bytes of the body, and all bytes. */
+    size_t line1, head, body, bytes, line_len;
+    bool line1_done, head_done;
+    bool replying; /* our reply is being queued: what the output gets is ours */
+    bool linger;   /* a refusal closes the connection: drain the client's bytes first */
+};
+
+/*
+ * A closed connection still draining what its client sends, so that the client reads the
+ * refusal sent before the close instead of a reset (closing a socket with unread input
+ * makes the kernel send RST, and the client's unread reply is lost with it).
+ */
+struct drain {
+    struct http *h;
+    evutil_socket_t fd; /* a dup of the connection's descriptor, ours to close */
+    struct event *ev;
+    struct timespec until;
+    struct drain *prev, *next;
 };
 
 struct http {
@@ -99,6 +136,11 @@ struct http {
                             close_cb, so a slot never outlives its connection) */
     size_t n_by_fd;
     const struct timeval *read_tv_common; /* read_tv as a libevent common timeout */
+    struct drain *drains;
+    int n_drains;
+    bool closing;               /* http_free: no new lingers */
+    struct event *accept_again; /* re-enables accepting after running out of descriptors */
+    time_t accept_warned;
 };
 
 /* A reply waiting for its commit, or for the work of an asynchronous handler. */
@@ -373,18 +415,282 @@ bool http_auth_ok(char *const *tokens, const char *authorization)
 
 /* ------------------------------------------------------------ connections -- */
 
+/* ------------------------------------------------------------------ lingers -- */
+
+static void drain_free(struct drain *l)
+{
+    struct http *h = l->h;
+    if (l->prev)
+        l->prev->next = l->next;
+    else
+        h->drains = l->next;
+    if (l->next)
+        l->next->prev = l->prev;
+    h->n_drains--;
+    event_free(l->ev);
+    evutil_closesocket(l->fd);
+    free(l);
+}
+
+static void drain_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct drain *l = arg;
+    char buf[16384];
+    if (what & EV_TIMEOUT)
+        goto done;
+    for (;;) {
+        ssize_t n = recv(fd, buf, sizeof buf, 0);
+        if (n > 0)
+            continue;
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        goto done; /* the client closed its side (or the socket failed) */
+    }
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    int64_t ms =
+        (int64_t)(l->until.tv_sec - now.tv_sec) * 1000 + (l->until.tv_nsec - now.tv_nsec) / 1000000;
+    if (ms <= 0)
+        goto done;
+    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
+    event_add(l->ev, &tv);
+    return;
+done:
+    drain_free(l);
+}
+
+/*
+ * Keeps the connection's socket open on a duplicate of fd after evhttp closes fd (evhttp has
+ * shut down the sending side by then, after the reply), reading and dropping what the client
+ * still sends until it closes, for at most read-timeout (as nginx's lingering close: time
+ * bounds it, not bytes, so that a client sending a large body before it reads gets its
+ * reply; the bytes are dropped as they come, and cost no memory).
+ */
+static void drain_start(struct http *h, evutil_socket_t fd)
+{
+    if (h->closing || fd < 0)
+        return;
+    int d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (d < 0)
+        return; /* out of descriptors: the close resets the connection */
+    struct drain *l = xcalloc(1, sizeof *l);
+    l->h = h;
+    l->fd = d;
+    clock_gettime(CLOCK_MONOTONIC, &l->until);
+    l->until.tv_sec += (time_t)(h->srv->read_timeout_ms / 1000);
+    l->until.tv_nsec += (long)(h->srv->read_timeout_ms % 1000) * 1000000;
+    if (l->until.tv_nsec >= 1000000000) {
+        l->until.tv_sec++;
+        l->until.tv_nsec -= 1000000000;
+    }
+    l->ev = event_new(h->base, d, EV_READ, drain_cb, l);
+    l->next = h->drains;
+    if (h->drains)
+        h->drains->prev = l;
+    h->drains = l;
+    h->n_drains++;
+    event_add(l->ev, h->read_tv_common);
+}
+
+/* --------------------------------------------------------------- refusals -- */
+
+static const char *reason_phrase(int status)
+{
+    switch (status) {
+    case 400:
+        return "Bad Request";
+    case 408:
+        return "Request Timeout";
+    case 413:
+        return "Payload Too Large";
+    case 414:
+        return "URI Too Long";
+    case 417:
+        return "Expectation Failed";
+    case 431:
+        return "Request Header Fields Too Large";
+    case 501:
+        return "Not Implemented";
+    default:
+        return "Error";
+    }
+}
+
+/*
+ * A complete reply with the error envelope and Connection: close, for a refusal made below
+ * evhttp's request handling (evhttp's own refusals, the read deadline). Logs it as a request
+ * line and counts it. new text.
+ */
+static char *refusal_text(struct http *h, int status, const char *msg, size_t *len)
+{
+    struct resp r = {0};
+    char rid[24], date[64];
+    snprintf(rid, sizeof rid, "%016" PRIx64, h->rid_base + ++h->seq);
+    api_error(&r, status, NULL, NULL, "%s", msg);
+    char *body = json_dumps(r.json, JSON_COMPACT);
+    resp_deinit(&r);
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    size_t blen = body ? strlen(body) + 1 : 0;
+    size_t cap = blen + 512;
+    char *out = xmalloc(cap);
+    int n = snprintf(out, cap,
+                     "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
+                     "Connection: close\r\nX-Request-Id: %s\r\nDate: %s\r\n\r\n%s\n",
+                     status, reason_phrase(status), blen, rid, date, body ? body : "");
+    free(body);
+    *len = n > 0 && (size_t)n < cap ? (size_t)n : 0;
+    log_msg(LOG_INFO, "http", "request refused", "status=%d reason=\"%s\" rid=%s", status, msg,
+            rid);
+    metrics_request(h->api->metrics, NULL, "OTHER", status, 0);
+    return out;
+}
+
+/* ------------------------------------------------------------ connections -- */
+
+/* Counts n received bytes of the current request (see struct conn). */
+static void account(struct conn *c, const unsigned char *p, size_t n)
+{
+    c->bytes += n;
+    for (size_t i = 0; i < n; i++) {
+        if (c->head_done) {
+            c->body += n - i;
+            return;
+        }
+        if (p[i] == '\n') {
+            if (c->line_len == 0 && c->line1_done)
+                c->head_done = true;
+            c->line1_done = true;
+            c->line_len = 0;
+        } else if (p[i] != '\r') {
+            c->line_len++;
+            c->head++;
+            if (!c->line1_done)
+                c->line1++;
+        }
+    }
+}
+
+/* Counts the bytes from offset off to the end of buf. */
+static void account_buffer(struct conn *c, struct evbuffer *buf, size_t off)
+{
+    struct evbuffer_ptr pos;
+    struct evbuffer_iovec v[16];
+    size_t len = evbuffer_get_length(buf);
+    if (off >= len || evbuffer_ptr_set(buf, &pos, off, EVBUFFER_PTR_SET) < 0)
+        return;
+    size_t left = len - off;
+    while (left) {
+        int k = evbuffer_peek(buf, (ev_ssize_t)left, &pos, v, 16);
+        if (k <= 0)
+            return;
+        size_t done = 0;
+        for (int i = 0; i < k && i < 16 && left; i++) {
+            size_t n = v[i].iov_len < left ? v[i].iov_len : left;
+            account(c, v[i].iov_base, n);
+            left -= n;
+            done += n;
+        }
+        if (evbuffer_ptr_set(buf, &pos, done, EVBUFFER_PTR_ADD) < 0)
+            return;
+    }
+}
+
+/* The connection's next request starts: whatever its input holds already belongs to it. */
+static void request_reset(struct conn *c)
+{
+    c->line1 = c->head = c->body = c->bytes = c->line_len = 0;
+    c->line1_done = c->head_done = false;
+    account_buffer(c, bufferevent_get_input(c->bev), 0);
+}
+
+/* Bytes arrived on the connection (before evhttp parses them). */
+static void in_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
+{
+    size_t len = evbuffer_get_length(buf);
+    if (info->n_added == 0 || info->n_added > len)
+        return;
+    account_buffer(arg, buf, len - info->n_added);
+}
+
+/* Something was queued for sending: if not by us, evhttp is refusing a request itself. */
+static void out_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
+{
+    struct conn *c = arg;
+    (void)buf;
+    if (info->n_added && !c->replying)
+        event_active(c->fixup, EV_TIMEOUT, 0);
+}
+
+/*
+ * evhttp refused a request on its own (a request line or header block above max-header, a
+ * body above max-body, a malformed request, an unsupported Expect or method): it queued an
+ * HTML page with a status that does not tell these apart and will close the connection with
+ * the client's bytes unread. Runs in the same loop pass, before the page is written:
+ * replaces it with the error envelope and the precise status, and makes the close linger.
+ */
+static void fixup_cb(evutil_socket_t unused, short what, void *arg)
+{
+    struct conn *c = arg;
+    struct http *h = c->h;
+    struct evbuffer *out = bufferevent_get_output(c->bev);
+    char line[32] = "";
+    int code = 0;
+    (void)unused;
+    (void)what;
+    size_t n = evbuffer_get_length(out);
+    evbuffer_copyout(out, line, n < sizeof line - 1 ? n : sizeof line - 1);
+    if (sscanf(line, "HTTP/1.%*d %d", &code) != 1 || code < 400)
+        return; /* 100 Continue */
+    char msg[160];
+    long long mh = (long long)h->srv->max_header_bytes, mb = (long long)h->srv->max_body_bytes;
+    int status = code;
+    if (code == 400 && c->line1 > (size_t)mh) {
+        status = 414;
+        snprintf(msg, sizeof msg, "the request line is longer than max-header (%lld bytes)", mh);
+    } else if (code == 400 && c->head > (size_t)mh) {
+        status = 431;
+        snprintf(msg, sizeof msg, "the request header is larger than max-header (%lld bytes)", mh);
+    } else if (code == 400) {
+        snprintf(msg, sizeof msg, "malformed HTTP request");
+    } else if (code == 413) {
+        snprintf(msg, sizeof msg, "the request body is larger than max-body (%lld bytes)", mb);
+    } else if (code == 417) {
+        snprintf(msg, sizeof msg, "Expect: only 100-continue is supported");
+    } else if (code == 501) {
+        snprintf(msg, sizeof msg, "method not implemented");
+    } else {
+        snprintf(msg, sizeof msg, "request refused");
+    }
+    size_t len;
+    char *text = refusal_text(h, status, msg, &len);
+    c->replying = true;
+    evbuffer_drain(out, n);
+    evbuffer_add(out, text, len);
+    c->replying = false;
+    free(text);
+    c->linger = true;
+}
+
 static void conn_free(struct conn *c)
 {
     if (c->attach)
         event_free(c->attach);
     if (c->deadline)
         event_free(c->deadline);
+    if (c->fixup)
+        event_free(c->fixup);
     free(c);
 }
 
 /*
- * evhttp is about to free the connection (and then close its descriptor): forget it.
- * Called once per attached connection, from evhttp_connection_free.
+ * evhttp is about to free the connection (and then shut it down and close its descriptor):
+ * forget it, and keep its socket draining if it closes on a refusal. Called once per
+ * attached connection, from evhttp_connection_free.
  */
 static void close_cb(struct evhttp_connection *evcon, void *arg)
 {
@@ -393,20 +699,40 @@ static void close_cb(struct evhttp_connection *evcon, void *arg)
     (void)evcon;
     if (c->fd >= 0 && (size_t)c->fd < h->n_by_fd && h->by_fd[c->fd] == c)
         h->by_fd[c->fd] = NULL;
+    /* the evbuffers live on until the bufferevent is finalized: our callbacks must not */
+    evbuffer_remove_cb_entry(bufferevent_get_input(c->bev), c->in_cb);
+    evbuffer_remove_cb_entry(bufferevent_get_output(c->bev), c->out_cb);
+    if (c->linger)
+        drain_start(h, c->fd);
     conn_free(c);
 }
 
 /*
- * The connection's next request did not arrive in time: fail it as a timeout, and evhttp
- * closes it (close_cb frees c during the call).
+ * The connection's next request did not arrive complete in time. A request under way gets
+ * a 408 (written straight to the socket: evhttp is reading, its output is empty); an idle
+ * keep-alive connection is just closed. Then the connection is failed as a timeout and
+ * evhttp closes it (close_cb frees c during the call).
  */
 static void deadline_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct conn *c = arg;
+    struct http *h = c->h;
     (void)fd;
     (void)what;
-    log_msg(LOG_WARN, "http", "request not received in time, connection closed",
-            "read_timeout_ms=%" PRId64, c->h->srv->read_timeout_ms);
+    if (c->bytes > 0 && evbuffer_get_length(bufferevent_get_output(c->bev)) == 0) {
+        char msg[96];
+        size_t len;
+        snprintf(msg, sizeof msg, "the request did not arrive within read-timeout (%lld ms)",
+                 (long long)h->srv->read_timeout_ms);
+        char *text = refusal_text(h, 408, msg, &len);
+        ssize_t k = send(c->fd, text, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        (void)k; /* best effort: the client may be gone, or not reading */
+        free(text);
+        c->linger = true;
+    } else {
+        log_msg(LOG_DEBUG, "http", "idle connection closed", "read_timeout_ms=%lld",
+                (long long)h->srv->read_timeout_ms);
+    }
     bufferevent_trigger_event(c->bev, BEV_EVENT_READING | BEV_EVENT_TIMEOUT, 0);
 }
 
@@ -414,7 +740,8 @@ static void deadline_cb(evutil_socket_t fd, short what, void *arg)
  * Runs right after the accept callback that made the connection, in the same loop pass and
  * so before any of its I/O: evhttp has set its callbacks on the bufferevent (their argument
  * is the evhttp_connection) and its descriptor. Registers the close callback, files the
- * connection by descriptor, starts the read deadline, and drops the reference bev_cb took.
+ * connection by descriptor, watches its bytes, starts the read deadline, and drops the
+ * reference bev_cb took.
  */
 static void attach_cb(evutil_socket_t unused, short what, void *arg)
 {
@@ -445,6 +772,10 @@ static void attach_cb(evutil_socket_t unused, short what, void *arg)
     h->by_fd[c->fd] = c;
     event_free(c->attach);
     c->attach = NULL;
+    c->fixup = event_new(h->base, -1, 0, fixup_cb, c);
+    c->in_cb = evbuffer_add_cb(bufferevent_get_input(bev), in_cb, c);
+    c->out_cb = evbuffer_add_cb(bufferevent_get_output(bev), out_cb, c);
+    request_reset(c);
     evhttp_connection_set_closecb(c->evcon, close_cb, c);
     evtimer_add(c->deadline, h->read_tv_common);
     bufferevent_decref(bev);
@@ -533,10 +864,14 @@ static void reply(struct http *h, struct evhttp_request *ev, struct resp *r, con
     log_msg(LOG_INFO, "http", "request", "method=%s path=%s status=%d duration_ms=%.3f rid=%s",
             method, path, status, ms, rid);
     metrics_request(h->api->metrics, route, method, status, ms / 1000.0);
-    /* The next request on this connection must arrive within read-timeout. */
+    /* The next request on this connection starts now and must arrive within read-timeout. */
     struct conn *c = conn_of(h, ev);
-    if (c)
+    if (c) {
+        request_reset(c);
         evtimer_add(c->deadline, h->read_tv_common);
+        c->linger = c->linger || r->status == 413;
+        c->replying = true;
+    }
     if (strcmp(method, "HEAD") == 0) {
         /* the headers GET would send, its Content-Length included, and no body */
         char n[32];
@@ -545,6 +880,8 @@ static void reply(struct http *h, struct evhttp_request *ev, struct resp *r, con
         evbuffer_drain(b, evbuffer_get_length(b));
     }
     evhttp_send_reply(ev, status, NULL, b);
+    if (c)
+        c->replying = false;
     evbuffer_free(b);
 }
 
@@ -787,6 +1124,44 @@ static int parse_listen(const char *s, char *host, size_t hlen, int *port)
     return 0;
 }
 
+/* The server whose listener reports accept errors (a listener's error callback gets evhttp's
+ * argument, not ours; one server per process). */
+static struct http *accepting;
+
+static void accept_again_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct http *h = arg;
+    (void)fd;
+    (void)what;
+    if (h->sock)
+        evconnlistener_enable(evhttp_bound_socket_get_listener(h->sock));
+}
+
+/*
+ * accept() failed for a reason that retrying at once does not cure (out of descriptors,
+ * most likely): the listening socket would stay readable and the loop would spin. Pause
+ * accepting for 100 ms; the waiting connections stay in the backlog.
+ */
+static void accept_error_cb(struct evconnlistener *lev, void *arg)
+{
+    struct http *h = accepting;
+    int err = EVUTIL_SOCKET_ERROR();
+    if (!h || (void *)h->ev != arg) { /* arg: the listener's own argument, evhttp's */
+        evconnlistener_disable(lev);
+        return;
+    }
+    time_t now = time(NULL);
+    if (now != h->accept_warned) {
+        h->accept_warned = now;
+        log_msg(LOG_WARN, "http", "cannot accept connections, pausing 100 ms",
+                "error=\"%s\" open_connections=%d lingering=%d", strerror(err), http_connections(h),
+                h->n_drains);
+    }
+    evconnlistener_disable(lev);
+    struct timeval tv = {0, 100000};
+    evtimer_add(h->accept_again, &tv);
+}
+
 struct http *http_new(struct event_base *base, struct api *api, struct writer *wr,
                       const struct opt_server *srv, char **errp)
 {
@@ -819,10 +1194,9 @@ struct http *http_new(struct event_base *base, struct api *api, struct writer *w
     evhttp_set_bevcb(h->ev, bev_cb, h);
     evhttp_set_timeout_tv(h->ev, &h->read_tv);
     evhttp_set_max_headers_size(h->ev, (ev_ssize_t)srv->max_header_bytes);
-    int64_t cap = srv->max_body_bytes * 16;
-    if (cap < srv->max_body_bytes)
-        cap = srv->max_body_bytes;
-    evhttp_set_max_body_size(h->ev, (ev_ssize_t)cap);
+    /* evhttp refuses a larger body as soon as it knows (Content-Length, or the chunks so far)
+     * and fixup_cb turns its refusal into the envelope's 413 */
+    evhttp_set_max_body_size(h->ev, (ev_ssize_t)srv->max_body_bytes);
     evhttp_set_allowed_methods(h->ev, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
                                           EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD | EVHTTP_REQ_OPTIONS |
                                           EVHTTP_REQ_PATCH);
@@ -832,6 +1206,15 @@ struct http *http_new(struct event_base *base, struct api *api, struct writer *w
         *errp = xstrdup(m);
         goto fail;
     }
+    /* evhttp listens with a backlog of 128: a burst of connections overflows it, and each
+     * connection dropped from it waits a second for its SYN to be sent again. Linux lets a
+     * second listen() raise it (to net.core.somaxconn at most). */
+    if (listen(evhttp_bound_socket_get_fd(h->sock), 4096) < 0)
+        log_msg(LOG_WARN, "http", "cannot raise the listen backlog", "error=\"%s\"",
+                strerror(errno));
+    h->accept_again = evtimer_new(base, accept_again_cb, h);
+    accepting = h;
+    evconnlistener_set_error_cb(evhttp_bound_socket_get_listener(h->sock), accept_error_cb);
     struct sockaddr_storage ss;
     ev_socklen_t sl = sizeof ss;
     evutil_socket_t fd = evhttp_bound_socket_get_fd(h->sock);
@@ -851,6 +1234,8 @@ fail:
 
 void http_stop_accepting(struct http *h)
 {
+    if (h && h->accept_again)
+        evtimer_del(h->accept_again);
     if (h && h->sock) {
         evhttp_del_accept_socket(h->ev, h->sock);
         h->sock = NULL;
@@ -862,6 +1247,14 @@ int http_port(const struct http *h)
     return h->port;
 }
 
+int http_connections(const struct http *h)
+{
+    int n = 0;
+    for (size_t i = 0; i < h->n_by_fd; i++)
+        n += h->by_fd[i] != NULL;
+    return n;
+}
+
 int http_deferred(const struct http *h)
 {
     return h->deferred;
@@ -871,8 +1264,15 @@ void http_free(struct http *h)
 {
     if (!h)
         return;
+    h->closing = true;
+    if (accepting == h)
+        accepting = NULL;
+    if (h->accept_again)
+        event_free(h->accept_again);
     if (h->ev)
         evhttp_free(h->ev); /* close_cb frees every attached connection */
+    while (h->drains)
+        drain_free(h->drains);
     free(h->by_fd);
     http_free_tokens(h->tokens);
     free(h);
