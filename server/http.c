@@ -544,8 +544,9 @@ static char *refusal_text(struct http *h, int status, const char *msg, size_t *l
                      status, reason_phrase(status), blen, rid, date, body ? body : "");
     free(body);
     *len = n > 0 && (size_t)n < cap ? (size_t)n : 0;
-    log_msg(LOG_INFO, "http", "request refused", "status=%d reason=\"%s\" rid=%s", status, msg,
-            rid);
+    char qmsg[256];
+    log_msg(LOG_INFO, "http", "request refused", "status=%d reason=%s rid=%s", status,
+            log_quote(qmsg, sizeof qmsg, msg), rid);
     metrics_request(h->api->metrics, NULL, "OTHER", status, 0);
     return out;
 }
@@ -861,8 +862,9 @@ static void reply(struct http *h, struct evhttp_request *ev, struct resp *r, con
         evhttp_add_header(oh, "Connection", "close");
     int status = r->status ? r->status : 500;
     double ms = ms_since(t0);
+    char qpath[1024];
     log_msg(LOG_INFO, "http", "request", "method=%s path=%s status=%d duration_ms=%.3f rid=%s",
-            method, path, status, ms, rid);
+            method, log_quote(qpath, sizeof qpath, path), status, ms, rid);
     metrics_request(h->api->metrics, route, method, status, ms / 1000.0);
     /* The next request on this connection starts now and must arrive within read-timeout. */
     struct conn *c = conn_of(h, ev);

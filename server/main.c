@@ -218,7 +218,8 @@ static int serve(struct cli *c)
     rc = 0;
 out:
     if (err) {
-        log_msg(LOG_ERROR, "main", "cannot serve", "error=\"%s\"", err);
+        char qerr[1024];
+        log_msg(LOG_ERROR, "main", "cannot serve", "error=%s", log_quote(qerr, sizeof qerr, err));
         free(err);
     }
     api.ready = false;
