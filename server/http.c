@@ -334,41 +334,81 @@ void http_match_deinit(struct http_match *m)
 
 /* -------------------------------------------------------------------- auth -- */
 
+/* -1 with *errp = "token file PATH[:LINE]: what" (new). */
+static int token_error(char **errp, const char *path, long line, const char *what)
+{
+    char m[1024];
+    if (line > 0)
+        snprintf(m, sizeof m, "token file %s:%ld: %s", path, line, what);
+    else
+        snprintf(m, sizeof m, "token file %s: %s", path, what);
+    *errp = xstrdup(m);
+    return -1;
+}
+
 int http_load_tokens(const char *path, char ***out, char **errp)
 {
-    FILE *f = fopen(path, "r");
+    FILE *f = NULL;
     char **t = NULL;
-    int n = 0;
-    char line[1024];
+    char *line = NULL;
+    size_t cap = 0;
+    long lineno = 0;
+    int n = 0, rc = -1;
+    ssize_t len;
     *out = NULL;
-    if (!f) {
-        char m[512];
-        snprintf(m, sizeof m, "token file %s: %s", path, strerror(errno));
-        *errp = xstrdup(m);
-        return -1;
+    if (!(f = fopen(path, "r"))) {
+        token_error(errp, path, 0, strerror(errno));
+        goto out;
     }
-    while (fgets(line, sizeof line, f)) {
-        char *s = line, *e;
-        while (isspace((unsigned char)*s))
+    /* whole lines, however long: a line is never split into several tokens */
+    while ((len = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        if (memchr(line, '\0', (size_t)len)) {
+            token_error(errp, path, lineno, "holds a NUL byte");
+            goto out;
+        }
+        char *s = line, *e = line + len;
+        while (s < e && isspace((unsigned char)*s))
             s++;
-        e = s + strlen(s);
         while (e > s && isspace((unsigned char)e[-1]))
-            *--e = '\0';
+            e--;
+        *e = '\0';
         if (!*s || *s == '#')
             continue;
+        if ((size_t)(e - s) > HTTP_TOKEN_MAX) {
+            char m[96];
+            snprintf(m, sizeof m, "a token of %zu bytes, longer than %d", (size_t)(e - s),
+                     HTTP_TOKEN_MAX);
+            token_error(errp, path, lineno, m);
+            goto out;
+        }
         t = xrealloc(t, (size_t)(n + 2) * sizeof *t);
         t[n++] = xstrdup(s);
         t[n] = NULL;
     }
-    fclose(f);
+    if (ferror(f)) {
+        token_error(errp, path, 0, strerror(errno));
+        goto out;
+    }
     if (n == 0) {
-        char m[512];
-        snprintf(m, sizeof m, "token file %s: no token in it", path);
-        *errp = xstrdup(m);
-        return -1;
+        token_error(errp, path, 0, "no token in it");
+        goto out;
     }
     *out = t;
-    return 0;
+    t = NULL;
+    rc = 0;
+out:
+    if (line) {
+        /* wipe before release: the process should not keep secrets in freed memory */
+        volatile char *v = line;
+        for (size_t i = 0; i < cap; i++)
+            v[i] = 0;
+        free(line);
+    }
+    http_free_tokens(t);
+    if (f)
+        fclose(f);
+    return rc;
 }
 
 void http_free_tokens(char **tokens)

@@ -42,10 +42,13 @@ void http_free(struct http *h);
 
 /* ------------------------------------------------- exposed for unit tests -- */
 
+/* The longest token a token file may hold (a longer line is an error, never split). */
+#define HTTP_TOKEN_MAX 4096
 /*
- * Reads a token file: one token per line; blank lines and lines starting with '#' are
- * skipped; surrounding white space is trimmed. *out (new, NULL-terminated). -1 + *errp
- * (a missing file, or no token in it).
+ * Reads a token file: one token per line (whole lines, read with getline); blank lines and
+ * lines starting with '#' are skipped; surrounding white space is trimmed. *out (new,
+ * NULL-terminated). -1 + *errp naming the file, and the line when one is at fault: a
+ * missing file, a token above HTTP_TOKEN_MAX bytes, a NUL byte, no token at all.
  */
 int http_load_tokens(const char *path, char ***out, char **errp);
 void http_free_tokens(char **tokens);
