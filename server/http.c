@@ -295,7 +295,8 @@ int http_route(const char *method, const char *path, struct http_match *m)
             if (strcmp(routes[i].method, want) == 0) {
                 m->open = routes[i].open;
                 m->pattern = routes[i].pattern;
-                if (m->field) {
+                if (m->field || (m->job && !api_job_id_ok(m->job))) {
+                    m->field = m->field ? m->field : "job"; /* problem NULL: the grammar */
                     m->status = 400;
                     goto out;
                 }
@@ -1043,13 +1044,12 @@ static void request_cb(struct evhttp_request *ev, void *arg)
         goto send;
     }
     /* Path parameters: well-formed escapes, no NUL, and a job name in the grammar, checked
-     * here once for every route. */
+     * by http_route once for every route. */
     if (m.status == 400) {
-        api_error(&r, 400, NULL, m.field, "%s %s", m.field, m.problem);
-        goto send;
-    }
-    if (m.job && !api_job_id_ok(m.job)) {
-        api_job_id_error(&r, m.job);
+        if (m.problem)
+            api_error(&r, 400, NULL, m.field, "%s %s", m.field, m.problem);
+        else
+            api_job_id_error(&r, m.job);
         goto send;
     }
     if ((int64_t)blen > h->srv->max_body_bytes) {

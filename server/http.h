@@ -62,7 +62,9 @@ bool http_auth_ok(char *const *tokens, const char *authorization);
 struct http_match {
     int (*h)(const struct req *, struct resp *); /* the handler, or NULL */
     int status;          /* 200 (h set), 404 (no such path), 405 (path known, method not),
-                            400 (a path parameter is malformed: field and problem say how) */
+                            400 (a path parameter is malformed: field says which, problem
+                            how; problem NULL: job is outside the grammar, api_job_id_error
+                            says how) */
     char *job, *id;      /* the percent-decoded {job} and {id} (new), or NULL */
     bool open;           /* no token needed */
     const char *pattern; /* the route's pattern (static), or NULL */
@@ -73,9 +75,9 @@ struct http_match {
 
 /*
  * Finds the route of method + raw path; HEAD finds the GET route. Parameters are decoded
- * strictly: %HH escapes only, no NUL byte (the job name grammar itself is api_job_id_ok's,
- * checked by the caller). 0 when m->h is set, else -1 (m->status says why). The caller
- * releases m with http_match_deinit in either case.
+ * strictly (%HH escapes only, no NUL byte) and {job} must be in the job name grammar
+ * (api_job_id_ok): the one check for every route that takes a job. 0 when m->h is set, else
+ * -1 (m->status says why). The caller releases m with http_match_deinit in either case.
  */
 int http_route(const char *method, const char *path, struct http_match *m);
 void http_match_deinit(struct http_match *m);
