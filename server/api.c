@@ -86,7 +86,17 @@ int api_error(struct resp *r, int status, const char *code, const char *field, c
     db_write_free(r->write);
     r->write = NULL;
     r->status = status;
-    json_t *e = json_pack("{s:s,s:s}", "code", code ? code : api_code(status), "message", msg);
+    /* A message that echoes client bytes (a path) may not be UTF-8, or may be cut inside a
+     * character: JSON strings must be, so such bytes become '?' rather than losing the
+     * envelope. */
+    json_t *m = json_string(msg);
+    if (!m) {
+        for (char *p = msg; *p; p++)
+            if ((unsigned char)*p >= 0x80)
+                *p = '?';
+        m = json_string(msg);
+    }
+    json_t *e = json_pack("{s:s,s:o}", "code", code ? code : api_code(status), "message", m);
     if (field && *field)
         json_object_set_new(e, "field", json_string(field));
     r->json = json_pack("{s:o}", "error", e);

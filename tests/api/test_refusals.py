@@ -81,7 +81,7 @@ def case(name, data, status, field=None, words=()):
     ok = ok and (field is None or e.get("field") == field)
     ok = ok and all(w in (e or {}).get("message", "") for w in words)
     c.check(ok, "%s: want %d, got %d in %.1f s: %r" % (name, status, st, secs, body[:200]))
-    if st >= 400 and status not in (400,):
+    if st == status and status in (413, 414, 417, 431, 501):
         c.check(hdrs.get("connection") == "close", "%s: Connection: close" % name)
     return st
 
@@ -125,6 +125,10 @@ case("unsupported Expect",
      b"POST /v1/jobs/x/metrics HTTP/1.1\r\nHost: x\r\nExpect: tea\r\nContent-Length: 2\r\n\r\n{}",
      417)
 case("unknown method", b"BREW /pot HTTP/1.1\r\nHost: x\r\n\r\n", 501)
+CODES.update({404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"})
+case("path that is not UTF-8", b"GET /caf\xe9 HTTP/1.1\r\nHost: x\r\n\r\n", 404)
+case("path that is not UTF-8, known route", b"GET /v1/jobs/caf\xe9/metrics HTTP/1.1\r\nHost: x\r\n\r\n",
+     405)
 
 # urllib sends everything before reading: it must get the statuses, not a reset.
 for name, path, body, want in [
