@@ -1166,6 +1166,15 @@ static int parse_listen(const char *s, char *host, size_t hlen, int *port)
     return 0;
 }
 
+/* Open client connections (a scan: for the log, not for every request). */
+static int http_connections(const struct http *h)
+{
+    int n = 0;
+    for (size_t i = 0; i < h->n_by_fd; i++)
+        n += h->by_fd[i] != NULL;
+    return n;
+}
+
 /* The server whose listener reports accept errors (a listener's error callback gets evhttp's
  * argument, not ours; one server per process). */
 static struct http *accepting;
@@ -1287,14 +1296,6 @@ void http_stop_accepting(struct http *h)
 int http_port(const struct http *h)
 {
     return h->port;
-}
-
-int http_connections(const struct http *h)
-{
-    int n = 0;
-    for (size_t i = 0; i < h->n_by_fd; i++)
-        n += h->by_fd[i] != NULL;
-    return n;
 }
 
 int http_deferred(const struct http *h)

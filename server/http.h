@@ -33,8 +33,6 @@ struct http *http_new(struct event_base *base, struct api *api, struct writer *w
 void http_stop_accepting(struct http *h);
 /* The bound port (after http_new). */
 int http_port(const struct http *h);
-/* Open client connections (a scan: for logs and tests, not for every request). */
-int http_connections(const struct http *h);
 /* Replies waiting for a commit. */
 int http_deferred(const struct http *h);
 /* Closes every connection and frees h. NULL is fine. */
