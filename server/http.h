@@ -1,11 +1,14 @@
 /*
  * http.h - the evhttp glue of `governor serve` (prefix http_), and nothing else: the route
- * table (method + path pattern with {job} and {id}), evhttp request -> struct req,
- * struct resp -> reply, the limits of struct opt_server (body size: 413 with the error
- * envelope; header size; a per-request read deadline that drops a client sending one
- * byte a second; idle keep-alive timeout), the Content-Type check (415), bearer-token
- * auth (401; constant-time compare; tokens never logged), one logfmt line per request,
- * and replies deferred until the writer has committed the request's write unit.
+ * table (method + path pattern with {job} and {id}; HEAD served as GET without the body;
+ * 405 with Allow), strict decoding of path parameters and the job name grammar check for
+ * every route, evhttp request -> struct req, struct resp -> reply, the limits of struct
+ * opt_server (request line and headers: 414/431; body: 413; a per-request read deadline
+ * that answers 408 to a client sending one byte a second; idle keep-alive timeout), every
+ * refusal evhttp makes on its own rewritten into the error envelope, connections closed on
+ * a refusal drained before the close (no reset), the Content-Type check (415), bearer-token
+ * auth (401; constant-time compare; tokens never logged), one logfmt line per request (the
+ * path quoted), and replies deferred until the writer has committed the request's write unit.
  *
  * May call: api (handlers), writer (submit), log, libevent.
  */
