@@ -1243,7 +1243,13 @@ struct http *http_new(struct event_base *base, struct api *api, struct writer *w
     h->ev = evhttp_new(base);
     evhttp_set_gencb(h->ev, request_cb, h);
     evhttp_set_bevcb(h->ev, bev_cb, h);
-    evhttp_set_timeout_tv(h->ev, &h->read_tv);
+    /* evhttp's own timeout (idle, reset by every byte, on reads and writes) is only a
+     * backstop at twice read-timeout: the deadline, which always runs while a request is
+     * read or a reply written, must fire first and answer 408. (At the same expiry, a plain
+     * timer would run before the deadlines, which share a common-timeout queue.) */
+    struct timeval backstop = {h->read_tv.tv_sec * 2 + (h->read_tv.tv_usec * 2) / 1000000,
+                               (h->read_tv.tv_usec * 2) % 1000000};
+    evhttp_set_timeout_tv(h->ev, &backstop);
     evhttp_set_max_headers_size(h->ev, (ev_ssize_t)srv->max_header_bytes);
     /* evhttp refuses a larger body as soon as it knows (Content-Length, or the chunks so far)
      * and fixup_cb turns its refusal into the envelope's 413 */
