@@ -6,9 +6,12 @@ test prints p50/p99 of a normal client with and without the attack, and their ra
 The test raises its own descriptor limit (resource.setrlimit) and scales the idle crowd down,
 saying so, when the hard limit does not allow 10,000."""
 import json
+import os
 import resource
 import select
 import socket
+import subprocess
+import sys
 import threading
 import time
 
@@ -27,7 +30,8 @@ else:
     resource.setrlimit(resource.RLIMIT_NOFILE, (want if hard == resource.RLIM_INFINITY
                                                 else max(soft, min(hard, want)), hard))
 
-s = Server(args=["--read-timeout", "%d s" % READ_TIMEOUT])
+# synchronous OFF: a commit's fsync would add the disk's jitter to what is measured here
+s = Server(args=["--read-timeout", "%d s" % READ_TIMEOUT, "--synchronous", "OFF"])
 m = [l for l in s.logs().splitlines() if 'msg="descriptor limit"' in l]
 c.check(m, "the server logs its descriptor limit")
 if m:
@@ -47,27 +51,37 @@ def pct(xs, p):
     return xs[min(len(xs) - 1, int(round(p / 100.0 * (len(xs) - 1))))]
 
 
-step = [0]
+# The normal client runs in its own process, so that the attack's threads in this one (and
+# its 10,000 sockets) do not slow it down: what is measured is the server.
+CLIENT = r"""
+import http.client, json, sys, time
+sys.path.insert(0, sys.argv[3])
+from gov import sample
+port, n, first = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[4])
+conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+out = []
+for i in range(first, first + n):
+    body = json.dumps(sample(i))
+    t = time.perf_counter()
+    conn.request("POST", "/v1/jobs/normal/metrics", body=body,
+                 headers={"Content-Type": "application/json"})
+    r = conn.getresponse()
+    r.read()
+    out.append((time.perf_counter() - t) * 1000 if r.status == 200 else -r.status)
+print(json.dumps(out))
+"""
+step = [1]
 
 
-def normal_client(n=200):
-    """Latencies (ms) of n decisions on one keep-alive connection."""
-    conn = s.conn(timeout=10)
-    out = []
-    for _ in range(n):
-        step[0] += 1
-        body = json.dumps(sample(step[0]))
-        t = time.perf_counter()
-        conn.request("POST", "/v1/jobs/normal/metrics", body=body,
-                     headers={"Content-Type": "application/json"})
-        r = conn.getresponse()
-        r.read()
-        out.append((time.perf_counter() - t) * 1000)
-        if r.status != 200:
-            c.check(False, "normal client: status %d" % r.status)
-            break
-    conn.close()
-    return out
+def normal_client(n=300):
+    """Latencies (ms) of n decisions on one keep-alive connection, from another process."""
+    p = subprocess.run([sys.executable, "-c", CLIENT, str(s.port), str(n),
+                        os.path.dirname(os.path.abspath(__file__)), str(step[0])],
+                       capture_output=True, text=True, timeout=120)
+    step[0] += n
+    out = json.loads(p.stdout) if p.returncode == 0 else [-1]
+    c.check(all(x >= 0 for x in out), "normal client: %r" % (p.stderr[-300:] or out[:5]))
+    return [x for x in out if x >= 0] or [0.0]
 
 
 def connect():
@@ -130,15 +144,16 @@ rss1 = rss_kb()
 n_attack = IDLE + len(slow_head) + len(slow_body) + len(stopped) + len(big_head)
 
 b50, b99, d50, d99 = pct(base, 50), pct(base, 99), pct(during, 50), pct(during, 99)
-r50, r99 = d50 / max(b50, 1.0), d99 / max(b99, 1.0)
+# Floors keep a sub-millisecond baseline from turning scheduling noise into a large ratio.
+r50, r99 = d50 / max(b50, 1.0), d99 / max(b99, 10.0)
 print("%d idle connections opened in %.1f s; %d hostile connections in all"
       % (IDLE, t_open, n_attack))
 print("normal client without the attack: p50 %.2f ms p99 %.2f ms" % (b50, b99))
 print("normal client during the attack:   p50 %.2f ms p99 %.2f ms" % (d50, d99))
-print("ratio during/without (floor 1 ms): p50 x%.2f p99 x%.2f" % (r50, r99))
+print("ratio during/without (floors 1 ms, 10 ms): p50 x%.2f p99 x%.2f" % (r50, r99))
 print("server memory: %d MB before, %d MB with the attack (%.1f KB a connection)"
       % (rss0 // 1024, rss1 // 1024, (rss1 - rss0) / float(n_attack)))
-c.check(r50 < 5 and r99 < 10, "normal latency kept: p50 x%.2f p99 x%.2f" % (r50, r99))
+c.check(r50 < 3 and r99 < 10, "normal latency kept: p50 x%.2f p99 x%.2f" % (r50, r99))
 c.check((rss1 - rss0) / float(n_attack) < 32, "memory bounded: %.1f KB a connection"
         % ((rss1 - rss0) / float(n_attack)))
 
