@@ -57,10 +57,18 @@ const char *api_code(int status)
         return "FAILED_PRECONDITION";
     case 413:
         return "PAYLOAD_TOO_LARGE";
+    case 414:
+        return "URI_TOO_LONG";
     case 415:
         return "UNSUPPORTED_MEDIA_TYPE";
+    case 417:
+        return "EXPECTATION_FAILED";
     case 422:
         return "INVALID_CONFIG";
+    case 431:
+        return "HEADERS_TOO_LARGE";
+    case 501:
+        return "NOT_IMPLEMENTED";
     case 503:
         return "UNAVAILABLE";
     default:
@@ -79,11 +87,27 @@ int api_error(struct resp *r, int status, const char *code, const char *field, c
     db_write_free(r->write);
     r->write = NULL;
     r->status = status;
-    json_t *e = json_pack("{s:s,s:s}", "code", code ? code : api_code(status), "message", msg);
+    /* A message that echoes client bytes (a path) may not be UTF-8, or may be cut inside a
+     * character: JSON strings must be, so such bytes become '?' rather than losing the
+     * envelope. */
+    json_t *m = json_string(msg);
+    if (!m) {
+        for (char *p = msg; *p; p++)
+            if ((unsigned char)*p >= 0x80)
+                *p = '?';
+        m = json_string(msg);
+    }
+    json_t *e = json_pack("{s:s,s:o}", "code", code ? code : api_code(status), "message", m);
     if (field && *field)
         json_object_set_new(e, "field", json_string(field));
     r->json = json_pack("{s:o}", "error", e);
     return 0;
+}
+
+static bool job_char_ok(unsigned char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == ':' || c == '-';
 }
 
 bool api_job_id_ok(const char *id)
@@ -91,12 +115,31 @@ bool api_job_id_ok(const char *id)
     size_t n = 0;
     if (!id)
         return false;
-    for (; id[n]; n++) {
-        unsigned char c = (unsigned char)id[n];
-        if (!(isalnum(c) || c == '.' || c == '_' || c == ':' || c == '-') || c > 127)
+    for (; id[n]; n++)
+        if (!job_char_ok((unsigned char)id[n]))
             return false;
+    return n >= 1 && n <= API_JOB_MAX;
+}
+
+int api_job_id_error(struct resp *r, const char *id)
+{
+    size_t n = id ? strlen(id) : 0;
+    size_t bad = 0;
+    while (bad < n && job_char_ok((unsigned char)id[bad]))
+        bad++;
+    if (n == 0)
+        return api_error(r, 400, NULL, "job", "job is empty; a job name is " API_JOB_GRAMMAR);
+    if (bad < n) {
+        unsigned char c = (unsigned char)id[bad];
+        if (c > 32 && c < 127)
+            return api_error(r, 400, NULL, "job",
+                             "job has '%c' at offset %zu; a job name is " API_JOB_GRAMMAR, c, bad);
+        return api_error(r, 400, NULL, "job",
+                         "job has byte 0x%02x at offset %zu; a job name is " API_JOB_GRAMMAR, c,
+                         bad);
     }
-    return n >= 1 && n <= 128;
+    return api_error(r, 400, NULL, "job",
+                     "job is %zu characters long; a job name is " API_JOB_GRAMMAR, n);
 }
 
 const char *api_query(const struct req *q, const char *key)

@@ -126,8 +126,14 @@ json_t *api_json_body(const struct req *q, struct resp *r, const char *what_obje
 /* The envelope's code for a status ("INVALID_ARGUMENT" for 400, ...). */
 const char *api_code(int status);
 
-/* True when id matches [A-Za-z0-9._:-]{1,128}. */
+/* The job name grammar (DESIGN 3.1), the one definition: letters, digits, '.', '_', ':'
+ * and '-', 1 to 128 of them. */
+#define API_JOB_GRAMMAR "[A-Za-z0-9._:-]{1,128}"
+#define API_JOB_MAX     128
+/* True when id matches API_JOB_GRAMMAR. */
 bool api_job_id_ok(const char *id);
+/* Fills r with a 400 naming the field "job" and saying how id breaks the grammar. 0. */
+int api_job_id_error(struct resp *r, const char *id);
 /* The value of query parameter key, or NULL. */
 const char *api_query(const struct req *q, const char *key);
 /*

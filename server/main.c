@@ -6,10 +6,13 @@
  * request (SQL, replay) has been answered, then shut down in reverse order. It holds no logic
  * of its own.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <sys/resource.h>
 
 #include <event2/event.h>
 #include <event2/thread.h>
@@ -127,6 +130,34 @@ static void sighup_cb(evutil_socket_t sig, short what, void *arg)
     free(err);
 }
 
+/*
+ * Raises the soft limit on open descriptors to the hard limit: each client connection holds
+ * one (two while it drains after a refusal), and the default soft limit (often 1024) would
+ * refuse connections long before memory runs short. Logs the limit in force.
+ */
+static void raise_nofile(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return;
+    rlim_t was = rl.rlim_cur;
+    if (rl.rlim_cur != rl.rlim_max) {
+        rlim_t want = rl.rlim_max;
+        if (want == RLIM_INFINITY)
+            want = 1048576; /* the kernel refuses more than fs.nr_open (1048576 by default) */
+        struct rlimit up = {want, rl.rlim_max};
+        if (setrlimit(RLIMIT_NOFILE, &up) < 0) {
+            log_msg(LOG_WARN, "main", "cannot raise the descriptor limit",
+                    "nofile=%llu hard=%llu error=\"%s\"", (unsigned long long)rl.rlim_cur,
+                    (unsigned long long)rl.rlim_max, strerror(errno));
+            return;
+        }
+        rl.rlim_cur = want;
+    }
+    log_msg(LOG_INFO, "main", "descriptor limit", "nofile=%llu was=%llu",
+            (unsigned long long)rl.rlim_cur, (unsigned long long)was);
+}
+
 static int serve(struct cli *c)
 {
     struct serve s = {0};
@@ -142,6 +173,7 @@ static int serve(struct cli *c)
     if (lvl >= 0)
         log_min_level = (enum log_level)lvl;
     signal(SIGPIPE, SIG_IGN);
+    raise_nofile();
     evthread_use_pthreads();
     if (!(s.base = event_base_new())) {
         err = strdup("cannot create the event loop");
@@ -191,7 +223,8 @@ static int serve(struct cli *c)
     rc = 0;
 out:
     if (err) {
-        log_msg(LOG_ERROR, "main", "cannot serve", "error=\"%s\"", err);
+        char qerr[1024];
+        log_msg(LOG_ERROR, "main", "cannot serve", "error=%s", log_quote(qerr, sizeof qerr, err));
         free(err);
     }
     api.ready = false;

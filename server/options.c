@@ -231,6 +231,7 @@ enum land {
 #define F_NAMES      (1u << 3) /* list of plugin names */
 #define F_PERIODS    (1u << 4) /* excluded-period syntax, checked with cron_validate */
 #define F_CASE       (1u << 5) /* enum values match with exact case */
+#define F_NONEMPTY   (1u << 6) /* optional, but a value given must not be empty */
 
 /* A parsed value. */
 struct val {
@@ -498,8 +499,9 @@ static const struct opt_row opt_rows[] = {
      SV(replay_policies),
      .help = "Directories (`;` between them) whose policies, or those of a directory under them, "
              "POST /v1/replay may load, besides `policies`."},
-    {SERVER("token-file"), .type = T_STRING, .def = "", .flags = F_OPTIONAL, .land = L_STR,
-     SV(token_file), .help = "File of bearer tokens, one a line; none = no authentication."},
+    {SERVER("token-file"), .type = T_STRING, .def = "", .flags = F_OPTIONAL | F_NONEMPTY,
+     .land = L_STR, SV(token_file),
+     .help = "File of bearer tokens, one a line; none = no authentication."},
     {SERVER("config"), .type = T_STRING, .def = "", .flags = F_OPTIONAL, .land = L_STR, SV(config),
      .help = "Config file of `key = value` lines (these keys and job options)."},
     {SERVER("log-level"), .type = T_ENUM, .def = "info", .values = level_values, .land = L_STR,
@@ -1356,6 +1358,10 @@ int opt_server_set(struct opt_server *s, const char *key, const char *value, cha
     char *t = trim_dup(value ? value : "");
     char *e = NULL;
     struct val v;
+    if ((r->flags & F_NONEMPTY) && !*t) {
+        free(t);
+        return fail(errp, "%s: an empty value is not allowed (leave the option out instead)", key);
+    }
     int rc = parse_row_value(r, t, &v, &e);
     if (rc < 0)
         fail(errp, "%s: %s", key, e);

@@ -1,6 +1,7 @@
 """gov.py - helpers of the API tests: start the real `governor serve` on a free 127.0.0.1
 port with a temporary database, speak HTTP to it, build samples, and fingerprint the
 stored rows so that a test can prove a bad request stored nothing. Python 3 stdlib only."""
+import atexit
 import hashlib
 import http.client
 import json
@@ -40,6 +41,13 @@ class Server:
                 time.sleep(0.02)
         if self.port is None:
             raise RuntimeError("server did not start: " + self.logs())
+        atexit.register(self._reap)
+
+    def _reap(self):
+        """A test that ends early (an exception) leaves no server behind."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
 
     def logs(self):
         with open(self.log_path) as f:

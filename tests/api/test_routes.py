@@ -180,5 +180,5 @@ c.check(any(line.startswith('governor_http_request_duration_seconds_bucket{route
                             '"/v1/jobs/{job}/metrics",le="+Inf"} ') for line in lines),
         "latency histogram per route")
 c.check(s2.stop() == 0, "second SIGTERM exits 0")
-c.check("method=POST path=/v1/jobs/orders/metrics status=200" in s.logs(), "request log line")
+c.check('method=POST path="/v1/jobs/orders/metrics" status=200' in s.logs(), "request log line")
 c.done()

@@ -113,7 +113,7 @@ def chromium(port, query, *extra):
 def requests_after(s, mark):
     """(method, path, status) of the requests the server logged after byte offset mark."""
     return [(m.group(1), m.group(2), int(m.group(3))) for m in re.finditer(
-        r'msg="request" method=(\S+) path=(\S+) status=(\d+)', s.logs()[mark:])]
+        r'msg="request" method=(\S+) path="((?:[^"\\]|\\.)*)" status=(\d+)', s.logs()[mark:])]
 
 
 def points(poly):

@@ -96,19 +96,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             nq++;
         }
     }
-    char *job = NULL, *id = NULL;
-    bool open;
-    int status;
-    int (*fn)(const struct req *, struct resp *) =
-        http_route(method, path, &job, &id, &open, &status, NULL);
+    struct http_match m;
+    http_route(method, path, &m);
+    int (*fn)(const struct req *, struct resp *) = m.h;
     if (fn) {
         struct req q = {0};
         struct resp r = {0};
         q.api = &F.a;
         q.method = method;
         q.path = path;
-        q.job = job;
-        q.id = id;
+        q.job = m.job;
+        q.id = m.id;
         q.query = kv;
         q.n_query = nq;
         q.body = nl + 1;
@@ -135,7 +133,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         resp_deinit(&r);
     }
-    free(job);
-    free(id);
+    http_match_deinit(&m);
     return 0;
 }
