@@ -418,12 +418,12 @@ static const struct opt_row opt_rows[] = {
      CF(observed_scalability_coefficient_min), .help = "Lowest scalability coefficient assumed."},
     {JOB("metrics.custom-evaluators"), .type = T_LIST, .def = "", .flags = F_NAMES, .land = L_LIST,
      CF(evaluators), .off2 = offsetof(struct core_config, n_evaluators),
-     .help = "Evaluator plugins, chained in this order; parameters under "
-             "`job.autoscaler.metrics.custom-evaluator.<name>.<param>`."},
+     .help = "Evaluator plugins, chained in this order (a name counts once; at most 16); "
+             "parameters under `job.autoscaler.metrics.custom-evaluator.<name>.<param>`."},
     {JOB("scaling.custom-executors"), .type = T_LIST, .def = "", .flags = F_NAMES, .land = L_LIST,
      CF(executors), .off2 = offsetof(struct core_config, n_executors),
-     .help = "Executor plugins (by priority); parameters under "
-             "`job.autoscaler.scaling.custom-executor.<name>.<param>`."},
+     .help = "Executor plugins (by priority; a name counts once; at most 16); parameters "
+             "under `job.autoscaler.scaling.custom-executor.<name>.<param>`."},
     {JOB("skew.enabled"), .type = T_BOOL, .def = "true", .land = L_BOOL, CF(skew_enabled),
      .help = "Diagnose hot keys: no useless scale-up past the key's bound (governor)."},
     {JOB("skew.min-ratio"), .type = T_DOUBLE, .def = "1.5", MIN(1), .land = L_DOUBLE,
