@@ -396,23 +396,27 @@ static int trampoline(lua_State *L)
     return t->fn(L);
 }
 
-static void batch_init(struct plugin__batch *b, const char *what, const struct plugin_limits *l)
+/* A batch with the per-decision budget, and deadline unless timed is false (0 = none). */
+static void batch_init(struct plugin__batch *b, const char *what, const struct plugin_limits *l,
+                       bool timed)
 {
     memset(b, 0, sizeof *b);
     b->what = what;
     b->budget = l->decision_instructions;
-    b->timeout_ms = l->decision_timeout_ms;
+    b->timeout_ms = timed ? l->decision_timeout_ms : 0;
 }
 
 /* The message of a call not run because its batch is spent. */
 static void skip_message(const struct plugin__batch *b, const char *label, char *err,
                          size_t err_len)
 {
+    char dl[64] = "";
+    if (b->timeout_ms)
+        snprintf(dl, sizeof dl, ", deadline %lld ms", (long long)b->timeout_ms);
     snprintf(err, err_len,
-             "%s: not run: the %s's plugin budget is spent (%lld of %lld instructions, "
-             "deadline %lld ms, %d calls run)",
-             label, b->what, (long long)b->used, (long long)b->budget, (long long)b->timeout_ms,
-             b->calls);
+             "%s: not run: the %s's plugin budget is spent (%lld of %lld instructions%s, %d "
+             "calls run)",
+             label, b->what, (long long)b->used, (long long)b->budget, dl, b->calls);
 }
 
 #define RUN_SKIPPED (-2)
@@ -435,7 +439,7 @@ static int run_call(struct plugin_set *s, int idx, const char *label, int (*fn)(
     s->budget_of_batch = s->deadline_of_batch = false;
     if (b) {
         if (!b->deadline_ns)
-            b->deadline_ns = t0 + b->timeout_ms * 1000000;
+            b->deadline_ns = b->timeout_ms ? t0 + b->timeout_ms * 1000000 : INT64_MAX;
         if (b->spent || b->used >= b->budget || t0 >= b->deadline_ns) {
             b->spent = true;
             b->skipped++;
@@ -772,9 +776,12 @@ int plugin_set_load(const char *dir, const struct plugin_limits *lim, struct plu
         p->file = &s->files[i];
         p->ref_fn = p->ref_tbl = LUA_NOREF;
     }
-    /* The top levels of all the files together get what one decision's calls get. */
+    /* The top levels of all the files together get the instructions of one decision's
+     * calls. Not its deadline: a load runs where it blocks no decision (at start) or
+     * rarely (a reload), each file has its own, and a load must not fail because the
+     * machine is slow for a moment (the server would not start). */
     struct plugin__batch load_batch;
-    batch_init(&load_batch, "load", &s->lim);
+    batch_init(&load_batch, "load", &s->lim, false);
     for (int i = 0; i < s->n; i++) {
         if (run_call(s, -1, s->p[i].file->path, load_one, &s->p[i], &load_batch, err, sizeof err) !=
             0) {
@@ -1594,7 +1601,7 @@ struct plugin_call *plugin_call_new(struct plugin_set *set, const char *job,
     c->st = st;
     c->sm = sm;
     c->ref_config = c->ref_job = LUA_NOREF;
-    batch_init(&c->batch, "decision", &set->lim);
+    batch_init(&c->batch, "decision", &set->lim, true);
     c->skip_rec = -1;
     if (cfg && cfg->n_executors > 1) {
         int n = cfg->n_executors;

@@ -93,6 +93,51 @@ static int call_attack(struct plugin_set *s, const char *attack, char **out, cha
     return rc;
 }
 
+/* -------------------------------------------------------- decisions -- */
+
+struct dk {
+    struct plugin_set *s;
+    struct opt_job *opts;
+    struct core_config cfg;
+    struct plugin_call *call;
+    struct core_hooks h;
+    struct core_vertex_in v;
+};
+
+/* A decision's binding of the set to the job options kv (NULL-terminated pairs). */
+static void dk_init(struct dk *k, struct plugin_set *s, const char *const *kv)
+{
+    memset(k, 0, sizeof *k);
+    char *err = NULL;
+    k->s = s;
+    k->opts = opt_job_new();
+    for (; kv && *kv; kv += 2)
+        if (opt_job_set(k->opts, OPT_JOB, kv[0], kv[1], &err) < 0) {
+            fprintf(stderr, "%s\n", err);
+            abort();
+        }
+    if (opt_job_resolve(k->opts, &k->cfg, &err) < 0) {
+        fprintf(stderr, "%s\n", err);
+        abort();
+    }
+    k->v = (struct core_vertex_in){.id = "v", .parallelism = 2, .max_parallelism = 128};
+    k->call = plugin_call_new(s, "j", k->opts, &k->cfg, NULL, NULL);
+    plugin_call_hooks(k->call, &k->h);
+}
+
+static void dk_deinit(struct dk *k)
+{
+    plugin_call_free(k->call);
+    opt_job_free(k->opts);
+}
+
+static void nan_ev(struct core_evaluated *e)
+{
+    double *p = (double *)e;
+    for (size_t i = 0; i < sizeof *e / sizeof(double); i++)
+        p[i] = NAN;
+}
+
 /* ------------------------------------------------- message handlers -- */
 
 static const char *XPCALL = ATTACK_PLUGIN(
@@ -166,91 +211,92 @@ static void test_load_is_bounded(void)
     ASSERT(now_ms() - t0 < 2000);
     free(err);
 
-    /* All the files of one load share the per-decision limits: the second spinning file
-     * is not run once the first has used the load's deadline. */
-    lim = (struct plugin_limits){.instructions = 1000000000000LL,
-                                 .timeout_ms = 5000,
-                                 .decision_instructions = 1000000000000LL,
-                                 .decision_timeout_ms = 60};
+    /* All the files of one load share the per-decision instruction budget: the second
+     * file gets what the first left. */
+    lim = (struct plugin_limits){.timeout_ms = 5000, .decision_instructions = 1500000};
     fresh_dir();
-    put("a.lua", "while true do end");
+    put("a.lua", "local i = 0 while i < 200000 do i = i + 1 end\n"
+                 "return { kind = 'evaluator', evaluate = print }");
     put("b.lua", "while true do end");
     t0 = now_ms();
     ASSERT_EQ(plugin_set_load(tmpdir, &lim, &s, &err), -1);
     rm_dir();
-    double ms = now_ms() - t0;
-    ASSERT_STR(err, "a.lua: the load's plugin deadline passed (60 ms across its plugin calls)");
-    ASSERT(ms >= 59 && ms < 2000);
+    ASSERT_STR(err, "b.lua: the load's plugin budget is spent (1500000 instructions across its "
+                    "plugin calls)");
+    ASSERT(now_ms() - t0 < 2000);
     free(err);
 }
 
 /* After a stop, every further instruction raises: the pending __close handlers (one per
- * frame of a deep recursion here) end at their first instruction instead of running on
- * until the count hook next looks (150,000 x 1,000 instructions, seconds). */
+ * frame of a recursion here) end at their first instruction instead of running on until
+ * the count hook next looks (20,000 x 1,000 instructions). Counted, not timed: each handler
+ * counts its steps in N, which the next call returns. */
 static void test_close_handlers_after_a_stop(void)
 {
     char *err = NULL, *out = NULL;
     double ms;
     struct plugin_limits lim = {.timeout_ms = 5000, .decision_timeout_ms = 5000};
-    struct plugin_set *s = load_one(
-        "p",
-        ATTACK_PLUGIN("close = function()\n"
-                      "  local mt = {__close = function() local i = 0 while i < 1e6 do i = i + 1 "
-                      "end end}\n"
-                      "  local function deep(n)\n"
-                      "    local x <close> = setmetatable({}, mt)\n"
-                      "    if n > 0 then return deep(n - 1) + 0 end\n"
-                      "    while true do end\n"
-                      "  end\n"
-                      "  return deep(150000)\n"
-                      "end,"),
-        &lim, &err);
+    struct plugin_set *s =
+        load_one("p",
+                 "local N = 0\n"
+                 "local mt = {__close = function() N = N + 1 while true do N = N + 1 end end}\n"
+                 "local function deep(n)\n"
+                 "  local x <close> = setmetatable({}, mt)\n"
+                 "  if n > 0 then return deep(n - 1) + 0 end\n"
+                 "  while true do end\n"
+                 "end\n"
+                 "return { kind = 'evaluator', evaluate = function(v, e, ctx)\n"
+                 "  if ctx.params.x == 'count' then return N end\n"
+                 "  return deep(20000)\n"
+                 "end }",
+                 &lim, &err);
     ASSERT(s != NULL);
     ASSERT_EQ(call_attack(s, "close", &out, &err, &ms), -1);
     ASSERT_STR(err, "p: instruction budget exceeded (1000000 instructions)");
-    ASSERT(ms < 1000);
     free(err);
+    ASSERT_EQ(call_attack(s, "count", &out, &err, &ms), 0);
+    ASSERT_STR(out, "[0]");
+    free(out);
     plugin_set_unref(s);
 }
 
 /* One VM instruction can take milliseconds (here: converting an 8 MB string of digits to a
  * number as a for loop's start); the watchdog stops the call at the next instruction after
- * the deadline, where the count hook would look at the clock only a thousand instructions
- * (a second) later. */
+ * the deadline (here the decision's, 100 ms), where the count hook would look at the clock
+ * only a thousand instructions (a second) later. */
 static void test_deadline_holds_for_slow_instructions(void)
 {
     char *err = NULL, *out = NULL;
     double ms;
     struct plugin_limits lim = {.instructions = 1000000000000LL,
-                                .timeout_ms = 100,
-                                .decision_instructions = 1000000000000LL};
-    struct plugin_set *s =
-        load_one("p",
-                 "local S = ''\n"
-                 "return { kind = 'evaluator', evaluate = function(v, e, ctx)\n"
-                 "  if ctx.params.x == 'grow' then\n"
-                 "    S = S .. string.rep(string.rep('1', 65536), 16) return #S\n"
-                 "  end\n"
-                 "  while true do for i = S, 0 do end end\n"
-                 "end }",
-                 &lim, &err);
+                                .timeout_ms = 5000,
+                                .decision_instructions = 1000000000000LL,
+                                .decision_timeout_ms = 100};
+    struct plugin_set *s = load_one("p",
+                                    "local S = ''\n"
+                                    "return { kind = 'evaluator', evaluate = function(v, e, ctx)\n"
+                                    "  if ctx.params.x == 'grow' then\n"
+                                    "    S = string.rep(string.rep('1', 65536), 128) return #S\n"
+                                    "  end\n"
+                                    "  while true do for i = S, 0 do end end\n"
+                                    "end }",
+                                    &lim, &err);
     ASSERT(s != NULL);
-    /* 8 MB, a megabyte a call (a call that meets the deadline on a loaded machine leaves S
-     * as it was: it is tried again) */
-    bool grown = false;
-    for (int i = 0; i < 40 && !grown; i++) {
-        if (call_attack(s, "grow", &out, &err, &ms) == 0) {
-            grown = strcmp(out, "[8388608]") == 0;
-            free(out);
-        } else {
-            free(err);
-        }
-    }
-    ASSERT(grown);
-    ASSERT_EQ(call_attack(s, "convert", &out, &err, &ms), -1);
-    ASSERT_STR(err, "p: deadline exceeded (100 ms)");
+    ASSERT_EQ(call_attack(s, "grow", &out, &err, &ms), 0); /* no decision: 5 s */
+    ASSERT_STR(out, "[8388608]");
+    free(out);
+    const char *kv[] = {"job.autoscaler.metrics.custom-evaluators", "p", NULL};
+    struct dk k;
+    dk_init(&k, s, kv);
+    struct core_evaluated ev;
+    nan_ev(&ev);
+    char msg[512];
+    double t0 = now_ms();
+    ASSERT_EQ(k.h.evaluate(k.h.ud, "p", &k.v, &ev, false, T, msg, sizeof msg), -1);
+    ms = now_ms() - t0;
+    ASSERT_STR(msg, "p: the decision's plugin deadline passed (100 ms across its plugin calls)");
     ASSERT(ms < 1000);
-    free(err);
+    dk_deinit(&k);
     plugin_set_unref(s);
 }
 
@@ -342,51 +388,6 @@ static void test_library_calls_are_charged(void)
     ASSERT_STR(out, "[\"0,1,3,5,9,10\",0,3,5]");
     free(out);
     plugin_set_unref(s);
-}
-
-/* -------------------------------------------------------- decisions -- */
-
-struct dk {
-    struct plugin_set *s;
-    struct opt_job *opts;
-    struct core_config cfg;
-    struct plugin_call *call;
-    struct core_hooks h;
-    struct core_vertex_in v;
-};
-
-/* A decision's binding of the set to the job options kv (NULL-terminated pairs). */
-static void dk_init(struct dk *k, struct plugin_set *s, const char *const *kv)
-{
-    memset(k, 0, sizeof *k);
-    char *err = NULL;
-    k->s = s;
-    k->opts = opt_job_new();
-    for (; kv && *kv; kv += 2)
-        if (opt_job_set(k->opts, OPT_JOB, kv[0], kv[1], &err) < 0) {
-            fprintf(stderr, "%s\n", err);
-            abort();
-        }
-    if (opt_job_resolve(k->opts, &k->cfg, &err) < 0) {
-        fprintf(stderr, "%s\n", err);
-        abort();
-    }
-    k->v = (struct core_vertex_in){.id = "v", .parallelism = 2, .max_parallelism = 128};
-    k->call = plugin_call_new(s, "j", k->opts, &k->cfg, NULL, NULL);
-    plugin_call_hooks(k->call, &k->h);
-}
-
-static void dk_deinit(struct dk *k)
-{
-    plugin_call_free(k->call);
-    opt_job_free(k->opts);
-}
-
-static void nan_ev(struct core_evaluated *e)
-{
-    double *p = (double *)e;
-    for (size_t i = 0; i < sizeof *e / sizeof(double); i++)
-        p[i] = NAN;
 }
 
 /* The hook calls of one decision share its limits: once they are spent, the calls left
