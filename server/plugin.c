@@ -92,6 +92,12 @@ static int64_t imax64(int64_t a, int64_t b)
     return a > b ? a : b;
 }
 
+/* t0 + ms milliseconds in ns, saturating (a limit of "1000000 d" must not wrap around). */
+static int64_t after_ms(int64_t t0, int64_t ms)
+{
+    return ms > (INT64_MAX - t0) / 1000000 ? INT64_MAX : t0 + ms * 1000000;
+}
+
 static int64_t wall_ms(void)
 {
     struct timespec ts;
@@ -435,11 +441,11 @@ static int run_call(struct plugin_set *s, int idx, const char *label, int (*fn)(
     int base = lua_gettop(L);
     int64_t t0 = plugin__now_ns();
     int64_t budget = s->lim.instructions;
-    int64_t deadline = t0 + s->lim.timeout_ms * 1000000;
+    int64_t deadline = after_ms(t0, s->lim.timeout_ms);
     s->budget_of_batch = s->deadline_of_batch = false;
     if (b) {
         if (!b->deadline_ns)
-            b->deadline_ns = b->timeout_ms ? t0 + b->timeout_ms * 1000000 : INT64_MAX;
+            b->deadline_ns = b->timeout_ms ? after_ms(t0, b->timeout_ms) : INT64_MAX;
         if (b->spent || b->used >= b->budget || t0 >= b->deadline_ns) {
             b->spent = true;
             b->skipped++;
@@ -1470,11 +1476,14 @@ static void record_skip(struct plugin_call *c, const char *plugin, enum plugin_k
     if (c->skip_rec < 0) {
         c->skip_rec = c->n_rec;
         record(c, plugin, kind, "skipped", 0, err);
-        return;
     }
     struct plugin_record *r = &c->rec[c->skip_rec];
-    free((char *)r->error);
-    r->error = xasprintf("%s (%d calls skipped)", err, c->batch.skipped);
+    char *old = (char *)r->error;
+    char *tail = strstr(old, "; calls skipped: ");
+    if (tail)
+        *tail = '\0';
+    r->error = xasprintf("%s; calls skipped: %d", old, c->batch.skipped);
+    free(old);
 }
 
 static int run_hook(struct hook_job *h, char *err, size_t err_len)
