@@ -217,14 +217,25 @@ static timer_t *wd_timer(void)
     return t;
 }
 
-/* Arms the timer at deadline_ns (CLOCK_MONOTONIC), or disarms it (0). */
-static void wd_arm(timer_t *t, int64_t deadline_ns)
+/* When this thread's timer fires (CLOCK_MONOTONIC), 0 when disarmed. The calls of one
+ * decision share its deadline, so the timer is armed once for them (a system call per
+ * call would double the cost of a short one) and disarmed when the decision ends. */
+static _Thread_local int64_t wd_at;
+
+/* Arms this thread's timer at deadline_ns, or disarms it (0). */
+static void wd_set(int64_t deadline_ns)
 {
+    if (deadline_ns == wd_at)
+        return;
+    timer_t *t = wd_timer();
+    if (!t)
+        return;
     struct itimerspec it;
     memset(&it, 0, sizeof it);
     it.it_value.tv_sec = deadline_ns / 1000000000;
     it.it_value.tv_nsec = deadline_ns % 1000000000;
-    timer_settime(*t, deadline_ns ? TIMER_ABSTIME : 0, &it, NULL);
+    if (timer_settime(*t, deadline_ns ? TIMER_ABSTIME : 0, &it, NULL) == 0)
+        wd_at = deadline_ns;
 }
 
 /*
@@ -329,7 +340,16 @@ void plugin__charge_units(lua_State *L, lua_Unsigned n, int64_t per)
 static void count_hook(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
-    plugin__charge(L, lua_gethookcount(L));
+    int n = lua_gethookcount(L);
+    plugin__charge(L, n);
+    /* still running: the timer fired for a deadline that is not this call's (it raced
+     * with a re-arm), so back to the usual step */
+    if (n == 1) {
+        struct plugin_set *s = plugin__set(L);
+        int64_t left = s->budget - s->used;
+        lua_sethook(L, count_hook, LUA_MASKCOUNT,
+                    left < HOOK_STEP ? (int)(left > 0 ? left : 1) : HOOK_STEP);
+    }
 }
 
 /* The message handler of every host call: the error as text with the file:line of the
@@ -472,18 +492,16 @@ static int run_call(struct plugin_set *s, int idx, const char *label, int (*fn)(
     s->cur_idx = idx;
     s->in_call = true;
     lua_sethook(L, count_hook, LUA_MASKCOUNT, budget < HOOK_STEP ? (int)budget : HOOK_STEP);
-    timer_t *wd = wd_timer();
     wd_L = L;
     atomic_signal_fence(memory_order_seq_cst);
-    if (wd)
-        wd_arm(wd, deadline);
+    wd_set(deadline);
     struct tramp t = {fn, ud};
     lua_pushcfunction(L, msgh);
     lua_pushcfunction(L, trampoline);
     lua_pushlightuserdata(L, &t);
     int st = lua_pcall(L, 1, 0, base + 1);
-    if (wd)
-        wd_arm(wd, 0);
+    if (!b || !b->timeout_ms)
+        wd_set(0); /* a decision's stays armed for its next call (plugin_call_free) */
     wd_L = NULL;
     atomic_signal_fence(memory_order_seq_cst);
     s->in_call = false;
@@ -1646,6 +1664,7 @@ void plugin_call_free(struct plugin_call *c)
 {
     if (!c)
         return;
+    wd_set(0); /* the decision's deadline (run_call left it armed) */
     if (c->ref_config != LUA_NOREF || c->ref_job != LUA_NOREF) {
         pthread_mutex_lock(&c->set->mu);
         luaL_unref(c->set->L, LUA_REGISTRYINDEX, c->ref_config);
