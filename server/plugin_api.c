@@ -108,6 +108,7 @@ void plugin__readonly(lua_State *L, const char *what)
 #define CONV_COST       16 /* per conversion of string.format */
 #define DATE_COST       32 /* per byte of os.date's format (strftime per directive) */
 #define PACK_COST       2  /* per byte string.pack pads or copies one at a time */
+#define PARSE_COST      64 /* per byte the governor helpers parse (a period list: 3 us each) */
 
 static int64_t weigh(lua_State *L, int i)
 {
@@ -115,7 +116,7 @@ static int64_t weigh(lua_State *L, int i)
 }
 
 /* What a function costs beyond the size of its arguments, known from them. */
-enum cost { COST_ARGS, COST_FORMAT, COST_PACK, COST_DATE, COST_MOVE };
+enum cost { COST_ARGS, COST_FORMAT, COST_PACK, COST_DATE, COST_MOVE, COST_PARSE };
 
 /* string.format: each conversion, and each byte %q escapes. */
 static int64_t format_cost(lua_State *L)
@@ -203,6 +204,11 @@ static int guarded(lua_State *L)
     case COST_MOVE:
         extra = move_cost(L);
         break;
+    case COST_PARSE:
+        for (int i = 1; i <= n; i++)
+            if (lua_type(L, i) == LUA_TSTRING)
+                extra += (int64_t)lua_rawlen(L, i) * PARSE_COST;
+        break;
     }
     plugin__charge(L, 1 + cost / BYTES_PER_INSTR + extra);
     lua_pushvalue(L, lua_upvalueindex(1));
@@ -223,8 +229,8 @@ static void push_guarded(lua_State *L, enum cost c)
     lua_pushcclosure(L, guarded, 2);
 }
 
-/* Replaces every C function of the table at idx with a guarded closure over it. */
-static void guard_all(lua_State *L, int idx)
+/* Replaces every C function of the table at idx with a guarded closure over it, of cost c. */
+static void guard_all_cost(lua_State *L, int idx, enum cost c)
 {
     idx = lua_absindex(L, idx);
     lua_pushnil(L);
@@ -232,12 +238,17 @@ static void guard_all(lua_State *L, int idx)
         if (lua_iscfunction(L, -1)) {
             lua_pushvalue(L, -2);
             lua_insert(L, -2);
-            push_guarded(L, COST_ARGS);
+            push_guarded(L, c);
             lua_rawset(L, idx);
         } else {
             lua_pop(L, 1);
         }
     }
+}
+
+static void guard_all(lua_State *L, int idx)
+{
+    guard_all_cost(L, idx, COST_ARGS);
 }
 
 /* Guards t[name] with the cost c (t[name] is a C function, or already guarded). */
@@ -1038,7 +1049,7 @@ static int rep_guarded(lua_State *L)
     }
     double total = (double)l * (double)n + (double)lsep * (double)(n - 1);
     double room = (double)s->mem_cap - (double)s->mem_used;
-    if (total > room && total < (double)s->mem_cap) { /* garbage may be in the way */
+    if (total > room && total < (double)s->mem_cap) {       /* garbage may be in the way */
         plugin__charge(L, 1 + (int64_t)(s->mem_used / 64)); /* a collection visits it all */
         lua_gc(L, LUA_GCCOLLECT, 0);
         room = (double)s->mem_cap - (double)s->mem_used;
@@ -1481,7 +1492,7 @@ static void push_ro_lib(lua_State *L, const luaL_Reg *fns, const char *what)
 {
     lua_newtable(L);
     luaL_setfuncs(L, fns, 0);
-    guard_all(L, -1);
+    guard_all_cost(L, -1, COST_PARSE);
     plugin__readonly(L, what);
 }
 
@@ -1648,7 +1659,7 @@ void plugin__sandbox_open(lua_State *L)
     static const luaL_Reg gv[] = {
         {"duration", gv_duration}, {"time", gv_time}, {"window", gv_window}, {NULL, NULL}};
     luaL_setfuncs(L, gv, 0);
-    guard_all(L, -1); /* the helpers parse their text arguments */
+    guard_all_cost(L, -1, COST_PARSE); /* the helpers parse their text arguments */
     lua_pushnil(L);
     lua_pushcclosure(L, sb_log, 1);
     lua_setfield(L, -2, "log");

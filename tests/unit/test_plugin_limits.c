@@ -333,6 +333,8 @@ static const char *LIBCALLS = ATTACK_PLUGIN(
     "  local s = string.rep('xxxxxxxxxxxxxxxx', 250000)\n"
     "  while true do local t = s .. 'x' end\n"
     "end,\n"
+    "periods = function()\n"
+    "  return governor.periods.matches(string.rep('* * * * * ?;', 80000), 0) end,\n"
     "fine = function() return 'fine' end,");
 
 /* Each of these library calls used to run as long as its arguments asked (seconds, or
@@ -347,7 +349,7 @@ static void test_library_calls_are_charged(void)
     ASSERT(s != NULL);
     const char *attacks[] = {"move",  "move_max", "insert_len", "remove_len", "date",
                              "quote", "pack",     "rep",        "gsub",       "codes",
-                             "arith", "tonumber", "concat"};
+                             "arith", "tonumber", "concat",     "periods"};
     for (size_t i = 0; i < sizeof attacks / sizeof attacks[0]; i++) {
         int rc = call_attack(s, attacks[i], &out, &err, &ms);
         if (rc == 0) {
