@@ -518,7 +518,8 @@ static const struct opt_row opt_rows[] = {
              "together; the calls left are skipped."},
     {SERVER("plugin-decision-timeout"), .type = T_DURATION, .def = "100 ms", MIN(1), .land = L_I64,
      SV(plugin_decision_timeout_ms),
-     .help = "Wall clock of all the plugin calls of one decision together."},
+     .help = "Wall clock of all the plugin calls of one decision together (ten times this "
+             "for a policy load)."},
     {SERVER("plugin-memory"), .type = T_MEMORY, .def = "64 mb", MIN(1048576), .land = L_I64,
      SV(plugin_memory_bytes), .help = "Memory cap of one Lua state."},
 };

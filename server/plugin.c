@@ -39,6 +39,7 @@
 #define DEFAULT_DECISION_INSTRUCTIONS 10000000
 #define DEFAULT_DECISION_TIMEOUT_MS   100
 #define HOOK_STEP                     1000 /* instructions between two count-hook checks */
+#define LOAD_DEADLINES                10   /* a load's deadline, in decision deadlines */
 #define MAX_FILE_BYTES                (1024 * 1024)
 
 static const char *const kind_names[] = {"exclusion", "evaluator", "executor", "alignment"};
@@ -422,27 +423,26 @@ static int trampoline(lua_State *L)
     return t->fn(L);
 }
 
-/* A batch with the per-decision budget, and deadline unless timed is false (0 = none). */
+/* A batch with the per-decision budget, and times the per-decision deadline. */
 static void batch_init(struct plugin__batch *b, const char *what, const struct plugin_limits *l,
-                       bool timed)
+                       int times)
 {
     memset(b, 0, sizeof *b);
     b->what = what;
     b->budget = l->decision_instructions;
-    b->timeout_ms = timed ? l->decision_timeout_ms : 0;
+    b->timeout_ms =
+        l->decision_timeout_ms > INT64_MAX / times ? INT64_MAX : l->decision_timeout_ms * times;
 }
 
 /* The message of a call not run because its batch is spent. */
 static void skip_message(const struct plugin__batch *b, const char *label, char *err,
                          size_t err_len)
 {
-    char dl[64] = "";
-    if (b->timeout_ms)
-        snprintf(dl, sizeof dl, ", deadline %lld ms", (long long)b->timeout_ms);
     snprintf(err, err_len,
-             "%s: not run: the %s's plugin budget is spent (%lld of %lld instructions%s, %d "
-             "calls run)",
-             label, b->what, (long long)b->used, (long long)b->budget, dl, b->calls);
+             "%s: not run: the %s's plugin budget is spent (%lld of %lld instructions, deadline "
+             "%lld ms, %d calls run)",
+             label, b->what, (long long)b->used, (long long)b->budget, (long long)b->timeout_ms,
+             b->calls);
 }
 
 #define RUN_SKIPPED (-2)
@@ -465,7 +465,7 @@ static int run_call(struct plugin_set *s, int idx, const char *label, int (*fn)(
     s->budget_of_batch = s->deadline_of_batch = false;
     if (b) {
         if (!b->deadline_ns)
-            b->deadline_ns = b->timeout_ms ? after_ms(t0, b->timeout_ms) : INT64_MAX;
+            b->deadline_ns = after_ms(t0, b->timeout_ms);
         if (b->spent || b->used >= b->budget || t0 >= b->deadline_ns) {
             b->spent = true;
             b->skipped++;
@@ -500,7 +500,7 @@ static int run_call(struct plugin_set *s, int idx, const char *label, int (*fn)(
     lua_pushcfunction(L, trampoline);
     lua_pushlightuserdata(L, &t);
     int st = lua_pcall(L, 1, 0, base + 1);
-    if (!b || !b->timeout_ms)
+    if (!b || !b->decision)
         wd_set(0); /* a decision's stays armed for its next call (plugin_call_free) */
     wd_L = NULL;
     atomic_signal_fence(memory_order_seq_cst);
@@ -801,11 +801,11 @@ int plugin_set_load(const char *dir, const struct plugin_limits *lim, struct plu
         p->ref_fn = p->ref_tbl = LUA_NOREF;
     }
     /* The top levels of all the files together get the instructions of one decision's
-     * calls. Not its deadline: a load runs where it blocks no decision (at start) or
-     * rarely (a reload), each file has its own, and a load must not fail because the
-     * machine is slow for a moment (the server would not start). */
+     * calls, and ten times its deadline: a load must not fail because the machine is slow
+     * for a moment (at start the server would not start), and a reload blocks decisions
+     * no longer than that, however many files loop. */
     struct plugin__batch load_batch;
-    batch_init(&load_batch, "load", &s->lim, false);
+    batch_init(&load_batch, "load", &s->lim, LOAD_DEADLINES);
     for (int i = 0; i < s->n; i++) {
         if (run_call(s, -1, s->p[i].file->path, load_one, &s->p[i], &load_batch, err, sizeof err) !=
             0) {
@@ -1628,7 +1628,8 @@ struct plugin_call *plugin_call_new(struct plugin_set *set, const char *job,
     c->st = st;
     c->sm = sm;
     c->ref_config = c->ref_job = LUA_NOREF;
-    batch_init(&c->batch, "decision", &set->lim, true);
+    batch_init(&c->batch, "decision", &set->lim, 1);
+    c->batch.decision = true;
     c->skip_rec = -1;
     if (cfg && cfg->n_executors > 1) {
         int n = cfg->n_executors;

@@ -33,8 +33,8 @@
  * plugin-timeout, plugin-decision-instructions, plugin-decision-timeout, plugin-memory). A
  * value <= 0 takes the default: 1,000,000 / 100 ms per call; per decision 10,000,000 and
  * 100 ms, or the per-call figure when that is larger; 64 MiB. The per-decision limits are
- * shared by every hook call of one decision (struct plugin_call); the instructions also by
- * the top levels of every file of one load (plugin_set_load). */
+ * shared by every hook call of one decision (struct plugin_call), and by the top levels of
+ * every file of one load (plugin_set_load), whose deadline is ten times the decision's. */
 struct plugin_limits {
     int64_t instructions;          /* VM instructions per call */
     int64_t timeout_ms;            /* wall clock per call */

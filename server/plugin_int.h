@@ -51,11 +51,12 @@ struct plugin__batch {
     const char *what;    /* "decision" | "load", for messages */
     int64_t budget;      /* instructions */
     int64_t used;        /* instructions, calls so far */
-    int64_t timeout_ms;  /* wall clock, from the first call; 0: none */
+    int64_t timeout_ms;  /* wall clock, from the first call */
     int64_t deadline_ns; /* CLOCK_MONOTONIC; 0 until the first call */
     int calls;           /* calls run */
     int skipped;         /* calls not run because the group's limits were spent */
     bool spent;
+    bool decision; /* a decision's (the watchdog stays armed between its calls) */
 };
 
 struct plugin_set {

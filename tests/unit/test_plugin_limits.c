@@ -225,6 +225,21 @@ static void test_load_is_bounded(void)
                     "plugin calls)");
     ASSERT(now_ms() - t0 < 2000);
     free(err);
+
+    /* and ten times the per-decision deadline */
+    lim = (struct plugin_limits){.instructions = 1000000000000LL,
+                                 .timeout_ms = 5000,
+                                 .decision_instructions = 1000000000000LL,
+                                 .decision_timeout_ms = 10};
+    fresh_dir();
+    put("a.lua", "while true do end");
+    t0 = now_ms();
+    ASSERT_EQ(plugin_set_load(tmpdir, &lim, &s, &err), -1);
+    rm_dir();
+    double ms = now_ms() - t0;
+    ASSERT_STR(err, "a.lua: the load's plugin deadline passed (100 ms across its plugin calls)");
+    ASSERT(ms >= 99 && ms < 2000);
+    free(err);
 }
 
 /* After a stop, every further instruction raises: the pending __close handlers (one per
