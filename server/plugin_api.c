@@ -132,7 +132,7 @@ static int64_t format_cost(lua_State *L)
             continue;
         if (++p < e && *p == '%')
             continue;
-        while (p < e && strchr("-+ #0123456789.", *p))
+        while (p < e && *p && strchr("-+ #0123456789.", *p))
             p++;
         if (p >= e)
             break;
@@ -188,6 +188,7 @@ static int guarded(lua_State *L)
     int64_t cost = 0;
     for (int i = 1; i <= n; i++)
         cost += weigh(L, i);
+    plugin__charge(L, 1 + cost / BYTES_PER_INSTR); /* before reading the arguments */
     int64_t extra = 0;
     switch ((enum cost)lua_tointeger(L, lua_upvalueindex(2))) {
     case COST_ARGS:
@@ -210,7 +211,7 @@ static int guarded(lua_State *L)
                 extra += (int64_t)lua_rawlen(L, i) * PARSE_COST;
         break;
     }
-    plugin__charge(L, 1 + cost / BYTES_PER_INSTR + extra);
+    plugin__charge(L, extra);
     lua_pushvalue(L, lua_upvalueindex(1));
     lua_insert(L, 1);
     lua_call(L, n, LUA_MULTRET);

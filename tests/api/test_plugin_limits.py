@@ -207,7 +207,6 @@ if want("load"):
     with open(os.path.join(pdir, "zz_top.lua"), "w") as f:
         f.write(TOP_LOOP)
 
-
     def wait_reload_failed():
         deadline = time.time() + 20
         while time.time() < deadline:
@@ -218,7 +217,6 @@ if want("load"):
             time.sleep(0.05)
         return None
 
-
     err = guarded("automatic reload", wait_reload_failed)
     c.check(err and "budget" in err, "the automatic reload fails naming the file: %r" % err)
     r = guarded("requested reload", lambda: s.req("POST", "/v1/policies/reload"))
@@ -227,7 +225,6 @@ if want("load"):
                 "POST /v1/policies/reload: 422 naming the file: %r" % (r,))
 
     results = []
-
 
     def replays():
         def one():
@@ -241,7 +238,6 @@ if want("load"):
             x.start()
         for x in ts:
             x.join(timeout=60)
-
 
     guarded("replay", replays)
     c.check(len(results) == 2 and all(x[0] == 422 and "zz_top.lua" in str(x[1]) for x in results),
@@ -267,19 +263,23 @@ if want("sigterm"):
                                 "--plugin-timeout", "2 s", "--plugin-decision-timeout", "2 s"])
     answer = []
 
+    sent = threading.Event()  # the sample that runs the plugin is on its way
 
     def hostile():
         try:
             for i in range(4):
+                if i == 3:
+                    sent.set()
                 answer.append(s2.req("POST", "/v1/jobs/term/metrics",
                                      with_config(i, {"job.autoscaler.metrics.custom-evaluators":
                                                      "xloop"}), conn=s2.conn(timeout=30)))
         except Exception as e:  # noqa: BLE001
             answer.append((0, repr(e), {}))
-
+        sent.set()
 
     th = threading.Thread(target=hostile)
     th.start()
+    sent.wait(timeout=60)
     time.sleep(0.5)
     t = time.monotonic()
     s2.proc.send_signal(signal.SIGTERM)
