@@ -229,6 +229,7 @@ enum land {
 #define F_DEPRECATED (1u << 1)
 #define F_OPEN       (1u << 2) /* enum: any other name selects a plugin of that name */
 #define F_NAMES      (1u << 3) /* list of plugin names */
+#define MAX_PLUGINS  16        /* different names in an F_NAMES list */
 #define F_PERIODS    (1u << 4) /* excluded-period syntax, checked with cron_validate */
 #define F_CASE       (1u << 5) /* enum values match with exact case */
 #define F_NONEMPTY   (1u << 6) /* optional, but a value given must not be empty */
@@ -427,12 +428,12 @@ static const struct opt_row opt_rows[] = {
      CF(observed_scalability_coefficient_min), .help = "Lowest scalability coefficient assumed."},
     {JOB("metrics.custom-evaluators"), .type = T_LIST, .def = "", .flags = F_NAMES, .land = L_LIST,
      CF(evaluators), .off2 = offsetof(struct core_config, n_evaluators),
-     .help = "Evaluator plugins, chained in this order; parameters under "
-             "`job.autoscaler.metrics.custom-evaluator.<name>.<param>`."},
+     .help = "Evaluator plugins, chained in this order (a name counts once; at most 16); "
+             "parameters under `job.autoscaler.metrics.custom-evaluator.<name>.<param>`."},
     {JOB("scaling.custom-executors"), .type = T_LIST, .def = "", .flags = F_NAMES, .land = L_LIST,
      CF(executors), .off2 = offsetof(struct core_config, n_executors),
-     .help = "Executor plugins (by priority); parameters under "
-             "`job.autoscaler.scaling.custom-executor.<name>.<param>`."},
+     .help = "Executor plugins (by priority; a name counts once; at most 16); parameters "
+             "under `job.autoscaler.scaling.custom-executor.<name>.<param>`."},
     {JOB("skew.enabled"), .type = T_BOOL, .def = "true", .land = L_BOOL, CF(skew_enabled),
      .help = "Diagnose hot keys: no useless scale-up past the key's bound (governor)."},
     {JOB("skew.min-ratio"), .type = T_DOUBLE, .def = "1.5", MIN(1), .land = L_DOUBLE,
@@ -535,6 +536,14 @@ static const struct opt_row opt_rows[] = {
      SV(plugin_instructions), .help = "Lua instruction budget of one plugin call."},
     {SERVER("plugin-timeout"), .type = T_DURATION, .def = "100 ms", MIN(1), MAX(MS_M),
      .land = L_I64, SV(plugin_timeout_ms), .help = "Wall-clock deadline of one plugin call."},
+    {SERVER("plugin-decision-instructions"), .type = T_INT, .def = "10000000", MIN(1000),
+     .land = L_I64, SV(plugin_decision_instructions),
+     .help = "Lua instructions of all the plugin calls of one decision (or policy load) "
+             "together; the calls left are skipped."},
+    {SERVER("plugin-decision-timeout"), .type = T_DURATION, .def = "100 ms", MIN(1), MAX(MS_M),
+     .land = L_I64, SV(plugin_decision_timeout_ms),
+     .help = "Wall clock of all the plugin calls of one decision together (ten times this "
+             "for a policy load)."},
     {SERVER("plugin-memory"), .type = T_MEMORY, .def = "64 mb", MIN(1048576), .land = L_I64,
      SV(plugin_memory_bytes), .help = "Memory cap of one Lua state."},
 };
@@ -728,6 +737,11 @@ static int parse_row_value(const struct opt_row *r, const char *t, struct val *v
     }
     case T_LIST:
         if (r->flags & F_NAMES) {
+            /* Repeated names count once (list_split drops them); more than MAX_PLUGINS
+             * different ones are refused: every name costs a plugin call per vertex. */
+            const char *seen[MAX_PLUGINS];
+            size_t seen_len[MAX_PLUGINS];
+            int n_seen = 0;
             for (const char *p = t; *p;) {
                 size_t n = strcspn(p, ";");
                 const char *a = p, *b = p + n;
@@ -740,6 +754,15 @@ static int parse_row_value(const struct opt_row *r, const char *t, struct val *v
                                 "\"%.*s\" is not a plugin name (letters, digits, '_', '-'; "
                                 "names separated by ';')",
                                 (int)(b - a), a);
+                bool dup = b == a;
+                for (int i = 0; !dup && i < n_seen; i++)
+                    dup = seen_len[i] == (size_t)(b - a) && memcmp(seen[i], a, seen_len[i]) == 0;
+                if (!dup) {
+                    if (n_seen == MAX_PLUGINS)
+                        return fail(errp, "more than %d different plugin names", MAX_PLUGINS);
+                    seen[n_seen] = a;
+                    seen_len[n_seen++] = (size_t)(b - a);
+                }
                 p += n;
                 if (*p)
                     p++;
@@ -1037,7 +1060,9 @@ out:
 }
 
 /* Splits a ';' list (items trimmed, empty ones dropped) into c; returns the count. With
- * dedupe, a repeated item is dropped (spec 6.2: duplicate executor names are ignored). */
+ * dedupe, a repeated item is dropped (spec 6.2: duplicate executor names are ignored; the
+ * same for evaluators, which governor chains: running one twice is never wanted, and
+ * a name repeated thousands of times would be thousands of calls per vertex). */
 static int list_split(struct list_cache *c, const char *text, bool dedupe)
 {
     c->buf = xstrdup(text);
@@ -1096,7 +1121,7 @@ static void land_value(void *base, const struct opt_row *r, const struct val *v,
         break;
     case L_LIST: {
         struct list_cache *c = &j->lists[row];
-        int n = list_split(c, text, r->off2 == offsetof(struct core_config, n_executors));
+        int n = list_split(c, text, (r->flags & F_NAMES) != 0);
         *(const char *const **)p = n ? c->items : NULL;
         *(int *)((char *)base + r->off2) = n;
         break;

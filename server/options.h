@@ -106,6 +106,9 @@ struct opt_server {
     int64_t audit_retention_ms;  /* 90 d; 0 = keep forever */
     int64_t plugin_instructions; /* Lua instruction budget per call */
     int64_t plugin_timeout_ms;   /* Lua wall-clock deadline per call */
+    /* all the plugin calls of one decision together: instructions and wall clock */
+    int64_t plugin_decision_instructions;
+    int64_t plugin_decision_timeout_ms;
     int64_t plugin_memory_bytes; /* Lua memory cap per state */
 };
 

@@ -11,6 +11,12 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <jansson.h>
 #include <lauxlib.h>
 #include <lualib.h>
@@ -27,11 +33,14 @@
 #include "plugin_int.h"
 #include "xmem.h"
 
-#define DEFAULT_INSTRUCTIONS 1000000
-#define DEFAULT_TIMEOUT_MS   100
-#define DEFAULT_MEMORY       (64 * 1024 * 1024)
-#define HOOK_STEP            1000 /* instructions between two count-hook checks */
-#define MAX_FILE_BYTES       (1024 * 1024)
+#define DEFAULT_INSTRUCTIONS          1000000
+#define DEFAULT_TIMEOUT_MS            100
+#define DEFAULT_MEMORY                (64 * 1024 * 1024)
+#define DEFAULT_DECISION_INSTRUCTIONS 10000000
+#define DEFAULT_DECISION_TIMEOUT_MS   100
+#define HOOK_STEP                     1000 /* instructions between two count-hook checks */
+#define LOAD_DEADLINES                10   /* a load's deadline, in decision deadlines */
+#define MAX_FILE_BYTES                (1024 * 1024)
 
 static const char *const kind_names[] = {"exclusion", "evaluator", "executor", "alignment"};
 static const char *const hook_names[] = {"excluded", "evaluate", "execute", "align"};
@@ -54,6 +63,9 @@ struct plugin_call {
     /* every hook call of this decision, for the plugin_calls table */
     int n_rec, cap_rec;
     struct plugin_record *rec;
+    /* the decision's share of the limits; the calls it skipped have one record */
+    struct plugin__batch batch;
+    int skip_rec; /* index of that record, -1 until a call is skipped */
 };
 
 /* ------------------------------------------------------------- helpers -- */
@@ -76,6 +88,17 @@ int64_t plugin__now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+static int64_t imax64(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
+
+/* t0 + ms milliseconds in ns, saturating (a limit of "1000000 d" must not wrap around). */
+static int64_t after_ms(int64_t t0, int64_t ms)
+{
+    return ms > (INT64_MAX - t0) / 1000000 ? INT64_MAX : t0 + ms * 1000000;
+}
+
 static int64_t wall_ms(void)
 {
     struct timespec ts;
@@ -87,6 +110,8 @@ void plugin_limits_from(struct plugin_limits *l, const struct opt_server *srv)
 {
     l->instructions = srv ? srv->plugin_instructions : 0;
     l->timeout_ms = srv ? srv->plugin_timeout_ms : 0;
+    l->decision_instructions = srv ? srv->plugin_decision_instructions : 0;
+    l->decision_timeout_ms = srv ? srv->plugin_decision_timeout_ms : 0;
     l->memory_bytes = srv ? srv->plugin_memory_bytes : 0;
 }
 
@@ -107,8 +132,152 @@ const struct core_state *plugin__call_state(const struct plugin_call *c)
 
 /* ----------------------------------------------------------- the limits -- */
 
-/* The capped allocator: growing past the cap fails (Lua then raises a memory error and
- * tries an emergency collection first); shrinking and freeing always succeed. */
+/*
+ * Where the limits are checked: the count hook (every HOOK_STEP VM instructions, and at
+ * every instruction once a call has been stopped, so nothing a plugin left pending, such as
+ * a to-be-closed variable's __close, runs on); plugin__charge, which every library function
+ * calls before it does work proportional to its arguments (plugin_api.c); the allocator,
+ * which charges what a call allocates; and the watchdog below for the deadline.
+ */
+
+static void count_hook(lua_State *L, lua_Debug *ar);
+
+/* Every further instruction of the running call raises again. */
+static void stick(lua_State *L)
+{
+    lua_sethook(L, count_hook, LUA_MASKCOUNT, 1);
+}
+
+/*
+ * The watchdog. One VM instruction can take milliseconds (the string-to-number conversion
+ * of a 60 MB string as a for loop's limit, a concatenation of two 30 MB strings), so a loop
+ * of them would run seconds past the deadline before the count hook next looks at the
+ * clock. A per-thread POSIX timer raises WD_SIGNAL at the deadline on the thread running the
+ * call; the handler makes the hook run at the very next instruction (lua_sethook may be
+ * called from a signal handler: lua.c stops a script on SIGINT the same way).
+ */
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+#define WD_SIGNAL (SIGRTMIN + 1)
+
+static _Thread_local lua_State *volatile wd_L; /* the state running a call on this thread */
+static pthread_once_t wd_once = PTHREAD_ONCE_INIT;
+static pthread_key_t wd_key; /* this thread's timer, deleted when the thread ends */
+static bool wd_ok;
+
+static void wd_signal(int sig)
+{
+    (void)sig;
+    lua_State *L = wd_L;
+    if (L)
+        stick(L);
+}
+
+static void wd_timer_free(void *p)
+{
+    timer_delete(*(timer_t *)p);
+    free(p);
+}
+
+static void wd_init(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = wd_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    wd_ok = sigaction(WD_SIGNAL, &sa, NULL) == 0 && pthread_key_create(&wd_key, wd_timer_free) == 0;
+    if (!wd_ok)
+        log_msg(LOG_WARN, "plugin", "no deadline watchdog: the count hook alone checks the clock",
+                "error=\"%s\"", strerror(errno));
+}
+
+/* This thread's timer (created on first use), or NULL when there is none. */
+static timer_t *wd_timer(void)
+{
+    pthread_once(&wd_once, wd_init);
+    if (!wd_ok)
+        return NULL;
+    timer_t *t = pthread_getspecific(wd_key);
+    if (t)
+        return t;
+    t = xmalloc(sizeof *t);
+    struct sigevent ev;
+    memset(&ev, 0, sizeof ev);
+    ev.sigev_notify = SIGEV_THREAD_ID;
+    ev.sigev_signo = WD_SIGNAL;
+    ev.sigev_notify_thread_id = (pid_t)syscall(SYS_gettid);
+    if (timer_create(CLOCK_MONOTONIC, &ev, t) < 0) {
+        log_msg(LOG_WARN, "plugin", "no deadline watchdog on this thread", "error=\"%s\"",
+                strerror(errno));
+        free(t);
+        return NULL;
+    }
+    pthread_setspecific(wd_key, t);
+    return t;
+}
+
+/* When this thread's timer fires (CLOCK_MONOTONIC), 0 when disarmed. The calls of one
+ * decision share its deadline, so the timer is armed once for them (a system call per
+ * call would double the cost of a short one) and disarmed when the decision ends. */
+static _Thread_local int64_t wd_at;
+
+/* Arms this thread's timer at deadline_ns, or disarms it (0). */
+static void wd_set(int64_t deadline_ns)
+{
+    if (deadline_ns == wd_at)
+        return;
+    timer_t *t = wd_timer();
+    if (!t)
+        return;
+    struct itimerspec it;
+    memset(&it, 0, sizeof it);
+    it.it_value.tv_sec = deadline_ns / 1000000000;
+    it.it_value.tv_nsec = deadline_ns % 1000000000;
+    if (timer_settime(*t, deadline_ns ? TIMER_ABSTIME : 0, &it, NULL) == 0)
+        wd_at = deadline_ns;
+}
+
+/*
+ * The allocator's share of the limits: what a call allocates is charged like the bytes a
+ * library function touches, and the deadline is looked at every CLOCK_BYTES. When a limit
+ * is reached here (the memory cap included) the call is stopped at its next instruction:
+ * the allocation itself does not fail for the budget or the deadline, and nothing fails
+ * after a stop only because of it, since every failed allocation costs Lua a full
+ * emergency collection (after a stop, pending __close handlers would each pay one).
+ */
+#define ALLOC_BYTES_PER_INSTR 64
+#define CLOCK_BYTES           (1 << 20)
+
+static void stop_at_next(struct plugin_set *s, enum plugin__kill why)
+{
+    if (!s->killed)
+        s->killed = why;
+    stick(s->L);
+}
+
+static void alloc_charge(struct plugin_set *s, size_t grow)
+{
+    if (!s->in_call || s->killed)
+        return;
+    s->alloc_bytes += grow;
+    s->used += (int64_t)(s->alloc_bytes / ALLOC_BYTES_PER_INSTR);
+    s->alloc_bytes %= ALLOC_BYTES_PER_INSTR;
+    if (s->used > s->budget) {
+        stop_at_next(s, KILL_BUDGET);
+        return;
+    }
+    s->alloc_clock += grow;
+    if (s->alloc_clock >= CLOCK_BYTES) {
+        s->alloc_clock = 0;
+        if (plugin__now_ns() >= s->deadline_ns)
+            stop_at_next(s, KILL_DEADLINE);
+    }
+}
+
+/* The capped allocator: growing past the cap fails (Lua then raises a memory error after
+ * an emergency collection) and stops the call; shrinking and freeing always succeed. */
 static void *capped_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
     struct plugin_set *s = ud;
@@ -118,19 +287,32 @@ static void *capped_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
         s->mem_used -= old;
         return NULL;
     }
-    if (nsize > old && nsize - old > s->mem_cap - s->mem_used)
-        return NULL;
+    if (nsize > old) {
+        if (nsize - old > s->mem_cap - s->mem_used) {
+            if (s->in_call)
+                stop_at_next(s, KILL_MEMORY);
+            return NULL;
+        }
+        alloc_charge(s, nsize - old);
+    }
     void *p = realloc(ptr, nsize);
     if (p)
         s->mem_used = s->mem_used - old + nsize;
     return p;
 }
 
+void plugin__stop(lua_State *L)
+{
+    stick(L);
+}
+
 int plugin__kill(lua_State *L, enum plugin__kill why, const char *detail)
 {
     struct plugin_set *s = plugin__set(L);
-    s->killed = why;
     lua_pushstring(L, detail ? detail : "stopped by the host");
+    if (!s->killed)
+        s->killed = why;
+    stick(L);
     return lua_error(L);
 }
 
@@ -144,27 +326,45 @@ void plugin__charge(lua_State *L, int64_t n)
         plugin__kill(L, s->killed, NULL);
     if (s->used > s->budget)
         plugin__kill(L, KILL_BUDGET, NULL);
-    if (plugin__now_ns() > s->deadline_ns)
+    if (plugin__now_ns() >= s->deadline_ns)
         plugin__kill(L, KILL_DEADLINE, NULL);
 }
 
+void plugin__charge_units(lua_State *L, lua_Unsigned n, int64_t per)
+{
+    lua_Unsigned cap = (lua_Unsigned)(INT64_MAX / 4) / (lua_Unsigned)(per > 0 ? per : 1);
+    plugin__charge(L, (int64_t)(n > cap ? cap : n) * (per > 0 ? per : 1));
+}
+
+/* Charges the instructions run since the hook last ran (HOOK_STEP, or 1 once the call is
+ * stopped or the watchdog fired). */
 static void count_hook(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
-    plugin__charge(L, HOOK_STEP);
+    int n = lua_gethookcount(L);
+    plugin__charge(L, n);
+    /* still running: the timer fired for a deadline that is not this call's (it raced
+     * with a re-arm), so back to the usual step */
+    if (n == 1) {
+        struct plugin_set *s = plugin__set(L);
+        int64_t left = s->budget - s->used;
+        lua_sethook(L, count_hook, LUA_MASKCOUNT,
+                    left < HOOK_STEP ? (int)(left > 0 ? left : 1) : HOOK_STEP);
+    }
 }
 
 /* The message handler of every host call: the error as text with the file:line of the
- * innermost Lua frame when it has none, followed by a traceback. */
+ * innermost Lua frame when it has none, followed by a traceback. It runs no Lua code (an
+ * error object's __tostring is not called): a handler runs with the hooks off when the
+ * error came from the count hook, so plugin code here would run unbounded. */
 static int msgh(lua_State *L)
 {
+    enum plugin__kill k = plugin__set(L)->killed;
+    if (k && k != KILL_PATTERN)
+        return 1; /* the host's message replaces it: no traceback to build */
     const char *m = lua_tostring(L, 1);
-    if (!m) {
-        if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
-            m = lua_tostring(L, -1);
-        else
-            m = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
-    }
+    if (!m)
+        m = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
     lua_Debug ar;
     bool has_pos = strstr(m, ".lua:") != NULL;
     for (int level = 1; !has_pos && lua_getstack(L, level, &ar); level++) {
@@ -181,14 +381,26 @@ static int msgh(lua_State *L)
 /* The host's message of a killed call. */
 static void kill_message(struct plugin_set *s, const char *label, char *err, size_t err_len)
 {
+    const struct plugin__batch *b = s->batch;
     switch (s->killed) {
     case KILL_BUDGET:
-        snprintf(err, err_len, "%s: instruction budget exceeded (%lld instructions)", label,
-                 (long long)s->budget);
+        if (b && s->budget_of_batch)
+            snprintf(err, err_len,
+                     "%s: the %s's plugin budget is spent (%lld instructions across its "
+                     "plugin calls)",
+                     label, b->what, (long long)b->budget);
+        else
+            snprintf(err, err_len, "%s: instruction budget exceeded (%lld instructions)", label,
+                     (long long)s->budget);
         break;
     case KILL_DEADLINE:
-        snprintf(err, err_len, "%s: deadline exceeded (%lld ms)", label,
-                 (long long)s->lim.timeout_ms);
+        if (b && s->deadline_of_batch)
+            snprintf(err, err_len,
+                     "%s: the %s's plugin deadline passed (%lld ms across its plugin calls)", label,
+                     b->what, (long long)b->timeout_ms);
+        else
+            snprintf(err, err_len, "%s: deadline exceeded (%lld ms)", label,
+                     (long long)s->lim.timeout_ms);
         break;
     case KILL_MEMORY:
         snprintf(err, err_len, "%s: out of memory (cap %zu bytes)", label, s->mem_cap);
@@ -211,30 +423,87 @@ static int trampoline(lua_State *L)
     return t->fn(L);
 }
 
+/* A batch with the per-decision budget, and times the per-decision deadline. */
+static void batch_init(struct plugin__batch *b, const char *what, const struct plugin_limits *l,
+                       int times)
+{
+    memset(b, 0, sizeof *b);
+    b->what = what;
+    b->budget = l->decision_instructions;
+    b->timeout_ms =
+        l->decision_timeout_ms > INT64_MAX / times ? INT64_MAX : l->decision_timeout_ms * times;
+}
+
+/* The message of a call not run because its batch is spent. */
+static void skip_message(const struct plugin__batch *b, const char *label, char *err,
+                         size_t err_len)
+{
+    snprintf(err, err_len,
+             "%s: not run: the %s's plugin budget is spent (%lld of %lld instructions, deadline "
+             "%lld ms, %d calls run)",
+             label, b->what, (long long)b->used, (long long)b->budget, (long long)b->timeout_ms,
+             b->calls);
+}
+
+#define RUN_SKIPPED (-2)
+
 /*
- * Runs fn(L) (with its ud as light userdata at index 1) protected and limited. idx is the
- * plugin whose counters are charged (-1: none); label names it in messages. The caller
- * holds s->mu. 0, or -1 with a one-line message in err.
+ * Runs fn(L) (with its ud as light userdata at index 1) protected and limited: by the
+ * per-call limits and by what is left of batch b's (NULL: none). idx is the plugin whose
+ * counters are charged (-1: none); label names it in messages. The caller holds s->mu. 0, or
+ * -1 with a one-line message in err; RUN_SKIPPED (with err) when b was already spent, and
+ * then fn did not run.
  */
 static int run_call(struct plugin_set *s, int idx, const char *label, int (*fn)(lua_State *L),
-                    void *ud, char *err, size_t err_len)
+                    void *ud, struct plugin__batch *b, char *err, size_t err_len)
 {
     lua_State *L = s->L;
     int base = lua_gettop(L);
     int64_t t0 = plugin__now_ns();
+    int64_t budget = s->lim.instructions;
+    int64_t deadline = after_ms(t0, s->lim.timeout_ms);
+    s->budget_of_batch = s->deadline_of_batch = false;
+    if (b) {
+        if (!b->deadline_ns)
+            b->deadline_ns = after_ms(t0, b->timeout_ms);
+        if (b->spent || b->used >= b->budget || t0 >= b->deadline_ns) {
+            b->spent = true;
+            b->skipped++;
+            skip_message(b, label, err, err_len);
+            return RUN_SKIPPED;
+        }
+        if (b->budget - b->used < budget) {
+            budget = b->budget - b->used;
+            s->budget_of_batch = true;
+        }
+        if (b->deadline_ns < deadline) {
+            deadline = b->deadline_ns;
+            s->deadline_of_batch = true;
+        }
+    }
+    s->batch = b;
     s->killed = KILL_NONE;
     s->used = 0;
-    s->budget = s->lim.instructions;
-    s->deadline_ns = t0 + s->lim.timeout_ms * 1000000;
+    s->budget = budget;
+    s->deadline_ns = deadline;
+    s->alloc_bytes = s->alloc_clock = 0;
+    s->log_lines = 0;
     s->cur_name = label;
+    s->cur_idx = idx;
     s->in_call = true;
-    lua_sethook(L, count_hook, LUA_MASKCOUNT,
-                s->lim.instructions < HOOK_STEP ? (int)s->lim.instructions : HOOK_STEP);
+    lua_sethook(L, count_hook, LUA_MASKCOUNT, budget < HOOK_STEP ? (int)budget : HOOK_STEP);
+    wd_L = L;
+    atomic_signal_fence(memory_order_seq_cst);
+    wd_set(deadline);
     struct tramp t = {fn, ud};
     lua_pushcfunction(L, msgh);
     lua_pushcfunction(L, trampoline);
     lua_pushlightuserdata(L, &t);
     int st = lua_pcall(L, 1, 0, base + 1);
+    if (!b || !b->decision)
+        wd_set(0); /* a decision's stays armed for its next call (plugin_call_free) */
+    wd_L = NULL;
+    atomic_signal_fence(memory_order_seq_cst);
     s->in_call = false;
     lua_sethook(L, NULL, 0, 0);
     int rc = 0;
@@ -257,12 +526,22 @@ static int run_call(struct plugin_set *s, int idx, const char *label, int (*fn)(
             lua_gc(L, LUA_GCCOLLECT, 0);
     }
     lua_settop(L, base);
-    s->cur_name = NULL;
+    if (b) {
+        b->used += s->used;
+        b->calls++;
+        if ((s->killed == KILL_BUDGET && s->budget_of_batch) ||
+            (s->killed == KILL_DEADLINE && s->deadline_of_batch))
+            b->spent = true;
+    }
     if (idx >= 0) {
         s->p[idx].calls++;
         s->p[idx].errors += rc < 0;
         s->p[idx].time_us += (uint64_t)((plugin__now_ns() - t0) / 1000);
     }
+    plugin__log_flush(s, idx, label);
+    s->batch = NULL;
+    s->cur_name = NULL;
+    s->cur_idx = -1;
     return rc;
 }
 
@@ -270,7 +549,7 @@ int plugin__run(struct plugin_set *s, const char *name, int (*fn)(lua_State *L),
                 char *err, size_t err_len)
 {
     int idx = name ? plugin_set_find(s, name) : -1;
-    return run_call(s, idx, name ? name : "governor", fn, ud, err, err_len);
+    return run_call(s, idx, name ? name : "governor", fn, ud, NULL, err, err_len);
 }
 
 /* ------------------------------------------------------------- loading -- */
@@ -473,7 +752,14 @@ int plugin_set_load(const char *dir, const struct plugin_limits *lim, struct plu
     s->lim.instructions = lim && lim->instructions > 0 ? lim->instructions : DEFAULT_INSTRUCTIONS;
     s->lim.timeout_ms = lim && lim->timeout_ms > 0 ? lim->timeout_ms : DEFAULT_TIMEOUT_MS;
     s->lim.memory_bytes = lim && lim->memory_bytes > 0 ? lim->memory_bytes : DEFAULT_MEMORY;
+    s->lim.decision_instructions = lim && lim->decision_instructions > 0
+                                       ? lim->decision_instructions
+                                       : imax64(DEFAULT_DECISION_INSTRUCTIONS, s->lim.instructions);
+    s->lim.decision_timeout_ms = lim && lim->decision_timeout_ms > 0
+                                     ? lim->decision_timeout_ms
+                                     : imax64(DEFAULT_DECISION_TIMEOUT_MS, s->lim.timeout_ms);
     s->mem_cap = (size_t)s->lim.memory_bytes;
+    s->cur_idx = -1;
     s->loaded_at = wall_ms();
 
     if (read_dir(s, NULL, true, errp) < 0 || read_dir(s, "lib", false, errp) < 0)
@@ -489,7 +775,7 @@ int plugin_set_load(const char *dir, const struct plugin_limits *lim, struct plu
     }
     *(struct plugin_set **)lua_getextraspace(s->L) = s;
     lua_atpanic(s->L, panic);
-    if (run_call(s, -1, "sandbox", open_tramp, NULL, err, sizeof err) < 0) {
+    if (run_call(s, -1, "sandbox", open_tramp, NULL, NULL, err, sizeof err) < 0) {
         *errp = xasprintf("sandbox: %s", err);
         goto fail;
     }
@@ -515,8 +801,15 @@ int plugin_set_load(const char *dir, const struct plugin_limits *lim, struct plu
         p->file = &s->files[i];
         p->ref_fn = p->ref_tbl = LUA_NOREF;
     }
+    /* The top levels of all the files together get the instructions of one decision's
+     * calls, and ten times its deadline: a load must not fail because the machine is slow
+     * for a moment (at start the server would not start), and a reload blocks decisions
+     * no longer than that, however many files loop. */
+    struct plugin__batch load_batch;
+    batch_init(&load_batch, "load", &s->lim, LOAD_DEADLINES);
     for (int i = 0; i < s->n; i++) {
-        if (run_call(s, -1, s->p[i].file->path, load_one, &s->p[i], err, sizeof err) < 0) {
+        if (run_call(s, -1, s->p[i].file->path, load_one, &s->p[i], &load_batch, err, sizeof err) !=
+            0) {
             /* a kill message names the plugin; a Lua error names file:line already */
             if (strncmp(err, s->p[i].file->path, strlen(s->p[i].file->path)) == 0)
                 *errp = xstrdup(err);
@@ -600,29 +893,38 @@ void plugin_set_log_sink(struct plugin_set *s,
 
 /* ------------------------------------------------------- Lua views of C -- */
 
-static const struct {
+/*
+ * The figures of struct core_evaluated as plugins see them, with what an evaluator may
+ * return for each: a number in [lo, hi] (finite, unless inf_ok allows +math.huge, which the
+ * core itself uses for "no limit"), an integral one when integral. Anything else fails the
+ * call naming the figure, so no overflowed or nonsensical figure reaches a decision.
+ */
+#define RATE_MAX 1e15 /* records/s: far above any real job, far below overflow */
+static const struct ev_field {
     const char *name;
     size_t off;
+    double lo, hi;
+    bool inf_ok, integral;
 } ev_fields[] = {
-#define F(x)                                                                                       \
+#define F(x, lo, hi, inf_ok, integral)                                                             \
     {                                                                                              \
-#x, offsetof(struct core_evaluated, x)                                                     \
+#x, offsetof(struct core_evaluated, x), lo, hi, inf_ok, integral                           \
     }
-    F(load),
-    F(true_processing_rate),
-    F(target_data_rate),
-    F(catch_up_data_rate),
-    F(lag),
-    F(scale_up_rate_threshold),
-    F(scale_down_rate_threshold),
-    F(expected_processing_rate),
-    F(parallelism),
-    F(max_parallelism),
-    F(num_source_partitions),
-    F(busy_max_avg_ratio),
-    F(hot_key_share),
-    F(key_rate_bound),
-    F(salting_fanout),
+    F(load, 0, 1, false, false),
+    F(true_processing_rate, 0, RATE_MAX, true, false),
+    F(target_data_rate, 0, RATE_MAX, false, false),
+    F(catch_up_data_rate, 0, RATE_MAX, false, false),
+    F(lag, 0, RATE_MAX, false, false),
+    F(scale_up_rate_threshold, 0, RATE_MAX, false, false),
+    F(scale_down_rate_threshold, 0, RATE_MAX, true, false),
+    F(expected_processing_rate, 0, RATE_MAX, false, false),
+    F(parallelism, 1, INT_MAX, false, true),
+    F(max_parallelism, 1, INT_MAX, false, true),
+    F(num_source_partitions, 0, INT_MAX, false, true),
+    F(busy_max_avg_ratio, 0, 1e9, false, false),
+    F(hot_key_share, 0, 1, false, false),
+    F(key_rate_bound, 0, RATE_MAX, true, false),
+    F(salting_fanout, 1, INT_MAX, false, true),
 #undef F
 };
 #define N_EV ((int)(sizeof ev_fields / sizeof ev_fields[0]))
@@ -887,14 +1189,40 @@ static void copy_str(char *dst, size_t n, const char *s)
         snprintf(dst, n, "%s", s ? s : "");
 }
 
-/* Reads an integer result (integral float accepted). */
-static lua_Integer check_int(lua_State *L, int i, const char *what)
+/* The most a plugin may set a vertex's parallelism to (executor targets, alignment). */
+#define MAX_TARGET 1000000
+
+/* "1e+300", "inf", "nan", "4294967301": a returned number as the messages show it. */
+static const char *num_text(lua_State *L, int i, char *buf, size_t n)
 {
+    double x = (double)lua_tonumber(L, i);
+    if (lua_isinteger(L, i))
+        snprintf(buf, n, "%lld", (long long)lua_tointeger(L, i));
+    else if (isnan(x))
+        snprintf(buf, n, "nan");
+    else
+        for (int prec = 15; prec <= 17; prec++) { /* the shortest that reads back as x */
+            snprintf(buf, n, "%.*g", prec, x);
+            if (strtod(buf, NULL) == x)
+                break;
+        }
+    return buf;
+}
+
+/* Reads an integer result in [lo, hi] (an integral float is accepted); anything else (a
+ * fraction, NaN, infinity, a value out of range, another type) raises an error naming
+ * what, which fails the call: a plugin's number is never truncated into an int. */
+static lua_Integer check_int(lua_State *L, int i, const char *what, lua_Integer lo, lua_Integer hi)
+{
+    char buf[64];
+    if (lua_type(L, i) != LUA_TNUMBER)
+        luaL_error(L, "%s must be an integer in [%I, %I] (got %s)", what, (LUAI_UACINT)lo,
+                   (LUAI_UACINT)hi, luaL_typename(L, i));
     int isint = 0;
     lua_Integer v = lua_tointegerx(L, i, &isint);
-    if (!isint)
-        luaL_error(L, "%s must be an integer (got %s)", what,
-                   lua_type(L, i) == LUA_TNUMBER ? "a fraction" : luaL_typename(L, i));
+    if (!isint || v < lo || v > hi)
+        luaL_error(L, "%s must be an integer in [%I, %I] (got %s)", what, (LUAI_UACINT)lo,
+                   (LUAI_UACINT)hi, num_text(L, i, buf, sizeof buf));
     return v;
 }
 
@@ -908,10 +1236,31 @@ static void target_of(lua_State *L, struct hook_job *h, int *next, const char *i
             break;
     if (k == d->n_vertices)
         luaL_error(L, "execute returned an unknown vertex '%s'", id);
-    lua_Integer t = check_int(L, vi, "execute: a vertex's target");
-    if (t < 1 || t > 1000000)
-        luaL_error(L, "execute: vertex '%s' target %d is out of range", id, (int)t);
-    next[k] = (int)t;
+    char what[160];
+    snprintf(what, sizeof what, "execute: vertex '%.100s' target", id);
+    next[k] = (int)check_int(L, vi, what, 1, MAX_TARGET);
+}
+
+/* Checks the number at the top against figure i's rule; returns it. */
+static double check_figure(lua_State *L, const struct plugin__one *p, int i)
+{
+    const struct ev_field *f = &ev_fields[i];
+    char buf[64], rule[96];
+    if (lua_type(L, -1) != LUA_TNUMBER)
+        luaL_error(L, "%s: evaluate: metric '%s' must be a number (got %s)", p->file->path, f->name,
+                   luaL_typename(L, -1));
+    double x = lua_tonumber(L, -1);
+    bool ok =
+        x >= f->lo && (x <= f->hi || (f->inf_ok && isinf(x))) && (!f->integral || x == floor(x));
+    if (ok)
+        return x;
+    if (f->integral)
+        snprintf(rule, sizeof rule, "an integer in [%.0f, %.0f]", f->lo, f->hi);
+    else
+        snprintf(rule, sizeof rule, "a finite number in [%g, %g]%s", f->lo, f->hi,
+                 f->inf_ok ? " or math.huge" : "");
+    return luaL_error(L, "%s: evaluate: metric '%s' must be %s (got %s)", p->file->path, f->name,
+                      rule, num_text(L, -1, buf, sizeof buf));
 }
 
 /* Applies an executor's returned decision table (at top) to h->d: every entry is checked
@@ -1051,10 +1400,7 @@ static int hook_tramp(lua_State *L)
                 if (fi < 0)
                     return luaL_error(L, "%s: evaluate returned an unknown metric '%s'",
                                       p->file->path, k ? k : luaL_typename(L, -2));
-                if (lua_type(L, -1) != LUA_TNUMBER)
-                    return luaL_error(L, "%s: metric '%s' must be a number (got %s)", p->file->path,
-                                      k, luaL_typename(L, -1));
-                *ev_at(&out, fi) = lua_tonumber(L, -1);
+                *ev_at(&out, fi) = check_figure(L, p, fi);
                 lua_pop(L, 1);
             }
             for (int i = 0; i < N_EV; i++)
@@ -1076,9 +1422,11 @@ static int hook_tramp(lua_State *L)
                               p->file->path, luaL_typename(L, r1));
         }
         break;
-    case PLUGIN_ALIGNMENT:
-        *h->out = (int)check_int(L, r1, "align's result");
-        break;
+    case PLUGIN_ALIGNMENT: {
+        char what[160];
+        snprintf(what, sizeof what, "%s: align's result", p->file->path);
+        *h->out = (int)check_int(L, r1, what, 1, MAX_TARGET);
+    } break;
     }
     return 0;
 }
@@ -1139,15 +1487,37 @@ static int resolve(struct plugin_call *c, enum plugin_kind kind, const char *ins
     return idx;
 }
 
+/* Counts a call skipped because the decision's limits are spent: one record for them all,
+ * the first skipped call's, whose error says how many there were. */
+static void record_skip(struct plugin_call *c, const char *plugin, enum plugin_kind kind,
+                        const char *err)
+{
+    if (c->skip_rec < 0) {
+        c->skip_rec = c->n_rec;
+        record(c, plugin, kind, "skipped", 0, err);
+    }
+    struct plugin_record *r = &c->rec[c->skip_rec];
+    char *old = (char *)r->error;
+    char *tail = strstr(old, "; calls skipped: ");
+    if (tail)
+        *tail = '\0';
+    r->error = xasprintf("%s; calls skipped: %d", old, c->batch.skipped);
+    free(old);
+}
+
 static int run_hook(struct hook_job *h, char *err, size_t err_len)
 {
     struct plugin_set *s = h->c->set;
     int64_t t0 = plugin__now_ns();
     pthread_mutex_lock(&s->mu);
     s->cur_call = h->c;
-    int rc = run_call(s, h->idx, s->p[h->idx].name, hook_tramp, h, err, err_len);
+    int rc = run_call(s, h->idx, s->p[h->idx].name, hook_tramp, h, &h->c->batch, err, err_len);
     s->cur_call = NULL;
     pthread_mutex_unlock(&s->mu);
+    if (rc == RUN_SKIPPED) {
+        record_skip(h->c, s->p[h->idx].name, h->kind, err);
+        return -1;
+    }
     const char *outcome = rc < 0                                                       ? "error"
                           : h->kind == PLUGIN_EXECUTOR && h->veto && *h->veto          ? "veto"
                           : h->kind == PLUGIN_EXCLUSION && h->excluded && *h->excluded ? "excluded"
@@ -1259,6 +1629,9 @@ struct plugin_call *plugin_call_new(struct plugin_set *set, const char *job,
     c->st = st;
     c->sm = sm;
     c->ref_config = c->ref_job = LUA_NOREF;
+    batch_init(&c->batch, "decision", &set->lim, 1);
+    c->batch.decision = true;
+    c->skip_rec = -1;
     if (cfg && cfg->n_executors > 1) {
         int n = cfg->n_executors;
         c->exec_sorted = malloc((size_t)n * sizeof *c->exec_sorted);
@@ -1293,6 +1666,7 @@ void plugin_call_free(struct plugin_call *c)
 {
     if (!c)
         return;
+    wd_set(0); /* the decision's deadline (run_call left it armed) */
     if (c->ref_config != LUA_NOREF || c->ref_job != LUA_NOREF) {
         pthread_mutex_lock(&c->set->mu);
         luaL_unref(c->set->L, LUA_REGISTRYINDEX, c->ref_config);
@@ -1522,7 +1896,7 @@ int plugin_call_json(struct plugin_set *s, const char *name, const char *args_js
     struct json_job j = {.idx = idx, .args = args_json, .ctx = ctx_json};
     char err[1024];
     pthread_mutex_lock(&s->mu);
-    int rc = run_call(s, idx, name, json_tramp, &j, err, sizeof err);
+    int rc = run_call(s, idx, name, json_tramp, &j, NULL, err, sizeof err);
     pthread_mutex_unlock(&s->mu);
     if (rc < 0) {
         free(j.out);

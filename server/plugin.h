@@ -29,12 +29,18 @@
 #include "core/core.h"
 #include "options.h"
 
-/* Per-call and per-state limits (the server options plugin-instructions, plugin-timeout,
- * plugin-memory). A value <= 0 takes the default (1,000,000 / 100 ms / 64 MiB). */
+/* Per-call, per-decision and per-state limits (the server options plugin-instructions,
+ * plugin-timeout, plugin-decision-instructions, plugin-decision-timeout, plugin-memory). A
+ * value <= 0 takes the default: 1,000,000 / 100 ms per call; per decision 10,000,000 and
+ * 100 ms, or the per-call figure when that is larger; 64 MiB. The per-decision limits are
+ * shared by every hook call of one decision (struct plugin_call), and by the top levels of
+ * every file of one load (plugin_set_load), whose deadline is ten times the decision's. */
 struct plugin_limits {
-    int64_t instructions; /* VM instructions per call */
-    int64_t timeout_ms;   /* wall clock per call */
-    int64_t memory_bytes; /* the whole Lua state */
+    int64_t instructions;          /* VM instructions per call */
+    int64_t timeout_ms;            /* wall clock per call */
+    int64_t decision_instructions; /* all the calls of one decision (or load) together */
+    int64_t decision_timeout_ms;   /* wall clock of those calls together */
+    int64_t memory_bytes;          /* the whole Lua state */
 };
 
 /* Fills l from the server options (or defaults when srv is NULL). */

@@ -24,6 +24,13 @@ struct plugin__file { /* every .lua file of the directory, sorted by path */
     char hash[17];
 };
 
+/* The log rate of one plugin (governor.log, ctx.log, print): a bucket of lines. */
+struct plugin__log {
+    double tokens;       /* lines it may log now */
+    int64_t refill_ns;   /* when tokens was last topped up */
+    uint64_t suppressed; /* lines dropped since the last report */
+};
+
 struct plugin__one {
     char *name;
     const struct plugin__file *file;
@@ -32,6 +39,24 @@ struct plugin__one {
     int ref_fn;  /* registry ref of the hook function */
     int ref_tbl; /* registry ref of the returned table */
     uint64_t calls, errors, time_us;
+    struct plugin__log log;
+};
+
+/*
+ * The limits shared by a group of calls: every hook call of one decision, or the top level
+ * of every file of one load. Each call runs until the earlier of its own limits and what
+ * is left of the group's; once the group's are spent, the calls left are not run.
+ */
+struct plugin__batch {
+    const char *what;    /* "decision" | "load", for messages */
+    int64_t budget;      /* instructions */
+    int64_t used;        /* instructions, calls so far */
+    int64_t timeout_ms;  /* wall clock, from the first call */
+    int64_t deadline_ns; /* CLOCK_MONOTONIC; 0 until the first call */
+    int calls;           /* calls run */
+    int skipped;         /* calls not run because the group's limits were spent */
+    bool spent;
+    bool decision; /* a decision's (the watchdog stays armed between its calls) */
 };
 
 struct plugin_set {
@@ -49,13 +74,21 @@ struct plugin_set {
     struct plugin__one *p;
     void (*log_fn)(void *ud, const char *plugin, const char *msg);
     void *log_ud;
+    struct plugin__log log_other; /* lines not from a plugin's own call (tests, helpers) */
     /* the running call */
     const char *cur_name;         /* plugin being called, for messages and logs */
+    int cur_idx;                  /* its index in p, -1 when none */
     struct plugin_call *cur_call; /* NULL outside hooks (tests, load) */
+    struct plugin__batch *batch;  /* the group it belongs to, NULL when none */
     enum plugin__kill killed;
     int64_t used, budget; /* instructions */
     int64_t deadline_ns;  /* CLOCK_MONOTONIC */
-    bool in_call;         /* limits apply */
+    bool budget_of_batch; /* budget and deadline_ns are what was left of the batch's */
+    bool deadline_of_batch;
+    size_t alloc_bytes; /* grown since the last instruction charged for it */
+    size_t alloc_clock; /* grown since the clock was last read */
+    int log_lines;      /* lines logged in this call */
+    bool in_call;       /* limits apply */
 };
 
 /* The set owning L (stored in the state's extra space). */
@@ -66,9 +99,17 @@ int64_t plugin__now_ns(void);
 
 /*
  * Charges n instructions to the running call and checks the budget and the deadline;
- * raises the host's (uncatchable) error when one is exceeded. No-op outside calls.
+ * raises the host's (uncatchable) error when one is exceeded. No-op outside calls. A C
+ * function that does work proportional to its arguments charges it with this before it
+ * does it, so a call past the budget is refused instead of run.
  */
 void plugin__charge(lua_State *L, int64_t n);
+
+/* Charges n x per instructions (saturating: a count from the plugin can be huge). */
+void plugin__charge_units(lua_State *L, lua_Unsigned n, int64_t per);
+
+/* Makes every further instruction of the running call raise (it has been stopped). */
+void plugin__stop(lua_State *L);
 
 /* Raises the error of a kill: sets s->killed and throws a message naming the limit. */
 int plugin__kill(lua_State *L, enum plugin__kill why, const char *detail);
@@ -102,6 +143,12 @@ int plugin__load_chunk(lua_State *L, const struct plugin__file *f, const char *o
  * counter). 0, or -1 with a message in err. */
 int plugin__run(struct plugin_set *s, const char *name, int (*fn)(lua_State *L), void *ud,
                 char *err, size_t err_len);
+
+/* Writes one line a plugin logged, if its rate allows (see plugin_api.c); idx is the plugin
+ * (-1: not a plugin's). */
+void plugin__log_line(struct plugin_set *s, int idx, const char *who, const char *msg);
+/* Reports the lines of plugin idx dropped so far, if any and its rate allows. */
+void plugin__log_flush(struct plugin_set *s, int idx, const char *who);
 
 /* Pushes a ctx table {params, config, job, now, log} from tables given at the stack
  * positions (0 = absent). */

@@ -38,6 +38,37 @@ local attacks = {
   upper_loop = function() local s = string.rep("z", 1 << 24) while true do s = s:upper() end end,
   error = function() error("boom") end,
   error_table = function() error({}) end,
+  -- a message handler that loops: Lua runs it with the hooks off after a limit's error
+  xpcall_loop = function() return xpcall(error, function() while true do end end) end,
+  xpcall_nested = function()
+    return pcall(xpcall, function() error("x") end,
+                 function() return xpcall(error, function() while true do end end) end)
+  end,
+  close_loop = function()
+    local x <close> = setmetatable({}, { __close = function() while true do end end })
+    while true do end
+  end,
+  -- library calls whose work is set by their arguments
+  table_move = function() return table.move({}, 1, 300000000, 2) end,
+  insert_len = function()
+    table.insert(setmetatable({}, { __len = function() return 1 << 40 end }), 1, 0)
+  end,
+  remove_len = function()
+    table.remove(setmetatable({}, { __len = function() return 1 << 40 end }), 1)
+  end,
+  os_date = function() return #os.date(string.rep("%Y", 500000)) end,
+  format_q = function() return #string.format("%q", string.rep("\0\0\0\0\0\0\0\0", 131072)) end,
+  pack_pad = function() return #string.pack("c20000000", "") end,
+  gsub_repl = function() return #string.rep("a", 100000):gsub("", string.rep("%0", 5000)) end,
+  utf8_codes = function()
+    local s = "a" .. string.rep("\x80\x80\x80\x80\x80\x80\x80\x80", 250000)
+    local f = utf8.codes(s)
+    while true do f(s, 1) end
+  end,
+  string_arith = function()
+    local s = string.rep("1111111111111111", 62500)
+    while true do local x = s + 0 end
+  end,
 }
 
 return {

@@ -530,7 +530,8 @@ static void test_failing_hook_keeps_state_usable(void)
     ASSERT(err == NULL);
     const char *modes[] = {"loop", "table", "frac", "boom"};
     const char *want[] = {"bad: instruction budget exceeded", "unknown vertex 'nope'",
-                          "must be an integer (got a fraction)", "bad.lua:5: exec boom"};
+                          "target must be an integer in [1, 1000000] (got 2.5)",
+                          "bad.lua:5: exec boom"};
     for (int m = 0; m < 4; m++) {
         struct opt_job *o = opt_job_new();
         char *e = NULL;
