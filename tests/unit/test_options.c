@@ -140,6 +140,7 @@ static const char *config_diff(const struct core_config *a, const struct core_co
     D(observed_scalability_coefficient_min);
     L(evaluators, n_evaluators) L(executors, n_executors);
     B(skew_enabled) D(skew_min_ratio) D(skew_saturation);
+    B(profile) B(plausibility) D(plausibility_ratio) B(window_keep_full);
     B(slots_per_tm) D(tm_cpu);
     B(tm.process_size) B(tm.flink_size) B(tm.task_heap) B(tm.managed_size);
     B(tm.framework_heap) B(tm.framework_offheap) B(tm.task_offheap) B(tm.metaspace);
@@ -392,9 +393,9 @@ static void every_error_names_the_key(void)
         }
         free(e);
     }
-    /* Only the free-text row vertex.exclude.ids takes "?? junk ??". 49 JOB and 20 CLUSTER
-     * rows in all. */
-    ASSERT_EQ(ks.n, 69);
+    /* Only the free-text row vertex.exclude.ids takes "?? junk ??". 49 job.autoscaler., 4
+     * governor. and 20 CLUSTER rows in all. */
+    ASSERT_EQ(ks.n, 73);
     ASSERT_EQ(rejected, ks.n - 1);
     keys_free(&ks);
     opt_job_free(j);
@@ -938,6 +939,7 @@ static void every_row_lands_in_core_config(void)
         "a;b",
         "Europe/Paris",
         "* * 10 * * ?",
+        "flink",
     };
     struct core_config def;
     core_config_defaults(&def);
