@@ -802,6 +802,46 @@ static json_t *doubles_new(const void *base, const struct field *f, int n)
     return a;
 }
 
+/* What the window knows of each vertex's counters, its stabilization start, full-from
+ * instant and topology hash; the rejected-sample count and the pending scaling. A document
+ * written before these existed loads without them (ld_ext). */
+static void dump_ext(json_t *o, json_t *jw, const struct core_state *st)
+{
+    const struct core_window *w = &st->w;
+    if (st->rejected)
+        json_object_set_new(o, "rejected", json_integer(st->rejected));
+    if (st->pending.at != INT64_MIN) {
+        json_t *pv = json_array();
+        for (int i = 0; i < st->pending.n; i++)
+            json_array_append_new(pv, json_pack("{s:o, s:i, s:i}", "id",
+                                                str_new(st->pending.v[i].id), "from",
+                                                st->pending.v[i].from, "to", st->pending.v[i].to));
+        json_object_set_new(
+            o, "pending",
+            json_pack("{s:I, s:o}", "at", (json_int_t)st->pending.at, "vertices", pv));
+    }
+    if (w->n_vertices == 0)
+        return; /* an empty window: nothing more to say */
+    char hash[17];
+    snprintf(hash, sizeof hash, "%016" PRIx64, w->topo_hash);
+    json_object_set_new(jw, "started_at", json_integer(w->started_at));
+    json_object_set_new(jw, "full_from", json_integer(w->full_from));
+    json_object_set_new(jw, "topo_hash", json_string(hash));
+    json_t *ctr = json_array();
+    for (int i = 0; i < w->n_vertices; i++) {
+        json_t *c = json_array();
+        for (int k = 0; k < CORE_CTR__COUNT; k++) {
+            /* a window built without them (by hand) knows no counters */
+            struct core_wcounter wc =
+                w->ctr ? w->ctr[i * CORE_CTR__COUNT + k] : (struct core_wcounter){NAN, 0.0};
+            json_array_append_new(c, dbl_new(wc.sent));
+            json_array_append_new(c, dbl_new(wc.offset));
+        }
+        json_array_append_new(ctr, c);
+    }
+    json_object_set_new(jw, "counters", ctr);
+}
+
 json_t *json_state_dump(const struct core_state *st)
 {
     json_t *o = json_object();
@@ -896,6 +936,7 @@ json_t *json_state_dump(const struct core_state *st)
         json_array_append_new(events, je);
     }
     json_object_set_new(o, "events", events);
+    dump_ext(o, jw, st);
     return o;
 }
 
@@ -1242,6 +1283,79 @@ static int ld_events(const struct sink *k, const json_t *a, struct core_state *s
     return 0;
 }
 
+/* The part of dump_ext; each key may be absent (a document written before it). */
+static int ld_ext(const struct sink *k, const json_t *in, const json_t *jw, struct core_state *st)
+{
+    struct core_window *w = &st->w;
+    struct path wp = {NULL, "window", 0};
+    size_t nc = (size_t)w->n_vertices * CORE_CTR__COUNT;
+    w->ctr = core__xcalloc(nc ? nc : 1, sizeof *w->ctr);
+    for (size_t i = 0; i < nc; i++)
+        w->ctr[i].sent = NAN;
+    w->started_at = w->n_vertices ? w->running_since : INT64_MIN;
+    if (json_object_get(jw, "started_at") && ld_i64(k, jw, &wp, "started_at", &w->started_at) < 0)
+        return -1;
+    if (json_object_get(jw, "full_from") && ld_i64(k, jw, &wp, "full_from", &w->full_from) < 0)
+        return -1;
+    const json_t *jh = json_object_get(jw, "topo_hash");
+    if (jh) {
+        struct path hp = {&wp, "topo_hash", 0};
+        const char *hash = json_string_value(jh);
+        char *end = NULL;
+        if (hash)
+            w->topo_hash = strtoull(hash, &end, 16);
+        if (!hash || !*hash || *end || strlen(hash) != 16)
+            return fail(k, &hp, "expected 16 hex digits");
+    }
+    const json_t *ctr = json_object_get(jw, "counters");
+    if (ctr) {
+        struct path cp = {&wp, "counters", 0};
+        if (!json_is_array(ctr) || json_array_size(ctr) != (size_t)w->n_vertices)
+            return fail(k, &cp, "expected an array of %d entries", w->n_vertices);
+        for (int i = 0; i < w->n_vertices; i++) {
+            struct path ep = {&cp, NULL, i};
+            const json_t *c = json_array_get(ctr, (size_t)i);
+            if (!json_is_array(c) || json_array_size(c) != 2 * CORE_CTR__COUNT)
+                return fail(k, &ep, "expected an array of %d numbers", 2 * CORE_CTR__COUNT);
+            for (int j = 0; j < CORE_CTR__COUNT; j++) {
+                struct path sp = {&ep, NULL, 2 * j}, op = {&ep, NULL, 2 * j + 1};
+                struct core_wcounter *wc = &w->ctr[i * CORE_CTR__COUNT + j];
+                if (dbl_of(k, json_array_get(c, (size_t)(2 * j)), &sp, &wc->sent) < 0 ||
+                    dbl_of(k, json_array_get(c, (size_t)(2 * j + 1)), &op, &wc->offset) < 0)
+                    return -1;
+            }
+        }
+    }
+    if (json_object_get(in, "rejected") && ld_int(k, in, NULL, "rejected", 0, &st->rejected) < 0)
+        return -1;
+    const json_t *jp = json_object_get(in, "pending");
+    if (!jp)
+        return 0;
+    struct path pp = {NULL, "pending", 0};
+    json_t *vs;
+    if (!json_is_object(jp))
+        return fail(k, &pp, "expected an object, got %s", type_name(jp));
+    if (ld_i64(k, jp, &pp, "at", &st->pending.at) < 0 ||
+        ld_array_len(k, jp, &pp, "vertices", &vs) < 0)
+        return -1;
+    struct path vp = {&pp, "vertices", 0};
+    size_t i;
+    json_t *jv;
+    json_array_foreach(vs, i, jv)
+    {
+        struct path ep = {&vp, NULL, (int)i};
+        if (!json_is_object(jv))
+            return fail(k, &ep, "expected an object, got %s", type_name(jv));
+        core__grow(&st->pending.v, &st->pending.cap, st->pending.n + 1, sizeof *st->pending.v);
+        struct core_pending_vertex *v = &st->pending.v[st->pending.n++];
+        memset(v, 0, sizeof *v);
+        if (ld_str(k, jv, &ep, "id", &v->id) < 0 || ld_int(k, jv, &ep, "from", 1, &v->from) < 0 ||
+            ld_int(k, jv, &ep, "to", 1, &v->to) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /*
  * Loads a json_state_dump document. Everything is allocated with the core's allocators as
  * it is read, with each array's count covering exactly what was filled, so on any error
@@ -1279,7 +1393,7 @@ int json_state_load(json_t *in, struct core_state *st, char *err, size_t err_len
         goto out;
     if (ld_window(&k, jw, &wp, &st->w) < 0 || ld_history(&k, hist, st) < 0 ||
         ld_tracking(&k, track, st) < 0 || ld_delayed(&k, delayed, st) < 0 ||
-        ld_events(&k, events, st) < 0)
+        ld_events(&k, events, st) < 0 || ld_ext(&k, in, jw, st) < 0)
         goto out;
     rc = 0;
 out:
