@@ -273,11 +273,16 @@ void core__history_trim(struct core_state *st, const struct core_sample *sm,
                         const struct core_config *cfg, int64_t now);
 /* Appends an entry for an executed scaling. */
 void core__history_add(struct core_state *st, const char *id, const struct core_hist_entry *e);
+/* Drops vertex id's entry taken at `at` (an executed scaling the job did not apply). A vertex
+ * left without entries keeps an empty history until the next trim. */
+void core__history_forget(struct core_state *st, const char *id, int64_t at);
 /* Restart time (core/README.md, History): measures the pending tracking record's restart duration
  * if the topology now runs at the recorded parallelisms; trims the records. */
 void core__tracking_update(struct core_state *st, const struct core_sample *sm,
                            const struct core_config *cfg, int64_t now);
 void core__tracking_add(struct core_state *st, int64_t now);
+/* Drops the tracking record taken at `at` (a scaling the job did not apply). */
+void core__tracking_forget(struct core_state *st, int64_t at);
 /* The restart time to use, ms (whole seconds; core/README.md, History). */
 int64_t core__restart_time(const struct core_state *st, const struct core_config *cfg);
 
