@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/core_int.h"
 #include "json.h"
@@ -119,6 +120,9 @@ static int get_number(const struct sink *k, const json_t *obj, const struct path
     if (x < lo || x > hi) {
         if (isinf(hi))
             return fail(k, &p, "must be >= %g, got %.17g", lo, x);
+        if (isinf(lo)) /* busy time: a negative one is taken and counted as 0 */
+            return fail(k, &p, "must be in [0, %g], got %.17g (a negative value counts as 0)", hi,
+                        x);
         return fail(k, &p, "must be in [%g, %g], got %.17g", lo, hi, x);
     }
     *out = x;
@@ -377,26 +381,38 @@ static int parse_metrics(const struct sink *k, const json_t *m, const struct pat
                          struct core_vertex_in *v)
 {
     struct path mp = {up, "metrics", 0};
+    /* A negative busy time is taken (the core counts it as 0 and says so, as the reference
+     * clamps it); above 1000 ms per second is refused. */
     const json_t *busy = json_object_get(m, "busy_ms_per_s");
     if (busy && json_is_object(busy)) {
         struct path bp = {&mp, "busy_ms_per_s", 0};
         double avg = NAN;
-        if (get_number(k, busy, &bp, "avg", 0, 1000, &avg) < 0)
+        if (get_number(k, busy, &bp, "avg", -INFINITY, 1000, &avg) < 0)
             return -1;
         if (isnan(avg)) {
             struct path ap = {&bp, "avg", 0};
             return fail(k, &ap, "required when busy_ms_per_s is an object");
         }
         v->busy_min = v->busy_max = v->busy_avg = avg;
-        if (get_number(k, busy, &bp, "min", 0, 1000, &v->busy_min) < 0 ||
-            get_number(k, busy, &bp, "max", 0, 1000, &v->busy_max) < 0)
+        if (get_number(k, busy, &bp, "min", -INFINITY, 1000, &v->busy_min) < 0 ||
+            get_number(k, busy, &bp, "max", -INFINITY, 1000, &v->busy_max) < 0)
             return -1;
+        /* min <= avg <= max over the subtasks, or the figures contradict each other. */
+        if (v->busy_min > v->busy_max) {
+            struct path p = {&bp, "min", 0};
+            return fail(k, &p, "%g is above max %g", v->busy_min, v->busy_max);
+        }
+        if (v->busy_avg < v->busy_min || v->busy_avg > v->busy_max) {
+            struct path p = {&bp, "avg", 0};
+            return fail(k, &p, "%g is outside [min %g, max %g]", v->busy_avg, v->busy_min,
+                        v->busy_max);
+        }
     } else if (busy && !json_is_null(busy) && !json_is_number(busy)) {
         struct path bp = {&mp, "busy_ms_per_s", 0};
         return fail(k, &bp, "expected a number or {min, avg, max}, got %s", type_name(busy));
     } else {
         double b = NAN;
-        if (get_number(k, m, &mp, "busy_ms_per_s", 0, 1000, &b) < 0)
+        if (get_number(k, m, &mp, "busy_ms_per_s", -INFINITY, 1000, &b) < 0)
             return -1;
         v->busy_min = v->busy_avg = v->busy_max = b;
     }
@@ -527,12 +543,15 @@ static int apply_config(json_t *cfg, struct opt_job *opts, struct json_err *e, c
 /*
  * Parses a decide request. Fields, defaults and limits (DESIGN 3.1):
  *  - at: epoch ms or RFC 3339, absent -> now_ms; running_since: same forms, absent -> 0
- *    (running since the epoch: the stabilization period is long over);
- *  - status: absent -> RUNNING; running = (status == "RUNNING"), case-sensitive;
+ *    (running since the epoch: the stabilization period is long over; `at` if earlier);
+ *  - running_since later than at is refused;
+ *  - status: absent -> RUNNING; running = (status == "RUNNING"), in any case;
  *  - job_metrics: optional non-negative numbers (NaN when absent);
  *  - vertices: required, non-empty. max_parallelism defaults to Flink's own default for the
  *    parallelism; partitions to 0 (unknown); an input's ship to REBALANCE;
- *  - busy_ms_per_s and backpressured_ms_per_s in [0, 1000], other metrics >= 0;
+ *  - busy_ms_per_s at most 1000 (a negative one is left for the core to count as 0, with a
+ *    warning), {min, avg, max} with min <= avg <= max; backpressured_ms_per_s in [0, 1000],
+ *    other metrics >= 0;
  *  - null counts as absent everywhere; unknown fields are ignored (forward compatibility);
  *  - config: strings, numbers (integers as written, reals in their shortest form) or
  *    booleans; applied last, so opts is only touched by a request that is otherwise valid.
@@ -553,14 +572,24 @@ int json_parse_sample(json_t *body, int64_t now_ms, struct json_sample *js, stru
         return fail(&k, NULL, "the request body must be a JSON object, got %s", type_name(body));
 
     s->at = now_ms;
-    s->running_since = 0;
+    s->running_since = INT64_MIN;
     if (get_time(&k, body, "at", &s->at) < 0 ||
         get_time(&k, body, "running_since", &s->running_since) < 0)
         return -1;
+    if (s->running_since == INT64_MIN) {
+        s->running_since = s->at < 0 ? s->at : 0; /* absent: running long before the sample */
+    } else if (s->running_since > s->at) {
+        /* Stabilization would never end; governor's time is the sample's. */
+        struct path p = {NULL, "running_since", 0};
+        return fail(&k, &p,
+                    "%" PRId64 " is later than at %" PRId64 ": a job cannot be running since "
+                    "after the sample was taken (send both from one clock)",
+                    s->running_since, s->at);
+    }
     const char *status = "RUNNING";
     if (get_string(&k, body, NULL, "status", false, &status) < 0)
         return -1;
-    s->running = strcmp(status, "RUNNING") == 0;
+    s->running = strcasecmp(status, "RUNNING") == 0;
 
     s->heap_used = s->heap_max = s->gc_ms_per_s = s->managed_used = s->metaspace_used = NAN;
     s->task_slots_total = s->task_slots_available = NAN;
