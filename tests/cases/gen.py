@@ -51,7 +51,7 @@ def vertex(vid, p, t, busy, rate_in, rate_out=None, maxp=128, partitions=0, inpu
 
 
 def sample(t, vertices, job="orders", running_since=T0, **kw):
-    s = {"job": job, "at": T0 + t * 1000, "running_since": running_since, "status": "RUNNING",
+    s = {"job": job, "at": int(round(T0 + t * 1000)), "running_since": running_since, "status": "RUNNING",
          "vertices": vertices}
     s.update(kw)
     return s
