@@ -1329,8 +1329,54 @@ static void readme_table_is_current(void)
     free(md);
 }
 
-TEST_MAIN(TEST_ENTRY(duration_good_forms), TEST_ENTRY(duration_bad_forms),
-          TEST_ENTRY(memory_good_forms), TEST_ENTRY(memory_bad_forms), TEST_ENTRY(bool_forms),
+/* governor.profile sets the defaults of its safeguards; each can still be set on its own. The
+ * governor profile refuses utilization.target = 0, the flink one takes it (issue 11). */
+static void profile_and_safeguards(void)
+{
+    struct opt_job *j = opt_job_new();
+    struct core_config c;
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_EQ(c.profile, CORE_PROFILE_GOVERNOR);
+    ASSERT(c.plausibility && c.window_keep_full);
+    ASSERT_DEQ(c.plausibility_ratio, 100.0);
+    ASSERT(set_ok(j, OPT_SERVER, "governor.profile", "flink"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_EQ(c.profile, CORE_PROFILE_FLINK);
+    ASSERT(!c.plausibility && !c.window_keep_full);
+    ASSERT(set_ok(j, OPT_JOB, "governor.plausibility.enabled", "true"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT(c.plausibility && !c.window_keep_full);
+    ASSERT(set_ok(j, OPT_REQUEST, "governor.profile", "GOVERNOR")); /* any case */
+    ASSERT(set_ok(j, OPT_REQUEST, "governor.window.keep-full", "false"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT(c.plausibility && !c.window_keep_full);
+
+    ASSERT(set_ok(j, OPT_REQUEST, KEY("utilization.target"), "0"));
+    char *e = resolve_err(j, &c);
+    ASSERT_CONTAINS(e, "job.autoscaler.utilization.target: \"0\" is out of range (0, 1] (0 is "
+                       "accepted only with governor.profile = flink)");
+    free(e);
+    ASSERT(set_ok(j, OPT_REQUEST, "governor.profile", "flink"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_DEQ(c.util_target, 0.0);
+
+    e = set_err(j, OPT_REQUEST, "governor.profile", "strict");
+    ASSERT_CONTAINS(e, "governor.profile: \"strict\" is not one of governor, flink");
+    free(e);
+    e = set_err(j, OPT_REQUEST, "governor.plausibility.max-ratio", "1");
+    ASSERT_CONTAINS(e, "governor.plausibility.max-ratio: \"1\" is out of range (1, inf)");
+    free(e);
+    /* a governor.* key that is not a row is an error, like a job.autoscaler.* one */
+    e = set_err(j, OPT_REQUEST, "governor.profle", "flink");
+    ASSERT_CONTAINS(e, "governor.profle: unknown option");
+    free(e);
+    ASSERT_EQ(opt_job_n_warnings(j), 0);
+    opt_job_free(j);
+}
+
+TEST_MAIN(TEST_ENTRY(profile_and_safeguards), TEST_ENTRY(duration_good_forms),
+          TEST_ENTRY(duration_bad_forms), TEST_ENTRY(memory_good_forms),
+          TEST_ENTRY(memory_bad_forms), TEST_ENTRY(bool_forms),
           TEST_ENTRY(numbers_are_parsed_strictly),
           TEST_ENTRY(error_messages_name_key_value_and_allowed),
           TEST_ENTRY(every_error_names_the_key), TEST_ENTRY(single_value_ranges),
