@@ -38,6 +38,29 @@ int core__window_index(const struct core_window *w, const char *id)
     return -1;
 }
 
+/* Window index of id, trying position `hint` first: a client lists its vertices in the same
+ * order sample after sample, so this is one comparison instead of a scan. */
+static int index_at(const struct core_window *w, const char *id, int hint)
+{
+    if (hint >= 0 && hint < w->n_vertices && strcmp(w->ids[hint], id) == 0)
+        return hint;
+    return core__window_index(w, id);
+}
+
+/* Sample index of window vertex wi's id, trying the same position first. */
+static int sample_index(const struct core_window *w, const struct core_sample *sm, int wi)
+{
+    if (wi < sm->n_vertices && strcmp(sm->vertices[wi].id, w->ids[wi]) == 0)
+        return wi;
+    return core__topo_find(sm, w->ids[wi]);
+}
+
+/* What the window knows of counter c of vertex wi; nothing for a window built without. */
+static struct core_wcounter wctr(const struct core_window *w, int wi, int c)
+{
+    return w->ctr ? w->ctr[wi * CORE_CTR__COUNT + c] : (struct core_wcounter){NAN, 0.0};
+}
+
 /* ------------------------------------------------------------ aggregates -- */
 
 /*
@@ -297,13 +320,13 @@ static bool last_defined(const struct core_window *w, int wi, size_t off, double
 static double counter_value(const struct core_window *w, int wi, enum core_counter c, double x,
                             double g, int64_t at, double *offset)
 {
-    const struct core_wcounter *k = &w->ctr[wi * CORE_CTR__COUNT + c];
+    struct core_wcounter k = wctr(w, wi, c);
     double base;
     int64_t base_at;
     bool have = last_defined(w, wi, counter_off[c], &base, &base_at);
-    *offset = k->offset;
+    *offset = k.offset;
     if (!isnan(x)) {
-        if (isnan(k->sent) && have) {
+        if (isnan(k.sent) && have) {
             double step = isnan(g) ? 0.0 : g * (double)(at - base_at) / 1000.0;
             *offset = x - (base + step);
         }
@@ -352,7 +375,7 @@ static void vertex_metrics(const struct core_window *w, int wi, const struct cor
      * Counters). ACCUMULATED_BUSY_TIME is read only by the AVG aggregator. */
     for (int c = 0; c < CORE_CTR__COUNT; c++) {
         double x, g, y;
-        offsets[c] = w->ctr[wi * CORE_CTR__COUNT + c].offset;
+        offsets[c] = wctr(w, wi, c).offset;
         if (v->finished) {
             y = 0.0;
         } else {
@@ -453,8 +476,15 @@ static bool topology_of(const struct core_window *w, const struct core_sample *s
         return true;
     }
     bool same_ids = w->n_vertices == sm->n_vertices;
-    for (int i = 0; i < sm->n_vertices && same_ids; i++)
-        same_ids = core__window_index(w, sm->vertices[i].id) >= 0;
+    int rescaled = -1, rescaled_wi = -1;
+    for (int i = 0; i < sm->n_vertices && same_ids; i++) {
+        int wi = index_at(w, sm->vertices[i].id, i);
+        same_ids = wi >= 0;
+        if (same_ids && rescaled < 0 && w->parallelism[wi] != sm->vertices[i].parallelism) {
+            rescaled = i;
+            rescaled_wi = wi;
+        }
+    }
     if (!same_ids) {
         chk->restart = CORE_RESTART_VERTICES;
         why(chk, "the set of vertices changed under the same running_since");
@@ -465,14 +495,12 @@ static bool topology_of(const struct core_window *w, const struct core_sample *s
         why(chk, "an edge or a ship strategy changed under the same running_since");
         return true;
     }
-    for (int i = 0; i < sm->n_vertices; i++) {
-        int wi = core__window_index(w, sm->vertices[i].id);
-        if (w->parallelism[wi] != sm->vertices[i].parallelism) {
-            chk->restart = CORE_RESTART_RESCALED;
-            why(chk, "%s runs at %d instead of %d under the same running_since", sm->vertices[i].id,
-                sm->vertices[i].parallelism, w->parallelism[wi]);
-            return true;
-        }
+    if (rescaled >= 0) {
+        chk->restart = CORE_RESTART_RESCALED;
+        why(chk, "%s runs at %d instead of %d under the same running_since",
+            sm->vertices[rescaled].id, sm->vertices[rescaled].parallelism,
+            w->parallelism[rescaled_wi]);
+        return true;
     }
     return false;
 }
@@ -488,7 +516,7 @@ static void counters_of(const struct core_window *w, const struct core_sample *s
                         struct core_window_check *chk)
 {
     const struct core_vertex_in *v = &sm->vertices[i];
-    int wi = core__window_index(w, v->id);
+    int wi = index_at(w, v->id, i);
     if (v->finished || wi < 0)
         return;
     double k = cfg->plausibility_ratio;
@@ -498,10 +526,10 @@ static void counters_of(const struct core_window *w, const struct core_sample *s
         counter_in(v, t->is_source[i], (enum core_counter)c, &x, &g);
         if (isnan(x) || !last_defined(w, wi, counter_off[c], &base, &base_at))
             continue;
-        const struct core_wcounter *kc = &w->ctr[wi * CORE_CTR__COUNT + c];
+        struct core_wcounter kc = wctr(w, wi, c);
         /* Below a second the counters' own sampling jitter dominates. */
         double dt_s = (double)(sm->at - base_at > 1000 ? sm->at - base_at : 1000) / 1000.0;
-        if (!isnan(kc->sent) && x < kc->sent) {
+        if (!isnan(kc.sent) && x < kc.sent) {
             /* Flink's counters start from 0 when a task restarts: a reset during the interval
              * explains a value up to what the gauge counts in it. */
             bool reset = isnan(g) || !cfg->plausibility || x <= k * (g + 1.0) * dt_s;
@@ -509,12 +537,12 @@ static void counters_of(const struct core_window *w, const struct core_sample *s
                 if (chk->restart == CORE_RESTART_NONE) {
                     chk->restart = CORE_RESTART_COUNTERS;
                     why(chk, "%s's %s went back from %.0f to %.0f under the same running_since",
-                        v->id, counter_name[c], kc->sent, x);
+                        v->id, counter_name[c], kc.sent, x);
                 }
             } else if (!chk->implausible) {
                 chk->implausible = true;
                 why(chk, "%s's %s went back from %.0f to %.0f, which no reset explains", v->id,
-                    counter_name[c], kc->sent, x);
+                    counter_name[c], kc.sent, x);
             }
             continue;
         }
@@ -624,16 +652,22 @@ void core__window_add(struct core_state *st, const struct core_sample *sm,
     ns.v = core__xcalloc((size_t)(w->n_vertices ? w->n_vertices : 1), sizeof *ns.v);
     double *offsets = core__xcalloc((size_t)(w->n_vertices ? w->n_vertices : 1) * CORE_CTR__COUNT,
                                     sizeof *offsets);
+    int *at_i = core__xcalloc((size_t)(w->n_vertices ? w->n_vertices : 1), sizeof *at_i);
     for (int wi = 0; wi < w->n_vertices; wi++) {
-        int i = core__topo_find(sm, w->ids[wi]);
+        int i = at_i[wi] = sample_index(w, sm, wi);
         const struct core_vertex_in *v = &sm->vertices[i];
         vertex_metrics(w, wi, v, t->is_source[i], cfg, now, &ns.v[wi],
                        offsets + wi * CORE_CTR__COUNT);
         round_vmetrics(&ns.v[wi]);
     }
     /* What the window knows of the counters from now on. */
+    if (!w->ctr && w->n_vertices) { /* a window built without them (by hand) */
+        w->ctr = core__xcalloc((size_t)w->n_vertices * CORE_CTR__COUNT, sizeof *w->ctr);
+        for (int k = 0; k < w->n_vertices * CORE_CTR__COUNT; k++)
+            w->ctr[k].sent = NAN;
+    }
     for (int wi = 0; wi < w->n_vertices; wi++) {
-        int i = core__topo_find(sm, w->ids[wi]);
+        int i = at_i[wi];
         const struct core_vertex_in *v = &sm->vertices[i];
         if (v->finished)
             continue;
@@ -647,6 +681,7 @@ void core__window_add(struct core_state *st, const struct core_sample *sm,
         }
     }
     free(offsets);
+    free(at_i);
     core__grow(&w->s, &w->cap, w->n + 1, sizeof *w->s);
     w->s[w->n++] = ns;
     /* A client posting far more often than the window needs (or re-sending one `at`, which
