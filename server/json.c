@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/core_int.h"
 #include "json.h"
@@ -119,6 +120,9 @@ static int get_number(const struct sink *k, const json_t *obj, const struct path
     if (x < lo || x > hi) {
         if (isinf(hi))
             return fail(k, &p, "must be >= %g, got %.17g", lo, x);
+        if (isinf(lo)) /* busy time: a negative one is taken and counted as 0 */
+            return fail(k, &p, "must be in [0, %g], got %.17g (a negative value counts as 0)", hi,
+                        x);
         return fail(k, &p, "must be in [%g, %g], got %.17g", lo, hi, x);
     }
     *out = x;
@@ -377,26 +381,38 @@ static int parse_metrics(const struct sink *k, const json_t *m, const struct pat
                          struct core_vertex_in *v)
 {
     struct path mp = {up, "metrics", 0};
+    /* A negative busy time is taken (the core counts it as 0 and says so, as the reference
+     * clamps it); above 1000 ms per second is refused. */
     const json_t *busy = json_object_get(m, "busy_ms_per_s");
     if (busy && json_is_object(busy)) {
         struct path bp = {&mp, "busy_ms_per_s", 0};
         double avg = NAN;
-        if (get_number(k, busy, &bp, "avg", 0, 1000, &avg) < 0)
+        if (get_number(k, busy, &bp, "avg", -INFINITY, 1000, &avg) < 0)
             return -1;
         if (isnan(avg)) {
             struct path ap = {&bp, "avg", 0};
             return fail(k, &ap, "required when busy_ms_per_s is an object");
         }
         v->busy_min = v->busy_max = v->busy_avg = avg;
-        if (get_number(k, busy, &bp, "min", 0, 1000, &v->busy_min) < 0 ||
-            get_number(k, busy, &bp, "max", 0, 1000, &v->busy_max) < 0)
+        if (get_number(k, busy, &bp, "min", -INFINITY, 1000, &v->busy_min) < 0 ||
+            get_number(k, busy, &bp, "max", -INFINITY, 1000, &v->busy_max) < 0)
             return -1;
+        /* min <= avg <= max over the subtasks, or the figures contradict each other. */
+        if (v->busy_min > v->busy_max) {
+            struct path p = {&bp, "min", 0};
+            return fail(k, &p, "%g is above max %g", v->busy_min, v->busy_max);
+        }
+        if (v->busy_avg < v->busy_min || v->busy_avg > v->busy_max) {
+            struct path p = {&bp, "avg", 0};
+            return fail(k, &p, "%g is outside [min %g, max %g]", v->busy_avg, v->busy_min,
+                        v->busy_max);
+        }
     } else if (busy && !json_is_null(busy) && !json_is_number(busy)) {
         struct path bp = {&mp, "busy_ms_per_s", 0};
         return fail(k, &bp, "expected a number or {min, avg, max}, got %s", type_name(busy));
     } else {
         double b = NAN;
-        if (get_number(k, m, &mp, "busy_ms_per_s", 0, 1000, &b) < 0)
+        if (get_number(k, m, &mp, "busy_ms_per_s", -INFINITY, 1000, &b) < 0)
             return -1;
         v->busy_min = v->busy_avg = v->busy_max = b;
     }
@@ -527,12 +543,15 @@ static int apply_config(json_t *cfg, struct opt_job *opts, struct json_err *e, c
 /*
  * Parses a decide request. Fields, defaults and limits (DESIGN 3.1):
  *  - at: epoch ms or RFC 3339, absent -> now_ms; running_since: same forms, absent -> 0
- *    (running since the epoch: the stabilization period is long over);
- *  - status: absent -> RUNNING; running = (status == "RUNNING"), case-sensitive;
+ *    (running since the epoch: the stabilization period is long over; `at` if earlier);
+ *  - running_since later than at is refused;
+ *  - status: absent -> RUNNING; running = (status == "RUNNING"), in any case;
  *  - job_metrics: optional non-negative numbers (NaN when absent);
  *  - vertices: required, non-empty. max_parallelism defaults to Flink's own default for the
  *    parallelism; partitions to 0 (unknown); an input's ship to REBALANCE;
- *  - busy_ms_per_s and backpressured_ms_per_s in [0, 1000], other metrics >= 0;
+ *  - busy_ms_per_s at most 1000 (a negative one is left for the core to count as 0, with a
+ *    warning), {min, avg, max} with min <= avg <= max; backpressured_ms_per_s in [0, 1000],
+ *    other metrics >= 0;
  *  - null counts as absent everywhere; unknown fields are ignored (forward compatibility);
  *  - config: strings, numbers (integers as written, reals in their shortest form) or
  *    booleans; applied last, so opts is only touched by a request that is otherwise valid.
@@ -553,14 +572,24 @@ int json_parse_sample(json_t *body, int64_t now_ms, struct json_sample *js, stru
         return fail(&k, NULL, "the request body must be a JSON object, got %s", type_name(body));
 
     s->at = now_ms;
-    s->running_since = 0;
+    s->running_since = INT64_MIN;
     if (get_time(&k, body, "at", &s->at) < 0 ||
         get_time(&k, body, "running_since", &s->running_since) < 0)
         return -1;
+    if (s->running_since == INT64_MIN) {
+        s->running_since = s->at < 0 ? s->at : 0; /* absent: running long before the sample */
+    } else if (s->running_since > s->at) {
+        /* Stabilization would never end; governor's time is the sample's. */
+        struct path p = {NULL, "running_since", 0};
+        return fail(&k, &p,
+                    "%" PRId64 " is later than at %" PRId64 ": a job cannot be running since "
+                    "after the sample was taken (send both from one clock)",
+                    s->running_since, s->at);
+    }
     const char *status = "RUNNING";
     if (get_string(&k, body, NULL, "status", false, &status) < 0)
         return -1;
-    s->running = strcmp(status, "RUNNING") == 0;
+    s->running = strcasecmp(status, "RUNNING") == 0;
 
     s->heap_used = s->heap_max = s->gc_ms_per_s = s->managed_used = s->metaspace_used = NAN;
     s->task_slots_total = s->task_slots_available = NAN;
@@ -802,6 +831,46 @@ static json_t *doubles_new(const void *base, const struct field *f, int n)
     return a;
 }
 
+/* What the window knows of each vertex's counters, its stabilization start, full-from
+ * instant and topology hash; the rejected-sample count and the pending scaling. A document
+ * written before these existed loads without them (ld_ext). */
+static void dump_ext(json_t *o, json_t *jw, const struct core_state *st)
+{
+    const struct core_window *w = &st->w;
+    if (st->rejected)
+        json_object_set_new(o, "rejected", json_integer(st->rejected));
+    if (st->pending.at != INT64_MIN) {
+        json_t *pv = json_array();
+        for (int i = 0; i < st->pending.n; i++)
+            json_array_append_new(pv, json_pack("{s:o, s:i, s:i}", "id",
+                                                str_new(st->pending.v[i].id), "from",
+                                                st->pending.v[i].from, "to", st->pending.v[i].to));
+        json_object_set_new(
+            o, "pending",
+            json_pack("{s:I, s:o}", "at", (json_int_t)st->pending.at, "vertices", pv));
+    }
+    if (w->n_vertices == 0)
+        return; /* an empty window: nothing more to say */
+    char hash[17];
+    snprintf(hash, sizeof hash, "%016" PRIx64, w->topo_hash);
+    json_object_set_new(jw, "started_at", json_integer(w->started_at));
+    json_object_set_new(jw, "full_from", json_integer(w->full_from));
+    json_object_set_new(jw, "topo_hash", json_string(hash));
+    json_t *ctr = json_array();
+    for (int i = 0; i < w->n_vertices; i++) {
+        json_t *c = json_array();
+        for (int k = 0; k < CORE_CTR__COUNT; k++) {
+            /* a window built without them (by hand) knows no counters */
+            struct core_wcounter wc =
+                w->ctr ? w->ctr[i * CORE_CTR__COUNT + k] : (struct core_wcounter){NAN, 0.0};
+            json_array_append_new(c, dbl_new(wc.sent));
+            json_array_append_new(c, dbl_new(wc.offset));
+        }
+        json_array_append_new(ctr, c);
+    }
+    json_object_set_new(jw, "counters", ctr);
+}
+
 json_t *json_state_dump(const struct core_state *st)
 {
     json_t *o = json_object();
@@ -896,6 +965,7 @@ json_t *json_state_dump(const struct core_state *st)
         json_array_append_new(events, je);
     }
     json_object_set_new(o, "events", events);
+    dump_ext(o, jw, st);
     return o;
 }
 
@@ -1242,6 +1312,79 @@ static int ld_events(const struct sink *k, const json_t *a, struct core_state *s
     return 0;
 }
 
+/* The part of dump_ext; each key may be absent (a document written before it). */
+static int ld_ext(const struct sink *k, const json_t *in, const json_t *jw, struct core_state *st)
+{
+    struct core_window *w = &st->w;
+    struct path wp = {NULL, "window", 0};
+    size_t nc = (size_t)w->n_vertices * CORE_CTR__COUNT;
+    w->ctr = core__xcalloc(nc ? nc : 1, sizeof *w->ctr);
+    for (size_t i = 0; i < nc; i++)
+        w->ctr[i].sent = NAN;
+    w->started_at = w->n_vertices ? w->running_since : INT64_MIN;
+    if (json_object_get(jw, "started_at") && ld_i64(k, jw, &wp, "started_at", &w->started_at) < 0)
+        return -1;
+    if (json_object_get(jw, "full_from") && ld_i64(k, jw, &wp, "full_from", &w->full_from) < 0)
+        return -1;
+    const json_t *jh = json_object_get(jw, "topo_hash");
+    if (jh) {
+        struct path hp = {&wp, "topo_hash", 0};
+        const char *hash = json_string_value(jh);
+        char *end = NULL;
+        if (hash)
+            w->topo_hash = strtoull(hash, &end, 16);
+        if (!hash || !*hash || *end || strlen(hash) != 16)
+            return fail(k, &hp, "expected 16 hex digits");
+    }
+    const json_t *ctr = json_object_get(jw, "counters");
+    if (ctr) {
+        struct path cp = {&wp, "counters", 0};
+        if (!json_is_array(ctr) || json_array_size(ctr) != (size_t)w->n_vertices)
+            return fail(k, &cp, "expected an array of %d entries", w->n_vertices);
+        for (int i = 0; i < w->n_vertices; i++) {
+            struct path ep = {&cp, NULL, i};
+            const json_t *c = json_array_get(ctr, (size_t)i);
+            if (!json_is_array(c) || json_array_size(c) != 2 * CORE_CTR__COUNT)
+                return fail(k, &ep, "expected an array of %d numbers", 2 * CORE_CTR__COUNT);
+            for (int j = 0; j < CORE_CTR__COUNT; j++) {
+                struct path sp = {&ep, NULL, 2 * j}, op = {&ep, NULL, 2 * j + 1};
+                struct core_wcounter *wc = &w->ctr[i * CORE_CTR__COUNT + j];
+                if (dbl_of(k, json_array_get(c, (size_t)(2 * j)), &sp, &wc->sent) < 0 ||
+                    dbl_of(k, json_array_get(c, (size_t)(2 * j + 1)), &op, &wc->offset) < 0)
+                    return -1;
+            }
+        }
+    }
+    if (json_object_get(in, "rejected") && ld_int(k, in, NULL, "rejected", 0, &st->rejected) < 0)
+        return -1;
+    const json_t *jp = json_object_get(in, "pending");
+    if (!jp)
+        return 0;
+    struct path pp = {NULL, "pending", 0};
+    json_t *vs;
+    if (!json_is_object(jp))
+        return fail(k, &pp, "expected an object, got %s", type_name(jp));
+    if (ld_i64(k, jp, &pp, "at", &st->pending.at) < 0 ||
+        ld_array_len(k, jp, &pp, "vertices", &vs) < 0)
+        return -1;
+    struct path vp = {&pp, "vertices", 0};
+    size_t i;
+    json_t *jv;
+    json_array_foreach(vs, i, jv)
+    {
+        struct path ep = {&vp, NULL, (int)i};
+        if (!json_is_object(jv))
+            return fail(k, &ep, "expected an object, got %s", type_name(jv));
+        core__grow(&st->pending.v, &st->pending.cap, st->pending.n + 1, sizeof *st->pending.v);
+        struct core_pending_vertex *v = &st->pending.v[st->pending.n++];
+        memset(v, 0, sizeof *v);
+        if (ld_str(k, jv, &ep, "id", &v->id) < 0 || ld_int(k, jv, &ep, "from", 1, &v->from) < 0 ||
+            ld_int(k, jv, &ep, "to", 1, &v->to) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /*
  * Loads a json_state_dump document. Everything is allocated with the core's allocators as
  * it is read, with each array's count covering exactly what was filled, so on any error
@@ -1279,7 +1422,7 @@ int json_state_load(json_t *in, struct core_state *st, char *err, size_t err_len
         goto out;
     if (ld_window(&k, jw, &wp, &st->w) < 0 || ld_history(&k, hist, st) < 0 ||
         ld_tracking(&k, track, st) < 0 || ld_delayed(&k, delayed, st) < 0 ||
-        ld_events(&k, events, st) < 0)
+        ld_events(&k, events, st) < 0 || ld_ext(&k, in, jw, st) < 0)
         goto out;
     rc = 0;
 out:

@@ -43,8 +43,10 @@ void json_sample_deinit(struct json_sample *js);
  * decision made from it. `now_ms` is used when `at` is absent; `running_since` absent is 0.
  * Optional fields that are null count as absent; unknown fields are ignored. Every
  * value is checked: types, parallelism >= 1 and <= max_parallelism, numbers finite and
- * >= 0 where the metric cannot be negative, `status` a string, `at` epoch ms or RFC 3339,
- * ids 1-128 chars. The request's `config` object (strings or numbers) is set into `opts`
+ * >= 0 where the metric cannot be negative (a negative busy time is passed on: the core
+ * counts it as 0 with a warning), busy {min <= avg <= max}, `status` a string (RUNNING in
+ * any case), `at` epoch ms or RFC 3339, `running_since` not later than `at`, ids 1-128
+ * chars. The request's `config` object (strings or numbers) is set into `opts`
  * at OPT_REQUEST (opts may be NULL to ignore it); a bad option is a 422 naming the key.
  * Topology errors (unknown input, duplicate id, cycle) are left to core_decide. Returns 0,
  * or -1 with *e filled.

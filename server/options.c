@@ -265,6 +265,7 @@ struct opt_row {
 };
 
 #define JOB(n)     .name = "job.autoscaler." n, .scope = S_JOB
+#define GOV(n)     .name = "governor." n, .scope = S_JOB
 #define CLUSTER(n) .name = n, .scope = S_CLUSTER
 #define SERVER(n)  .name = n, .scope = S_SERVER
 #define CF(f)      .off = offsetof(struct core_config, f)
@@ -286,6 +287,7 @@ static const char *const align_values[] = {"BALANCED", "EVENLY_SPREAD", "OFF", N
 static const char *const adjust_values[] = {"EVENLY_SPREAD", "MAXIMIZE_UTILISATION", NULL};
 static const char *const sync_values[] = {"FULL", "NORMAL", "OFF", NULL};
 static const char *const level_values[] = {"debug", "info", "warn", "error", NULL};
+static const char *const profile_values[] = {"governor", "flink", NULL};
 
 static void apply_aggregator(struct core_config *c, const struct opt_row *r, const struct val *v,
                              const char *text, enum opt_layer layer);
@@ -293,11 +295,16 @@ static void apply_adjust_mode(struct core_config *c, const struct opt_row *r, co
                               const char *text, enum opt_layer layer);
 static void apply_align_mode(struct core_config *c, const struct opt_row *r, const struct val *v,
                              const char *text, enum opt_layer layer);
+static void apply_profile(struct core_config *c, const struct opt_row *r, const struct val *v,
+                          const char *text, enum opt_layer layer);
+static void apply_safeguard(struct core_config *c, const struct opt_row *r, const struct val *v,
+                            const char *text, enum opt_layer layer);
 
 /*
- * The rows. Order matters in two places only: the legacy adjust.mode row comes before the
+ * The rows. Order matters in three places only: the legacy adjust.mode row comes before the
  * parallelism-alignment.mode row (the second one's hook overrides the first when set
- * explicitly, spec 3.2), and a gate row comes before the rows it gates (for readability).
+ * explicitly, spec 3.2), governor.profile comes before the safeguards whose default it sets,
+ * and a gate row comes before the rows it gates (for readability).
  */
 static const struct opt_row opt_rows[] = {
     /* ---- spec 6.5 (prefix job.autoscaler.) and governor's own job options ---- */
@@ -442,6 +449,24 @@ static const struct opt_row opt_rows[] = {
     {JOB("skew.saturation"), .type = T_DOUBLE, .def = "0.05", MINX(0), MAXX(1), .land = L_DOUBLE,
      CF(skew_saturation),
      .help = "Stop where the hot subtask's load is within this share of its floor (governor)."},
+    {GOV("profile"), .type = T_ENUM, .def = "governor", .values = profile_values, .land = L_HOOK,
+     .apply = apply_profile,
+     .help = "flink: the reference algorithm with governor's first differences only; governor: "
+             "also the safeguards below (each on unless set), and utilization.target must be "
+             "above 0."},
+    {GOV("plausibility.enabled"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
+     CF(plausibility), .apply = apply_safeguard,
+     .help = "Leave a sample whose counters disagree with its gauges, the previous sample or the "
+             "time elapsed out of the window, with a warning (unset: on under the governor "
+             "profile)."},
+    {GOV("plausibility.max-ratio"), .type = T_DOUBLE, .def = "100", MINX(1), .land = L_DOUBLE,
+     CF(plausibility_ratio),
+     .help = "How many times faster than its gauge (plus 1/s) a counter may grow between two "
+             "samples before the sample is implausible."},
+    {GOV("window.keep-full"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
+     CF(window_keep_full), .apply = apply_safeguard,
+     .help = "A metric window once full stays full until the job restarts, however irregular "
+             "the samples (unset: on under the governor profile)."},
 
     /* ---- Flink cluster keys the algorithm reads ---- */
     {CLUSTER("taskmanager.numberOfTaskSlots"), .type = T_INT, .def = "1", MIN(1), .land = L_INT,
@@ -559,6 +584,7 @@ static const char *const plugin_prefixes[] = {
 
 #define JOB_PREFIX    "job.autoscaler."
 #define LEGACY_PREFIX "kubernetes.operator."
+#define GOV_PREFIX    "governor."
 
 static void apply_aggregator(struct core_config *c, const struct opt_row *r, const struct val *v,
                              const char *text, enum opt_layer layer)
@@ -597,6 +623,23 @@ static void apply_align_mode(struct core_config *c, const struct opt_row *r, con
         c->align_mode = CORE_ALIGN_PLUGIN;
         c->align_plugin = text;
     }
+}
+
+/* governor.profile: which defaults the safeguard rows below it take. */
+static void apply_profile(struct core_config *c, const struct opt_row *r, const struct val *v,
+                          const char *text, enum opt_layer layer)
+{
+    (void)r, (void)text, (void)layer;
+    c->profile = v->e == 1 ? CORE_PROFILE_FLINK : CORE_PROFILE_GOVERNOR;
+}
+
+/* A safeguard of the governor profile (a bool at r->off): unset follows governor.profile,
+ * whose row comes first. */
+static void apply_safeguard(struct core_config *c, const struct opt_row *r, const struct val *v,
+                            const char *text, enum opt_layer layer)
+{
+    (void)text, (void)layer;
+    *(bool *)((char *)c + r->off) = v->unset ? c->profile == CORE_PROFILE_GOVERNOR : v->b;
 }
 
 /* ----------------------------------------------------- display of a value -- */
@@ -977,7 +1020,7 @@ static int lookup_job_key(const char *key, struct key_ref *ref)
             return 0;
         }
     }
-    if (starts_with(k, JOB_PREFIX))
+    if (starts_with(k, JOB_PREFIX) || starts_with(k, GOV_PREFIX))
         return -1;
     ref->key = key;
     ref->ignored = true;
@@ -1150,6 +1193,14 @@ static const char *row_text(const struct opt_job *j, int i, enum opt_layer *laye
     return v ? v : opt_rows[i].def;
 }
 
+/* The index of the utilization.target row. */
+static int util_target_row(void)
+{
+    int i = 0;
+    row_by_name(JOB_PREFIX "utilization.target", &i);
+    return i;
+}
+
 /* "key: "text" is out of range [lo, hi]" for a cross-field check. */
 static int range_error(char **errp, const struct opt_job *j, const char *name, double lo,
                        int has_lo, double hi, int has_hi)
@@ -1184,6 +1235,13 @@ int opt_job_resolve(struct opt_job *j, struct core_config *cfg, char **errp)
     if (!cfg->enabled) /* spec 6.4: options are validated only when the autoscaler is on */
         return 0;
 
+    /* The governor profile refuses a target of 0 (every vertex would go to its maximum); the
+     * reference, and so the flink profile, accepts [0, 1]. */
+    if (cfg->profile == CORE_PROFILE_GOVERNOR && !(cfg->util_target > 0))
+        return fail(errp,
+                    "%sutilization.target: \"%s\" is out of range (0, 1] (0 is accepted only "
+                    "with governor.profile = flink)",
+                    JOB_PREFIX, row_text(j, util_target_row(), NULL));
     /* Spec 6.4, in its order (first error wins). The single-value ranges of the ungated
      * rows were checked when each value was set; what is left are the bounds that depend on
      * another option and the ranges that count only when their feature is on. */

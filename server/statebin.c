@@ -1,6 +1,7 @@
 /*
  * statebin.c - the binary form of a job's state (see statebin.h).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,8 +9,12 @@
 #include "core/core_int.h"
 #include "statebin.h"
 
-#define MAGIC      "GVS2" /* everything */
-#define MAGIC_META "GVM2" /* everything but the window's samples (statebin_dump_meta) */
+#define MAGIC      "GVS3" /* everything */
+#define MAGIC_META "GVM3" /* everything but the window's samples (statebin_dump_meta) */
+/* Written before the part after the events (restarts, counters, the pending scaling)
+ * existed: loaded with that part empty. */
+#define MAGIC_V2      "GVS2"
+#define MAGIC_META_V2 "GVM2"
 
 /* ------------------------------------------------------------------ writer -- */
 
@@ -96,6 +101,22 @@ static void dump(const struct core_state *st, bool samples, unsigned char **out,
         put_i64(&b, st->events[i].first_at);
         put_i64(&b, st->events[i].last_at);
         put_i32(&b, st->events[i].count);
+    }
+    put_i64(&b, w->started_at);
+    put_i64(&b, w->full_from);
+    put(&b, &w->topo_hash, sizeof w->topo_hash);
+    for (int i = 0; i < w->n_vertices * CORE_CTR__COUNT; i++) {
+        /* a window built without them (by hand) knows no counters */
+        struct core_wcounter c = w->ctr ? w->ctr[i] : (struct core_wcounter){NAN, 0.0};
+        put(&b, &c, sizeof c);
+    }
+    put_i32(&b, st->rejected);
+    put_i64(&b, st->pending.at);
+    put_i32(&b, st->pending.n);
+    for (int i = 0; i < st->pending.n; i++) {
+        put_str(&b, st->pending.v[i].id);
+        put_i32(&b, st->pending.v[i].from);
+        put_i32(&b, st->pending.v[i].to);
     }
     *out = b.p;
     *len = b.n;
@@ -185,6 +206,35 @@ static void get_sample(struct rbuf *b, struct core_window *w)
     w->n++;
 }
 
+/* The part after the events; a version 2 blob (v2) has none, which leaves the window's
+ * counters unknown, its stabilization counting from running_since, and no pending scaling. */
+static void load_ext(struct rbuf *b, struct core_state *st, bool v2)
+{
+    struct core_window *w = &st->w;
+    size_t nc = (size_t)w->n_vertices * CORE_CTR__COUNT;
+    w->ctr = core__xcalloc(nc ? nc : 1, sizeof *w->ctr);
+    for (size_t k = 0; k < nc; k++)
+        w->ctr[k].sent = NAN;
+    w->started_at = w->n_vertices ? w->running_since : INT64_MIN;
+    if (b->bad || v2)
+        return;
+    w->started_at = get_i64(b);
+    w->full_from = get_i64(b);
+    get(b, &w->topo_hash, sizeof w->topo_hash);
+    get(b, w->ctr, nc * sizeof *w->ctr);
+    st->rejected = get_i32(b);
+    st->pending.at = get_i64(b);
+    int np = get_count(b, 12);
+    core__grow(&st->pending.v, &st->pending.cap, np, sizeof *st->pending.v);
+    for (int i = 0; i < np; i++) {
+        struct core_pending_vertex *v = &st->pending.v[i];
+        v->id = get_str(b);
+        st->pending.n = i + 1;
+        v->from = get_i32(b);
+        v->to = get_i32(b);
+    }
+}
+
 static int load(const unsigned char *in, size_t len, struct core_state *st, bool *meta, char *err,
                 size_t err_len)
 {
@@ -192,11 +242,12 @@ static int load(const unsigned char *in, size_t len, struct core_state *st, bool
     char magic[4];
     core_state_clear(st);
     get(&b, magic, 4);
-    if (b.bad || (memcmp(magic, MAGIC, 4) != 0 && memcmp(magic, MAGIC_META, 4) != 0)) {
+    bool v2 = memcmp(magic, MAGIC_V2, 4) == 0 || memcmp(magic, MAGIC_META_V2, 4) == 0;
+    if (b.bad || (memcmp(magic, MAGIC, 4) != 0 && memcmp(magic, MAGIC_META, 4) != 0 && !v2)) {
         snprintf(err, err_len, "not a governor state blob");
         return -1;
     }
-    *meta = memcmp(magic, MAGIC_META, 4) == 0;
+    *meta = memcmp(magic, MAGIC_META, 4) == 0 || memcmp(magic, MAGIC_META_V2, 4) == 0;
     st->last_at = get_i64(&b);
     struct core_window *w = &st->w;
     w->running_since = get_i64(&b);
@@ -252,6 +303,7 @@ static int load(const unsigned char *in, size_t len, struct core_state *st, bool
         e->last_at = get_i64(&b);
         e->count = get_i32(&b);
     }
+    load_ext(&b, st, v2);
     if (b.bad || b.off != b.n) {
         snprintf(err, err_len, "truncated or corrupt state blob (at byte %zu of %zu)", b.off, b.n);
         core_state_clear(st);

@@ -4,11 +4,14 @@
  * where the JSON form (json_state_dump) prints each with 17 digits, which cost more than the
  * whole decision. The JSON form stays for export and debugging.
  *
- * Format: "GVS2", then the fields of state.h in order, little-endian, int32 counts and
+ * Format: "GVS3", then the fields of state.h in order, little-endian, int32 counts and
  * lengths, IEEE-754 doubles copied bit for bit (so the round trip is exact, NaN payloads
- * included). The store keeps a job's window samples apart, one row each ("GVM2": the state
+ * included). The store keeps a job's window samples apart, one row each ("GVM3": the state
  * without them, then statebin_dump_sample per sample): a decision then writes its one new
- * sample instead of the whole window. May call: core (state layout and allocators), libc.
+ * sample instead of the whole window. After the events come the window's stabilization
+ * start, full-from instant, topology hash and counters, the rejected-sample count and the
+ * pending scaling; a version 2 blob ("GVS2", "GVM2", written before they existed) loads
+ * without them. May call: core (state layout and allocators), libc.
  */
 #ifndef GOVERNOR_STATEBIN_H
 #define GOVERNOR_STATEBIN_H
@@ -27,7 +30,7 @@ void statebin_dump(const struct core_state *st, unsigned char **out, size_t *len
 int statebin_load(const unsigned char *in, size_t len, struct core_state *st, char *err,
                   size_t err_len);
 
-/* new: st without its window samples ("GVM2"). */
+/* new: st without its window samples ("GVM3"). */
 void statebin_dump_meta(const struct core_state *st, unsigned char **out, size_t *len);
 /* new: window sample i of st (its number is st's seq0 + i). */
 void statebin_dump_sample(const struct core_state *st, int i, unsigned char **out, size_t *len);

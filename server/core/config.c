@@ -1,7 +1,8 @@
 /*
  * config.c - the built-in defaults of every option the core reads (core/README.md, Options),
  * with governor's differences: enabled defaults to true, excluded periods take a
- * time zone (default UTC), and the key-skew diagnosis has options of its own.
+ * time zone (default UTC), the key-skew diagnosis has options of its own, and so have the
+ * safeguards of the `governor` profile (the default profile, so they default to on).
  */
 #include <string.h>
 
@@ -60,6 +61,10 @@ void core_config_defaults(struct core_config *c)
     c->skew_enabled = true;
     c->skew_min_ratio = 1.5;
     c->skew_saturation = 0.05;
+    c->profile = CORE_PROFILE_GOVERNOR;
+    c->plausibility = true;
+    c->plausibility_ratio = 100.0;
+    c->window_keep_full = true;
     c->slots_per_tm = 1;
     c->tm_cpu = NAN;
     struct core_tm_memory *m = &c->tm;

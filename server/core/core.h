@@ -77,6 +77,8 @@ enum core_reason {
     CORE_R_VETOED,
     CORE_R_PLUGIN_ERROR,
     CORE_R_JOB_NOT_RUNNING,
+    CORE_R_IMPLAUSIBLE_SAMPLE, /* governor's own: the sample was left out (core/README.md, Window)
+                                */
     CORE_R__COUNT
 };
 const char *core_reason_name(enum core_reason r);
@@ -100,6 +102,12 @@ enum core_constraint {
 const char *core_constraint_name(int bit);
 
 /* ----------------------------------------------------------------- config -- */
+
+/* governor.profile (core/README.md, Differences): `flink` is the reference algorithm with
+ * governor's first differences only; `governor` (the default) also turns on the safeguards
+ * below that the reference does not have. The profile only chooses their defaults: each has
+ * its own option, and the core reads those. */
+enum core_profile { CORE_PROFILE_GOVERNOR, CORE_PROFILE_FLINK };
 
 /* Flink's TaskManager memory model keys (core/README.md, TaskManager), in bytes / fractions.
  * -1 or NaN = unset. */
@@ -158,6 +166,11 @@ struct core_config {
     bool skew_enabled;
     double skew_min_ratio;  /* max/avg busy time below this: no skew */
     double skew_saturation; /* stop where the hot subtask is within this of its floor */
+    /* governor.profile and the safeguards whose default it sets (core/README.md, Window) */
+    enum core_profile profile;
+    bool plausibility;         /* governor.plausibility.enabled: implausible samples left out */
+    double plausibility_ratio; /* governor.plausibility.max-ratio: counter rate vs its gauge */
+    bool window_keep_full;     /* governor.window.keep-full: a full window stays full */
     /* Flink cluster keys the algorithm reads */
     int slots_per_tm; /* taskmanager.numberOfTaskSlots, default 1 */
     double tm_cpu;    /* taskmanager.cpu.cores, NaN = unknown */

@@ -114,25 +114,70 @@ int core__topo_find(const struct core_sample *sm, const char *id);
  * 15 min window holds 90; this bounds the state of a client that posts far more often. */
 #define CORE_WINDOW_MAX_SAMPLES 2048
 
+/* Samples left out as implausible in a row after which the counters are taken to have moved
+ * to a new base and the window starts over from them (core/README.md, Window). */
+#define CORE_MAX_REJECTED 3
+
+/* Why the window starts over (core/README.md, Window: Restart). */
+enum core_restart {
+    CORE_RESTART_NONE,
+    CORE_RESTART_FIRST,    /* an empty window */
+    CORE_RESTART_DECLARED, /* running_since changed */
+    CORE_RESTART_VERTICES, /* the set of vertex ids changed under the same running_since */
+    CORE_RESTART_EDGES,    /* an edge or a ship strategy changed under the same running_since */
+    CORE_RESTART_RESCALED, /* a parallelism changed under the same running_since */
+    CORE_RESTART_COUNTERS, /* a counter went back: the job restarted without saying so */
+    CORE_RESTART_JUMPED,   /* CORE_MAX_REJECTED implausible samples in a row */
+};
+/* "declared", "rescaled", ... (static). */
+const char *core__restart_name(enum core_restart r);
+
+/* What core__window_check found: a restart, or a sample to leave out. */
+struct core_window_check {
+    enum core_restart restart;
+    bool implausible; /* leave the sample out (never together with a restart) */
+    char why[320];    /* what restarted the window or makes the sample implausible */
+};
+
 struct core_window_status {
     int n_samples;
     bool stabilizing;
     bool fully_collected; /* core/README.md, Window: stabilization and a full window */
     bool restarted;       /* the window was restarted by this sample */
+    enum core_restart restart;
+    bool rejected; /* the sample was left out as implausible */
 };
 
 /*
- * Restart detection and collection (core/README.md, Window): if running_since changed, or the
- * vertex set or any parallelism differs from the window's, the window restarts. Then the
- * sample's per-sample metrics are computed (with the OBSERVED_TPR fallback over the
- * window), rounded (core__round3), appended, and the window trimmed when full.
+ * Restart detection and plausibility (core/README.md, Window: Restart, Plausibility), without
+ * changing anything: the window restarts when running_since changed, the vertex set, an edge
+ * or a parallelism differs from the window's, or a counter went back to a value a reset
+ * explains; with cfg->plausibility, a sample whose counters went back further, or grew faster
+ * than their gauges or time allow, is to be left out (after CORE_MAX_REJECTED in a row, the
+ * window restarts instead).
  */
+void core__window_check(const struct core_state *st, const struct core_sample *sm,
+                        const struct core_topo *t, const struct core_config *cfg,
+                        struct core_window_check *chk);
+/*
+ * Collection (core/README.md, Window) as chk decided: restarts the window (stabilizing from
+ * running_since, or from the sample's `at` for a restart the client did not declare), leaves
+ * an implausible sample out (counting it in st->rejected), or computes the sample's
+ * per-sample metrics (with the OBSERVED_TPR fallback over the window and the counters
+ * rebuilt or rebased), rounds them (core__round3), appends them and trims the window when full.
+ */
+void core__window_add(struct core_state *st, const struct core_sample *sm,
+                      const struct core_topo *t, const struct core_config *cfg,
+                      const struct core_window_check *chk, struct core_window_status *out);
+/* core__window_check, then core__window_add. */
 void core__window_ingest(struct core_state *st, const struct core_sample *sm,
                          const struct core_topo *t, const struct core_config *cfg,
                          struct core_window_status *out);
 
 /* Releases the window's samples and topology, leaving it empty (state.c). */
 void core__window_free(struct core_window *w);
+/* Forgets the pending executed scaling (state.c). */
+void core__pending_clear(struct core_state *s);
 
 /* Window index of a vertex id, -1 if absent. */
 int core__window_index(const struct core_window *w, const char *id);
@@ -232,11 +277,16 @@ void core__history_trim(struct core_state *st, const struct core_sample *sm,
                         const struct core_config *cfg, int64_t now);
 /* Appends an entry for an executed scaling. */
 void core__history_add(struct core_state *st, const char *id, const struct core_hist_entry *e);
+/* Drops vertex id's entry taken at `at` (an executed scaling the job did not apply). A vertex
+ * left without entries keeps an empty history until the next trim. */
+void core__history_forget(struct core_state *st, const char *id, int64_t at);
 /* Restart time (core/README.md, History): measures the pending tracking record's restart duration
  * if the topology now runs at the recorded parallelisms; trims the records. */
 void core__tracking_update(struct core_state *st, const struct core_sample *sm,
                            const struct core_config *cfg, int64_t now);
 void core__tracking_add(struct core_state *st, int64_t now);
+/* Drops the tracking record taken at `at` (a scaling the job did not apply). */
+void core__tracking_forget(struct core_state *st, int64_t at);
 /* The restart time to use, ms (whole seconds; core/README.md, History). */
 int64_t core__restart_time(const struct core_state *st, const struct core_config *cfg);
 

@@ -22,9 +22,11 @@ struct cycle {
     int *vd;                   /* sample index -> index in d->vertices */
     int *new_p;                /* [n] by sample index */
     bool *in_summary;          /* [n] changed and kept */
+    bool *unscaled;            /* [n] excluded, or without the rates to compute a target */
     struct core_plugin_err pe;
     bool backlog;
     int64_t now;
+    const char *not_applied; /* the last executed scaling was not applied: why (arena) */
 };
 
 static struct core_vdecision *vdec(struct cycle *c, int i)
@@ -51,6 +53,7 @@ static void init_vertices(struct cycle *c)
     c->vd = core__alloc(d, (size_t)n * sizeof *c->vd);
     c->new_p = core__alloc(d, (size_t)n * sizeof *c->new_p);
     c->in_summary = core__alloc(d, (size_t)n * sizeof *c->in_summary);
+    c->unscaled = core__alloc(d, (size_t)n * sizeof *c->unscaled);
     c->ev = core__alloc(d, (size_t)n * sizeof *c->ev);
     for (int k = 0; k < n; k++) {
         int i = c->t.order[k];
@@ -181,6 +184,7 @@ static void compute_targets(struct cycle *c)
         const char *why = NULL;
         o->outside_bounds = core__outside_bounds(e);
         if (excluded(c, i, &why)) {
+            c->unscaled[i] = true;
             o->excluded = true;
             o->constraints |= CORE_C_EXCLUDED_VERTEX;
             o->message = core__asprintf(c->d, "%s: excluded from scaling (%s)", v->id, why);
@@ -192,6 +196,7 @@ static void compute_targets(struct cycle *c)
         o->raw_target = r.computed ? r.raw : p;
         o->constraints |= r.constraints;
         if (!r.computed) {
+            c->unscaled[i] = true;
             o->message =
                 core__asprintf(c->d, "%s: no true processing rate or target rate yet", v->id);
             continue;
@@ -244,6 +249,20 @@ static void compute_targets(struct cycle *c)
             }
             if (o->reason != CORE_R_KEY_PARALLELISM_LIMIT)
                 o->reason = up_reason(c, e);
+        } else if (r.raw >= p && (o->constraints & CORE_C_CAPPED_AT_PARTITIONS)) {
+            /* A source running more subtasks than it has partitions, whose load asks for no
+             * fewer: the cap drops only subtasks that read nothing. No capacity is lost, so
+             * there is nothing to wait out, and the load is not low (core/README.md, Cycle
+             * step 8). */
+            core__delayed_clear(st, v->id);
+            o->reason = CORE_R_LIMIT_REACHED;
+            char tpr[40];
+            core__fmt_rate(tpr, sizeof tpr, e->true_processing_rate);
+            o->message = core__asprintf(
+                c->d,
+                "%s: %d -> %d: it needs %d subtasks but reads %d partitions, so only %d of its %d "
+                "subtasks read anything; at %d, about %s, as now",
+                v->id, p, target, r.raw, v->partitions, v->partitions, p, target, tpr);
         } else {
             bool out2 = outside;
             int applied =
@@ -291,7 +310,8 @@ static enum core_reason idle_reason(struct cycle *c)
 static enum core_reason scale_reason(struct cycle *c)
 {
     static const enum core_reason order[] = {CORE_R_HIGH_BACKLOG, CORE_R_HIGH_UTILIZATION,
-                                             CORE_R_KEY_PARALLELISM_LIMIT, CORE_R_LOW_UTILIZATION};
+                                             CORE_R_KEY_PARALLELISM_LIMIT, CORE_R_LOW_UTILIZATION,
+                                             CORE_R_LIMIT_REACHED};
     for (size_t j = 0; j < sizeof order / sizeof order[0]; j++)
         for (int k = 0; k < c->d->n_vertices; k++) {
             const struct core_vdecision *v = &c->d->vertices[k];
@@ -350,6 +370,33 @@ static const char *join_messages(struct cycle *c, enum pick pick)
     return buf;
 }
 
+/* WITHIN_TARGET for the job: every vertex inside its bounds, unless some vertex was not
+ * assessed at all (excluded, no busy time, no rates yet), which the message then names. */
+static const char *within_message(struct cycle *c)
+{
+    struct core_decision *d = c->d;
+    size_t len = 64;
+    int n = 0;
+    for (int i = 0; i < c->sm->n_vertices; i++)
+        if (c->unscaled[i] && vdec(c, i)->message) {
+            len += strlen(vdec(c, i)->message) + 2;
+            n++;
+        }
+    if (n == 0)
+        return "every vertex is inside its utilization bounds";
+    char *buf = core__alloc(d, len);
+    size_t off = (size_t)snprintf(buf, len, "every vertex that is scaled is inside its bounds; ");
+    for (int k = 0, first = 1; k < c->sm->n_vertices; k++) {
+        int i = c->t.order[k];
+        if (!c->unscaled[i] || !vdec(c, i)->message)
+            continue;
+        off +=
+            (size_t)snprintf(buf + off, len - off, "%s%s", first ? "" : "; ", vdec(c, i)->message);
+        first = 0;
+    }
+    return buf;
+}
+
 /* Runs the executors in order; returns true when one vetoed. */
 static bool run_executors(struct cycle *c)
 {
@@ -401,10 +448,14 @@ static bool run_executors(struct cycle *c)
     return false;
 }
 
-/* The executed scaling goes into the history and tracking (core/README.md, Cycle step 14). */
+/* The executed scaling goes into the history and tracking, and is pending until the next
+ * running sample shows whether the job applied it (core/README.md, Cycle step 14). */
 static void record_execution(struct cycle *c)
 {
     struct core_decision *d = c->d;
+    struct core_pending *pd = &c->st->pending;
+    core__pending_clear(c->st);
+    pd->at = c->now;
     for (int k = 0; k < d->n_vertices; k++) {
         const struct core_vdecision *v = &d->vertices[k];
         if (v->target == v->current)
@@ -418,9 +469,120 @@ static void record_execution(struct cycle *c)
             .target_data_rate = v->ev.target_data_rate,
         };
         core__history_add(c->st, v->id, &e);
+        core__grow(&pd->v, &pd->cap, pd->n + 1, sizeof *pd->v);
+        pd->v[pd->n++] = (struct core_pending_vertex){core__strdup(v->id), v->current, v->target};
     }
     core__tracking_add(c->st, c->now);
-    core__delayed_clear_all(c->st);
+}
+
+/* "agg 2 -> 4, src 2 -> 3": the moves of the pending scaling (arena). */
+static const char *pending_moves(struct cycle *c)
+{
+    const struct core_pending *pd = &c->st->pending;
+    size_t cap = 16;
+    for (int k = 0; k < pd->n; k++)
+        cap += strlen(pd->v[k].id) + 32;
+    char *buf = core__alloc(c->d, cap);
+    size_t off = 0;
+    for (int k = 0; k < pd->n; k++)
+        off += (size_t)snprintf(buf + off, cap - off, "%s%s %d -> %d", k ? ", " : "", pd->v[k].id,
+                                pd->v[k].from, pd->v[k].to);
+    return buf;
+}
+
+/*
+ * Did the job apply the last executed scaling (core/README.md, Cycle: applied or not)? The
+ * first running sample after it tells: applied when every vertex it changed runs at its new
+ * parallelism. Then what waited on the old parallelisms (delayed scale-downs) is dropped, as
+ * the reference drops it when it executes. Otherwise the decision says so with a
+ * ScalingNotApplied warning, and the history and tracking forget the scaling, which did not
+ * happen; a delayed scale-down it executed is still due.
+ */
+static void resolve_pending(struct cycle *c)
+{
+    struct core_state *st = c->st;
+    struct core_pending *pd = &st->pending;
+    if (pd->at == INT64_MIN)
+        return;
+    size_t cap = 16;
+    for (int k = 0; k < pd->n; k++)
+        cap += strlen(pd->v[k].id) + 48;
+    char *runs = core__alloc(c->d, cap);
+    size_t off = 0;
+    bool applied = true;
+    for (int k = 0; k < pd->n; k++) {
+        int i = core__topo_find(c->sm, pd->v[k].id);
+        int now_p = i < 0 ? 0 : c->sm->vertices[i].parallelism;
+        if (now_p == pd->v[k].to)
+            continue;
+        applied = false;
+        if (i < 0)
+            off += (size_t)snprintf(runs + off, cap - off, "%sno longer has %s", off ? ", " : "",
+                                    pd->v[k].id);
+        else
+            off += (size_t)snprintf(runs + off, cap - off, "%sruns %s at %d", off ? ", " : "",
+                                    pd->v[k].id, now_p);
+    }
+    char when[32];
+    core__fmt_utc(when, sizeof when, pd->at);
+    const char *moves = pending_moves(c);
+    if (applied) {
+        core__event(c->d, "Normal", "ScalingApplied", NULL,
+                    "The scaling decided at %s was applied: %s", when, moves);
+        core__delayed_clear_all(st);
+    } else {
+        c->not_applied = core__asprintf(c->d,
+                                        "the scaling decided at %s (%s) was not applied: the "
+                                        "job %s",
+                                        when, moves, runs);
+        core__event(c->d, "Warning", "ScalingNotApplied",
+                    core__asprintf(c->d, "ScalingNotApplied:%s", moves),
+                    "The scaling decided at "
+                    "%s (%s) was not applied: "
+                    "the job %s",
+                    when, moves, runs);
+        for (int k = 0; k < pd->n; k++)
+            core__history_forget(st, pd->v[k].id, pd->at);
+        core__tracking_forget(st, pd->at);
+    }
+    core__pending_clear(st);
+}
+
+/*
+ * A restart drops what belonged to a parallelism the job no longer runs at: the delayed
+ * scale-downs of a vertex whose parallelism changed or that is gone (core/README.md, Gating).
+ * Called before the window restarts, while it still holds the old parallelisms.
+ */
+static void forget_old_parallelism(struct cycle *c)
+{
+    struct core_state *st = c->st;
+    for (int k = 0; k < st->n_delayed;) {
+        const char *id = st->delayed[k].id;
+        int i = core__topo_find(c->sm, id), wi = core__window_index(&st->w, id);
+        if (i >= 0 && wi >= 0 && st->w.parallelism[wi] == c->sm->vertices[i].parallelism) {
+            k++;
+            continue;
+        }
+        core__delayed_clear(st, id); /* moves the last entry into slot k */
+    }
+}
+
+/* A negative busy time counts as 0, as in the reference; the decision says so. */
+static void negative_busy(struct cycle *c)
+{
+    for (int i = 0; i < c->sm->n_vertices; i++) {
+        const struct core_vertex_in *v = &c->sm->vertices[i];
+        const double b[3] = {v->busy_min, v->busy_avg, v->busy_max};
+        double worst = NAN;
+        for (int j = 0; j < 3; j++)
+            if (!isnan(b[j]) && (isnan(worst) || b[j] < worst))
+                worst = b[j];
+        if (v->finished || !(worst < 0))
+            continue;
+        core__event(c->d, "Warning", "NegativeBusyTime",
+                    core__asprintf(c->d, "NegativeBusyTime:%s", v->id),
+                    "%s: busy_ms_per_s %g is negative and counts as 0", v->id, worst);
+    }
 }
 
 /* The part of the cycle after collection; returns with d's outcome filled. */
@@ -470,9 +632,8 @@ static void decide_collected(struct cycle *c, const struct core_window_status *w
             }
         revert_targets(c);
         d->reason = idle_reason(c);
-        d->message = d->reason == CORE_R_WITHIN_TARGET
-                         ? "every vertex is inside its utilization bounds"
-                         : join_messages(c, PICK_NOTEWORTHY);
+        d->message = d->reason == CORE_R_WITHIN_TARGET ? within_message(c)
+                                                       : join_messages(c, PICK_NOTEWORTHY);
         return;
     }
 
@@ -561,20 +722,45 @@ int core_decide(struct core_state *st, const struct core_sample *sm, const struc
         return 0;
     }
 
+    struct core_window_check chk;
+    core__window_check(st, sm, &c.t, cfg, &chk);
+    resolve_pending(&c);
+    if (chk.restart != CORE_RESTART_NONE)
+        forget_old_parallelism(&c);
+    negative_busy(&c);
     core__tracking_update(st, sm, cfg, c.now);
     core__history_trim(st, sm, cfg, c.now);
     struct core_window_status ws;
-    core__window_ingest(st, sm, &c.t, cfg, &ws);
+    core__window_add(st, sm, &c.t, cfg, &chk, &ws);
     st->last_at = sm->at;
-    if (ws.n_samples < 2) {
+    /* A restart the client did not declare is worth a word (core/README.md, Window). */
+    bool inferred = chk.restart > CORE_RESTART_DECLARED;
+    if (inferred)
+        core__event(d, "Warning", "RestartInferred",
+                    core__asprintf(d, "RestartInferred:%s", core__restart_name(chk.restart)),
+                    "The metric window restarted: %s", chk.why);
+    if (ws.rejected) {
+        all_reasons(&c, CORE_R_IMPLAUSIBLE_SAMPLE);
+        core__event(d, "Warning", "ImplausibleSample", "ImplausibleSample",
+                    "Sample left out of the metric window: %s", chk.why);
+        d->message = core__asprintf(d,
+                                    "the sample was left out of the metric window and nothing "
+                                    "is decided on it: %s",
+                                    chk.why);
+    } else if (ws.n_samples < 2) {
         all_reasons(&c, CORE_R_COLLECTING_METRICS);
-        d->message = core__asprintf(d, "collecting metrics: %d sample%s in the window",
-                                    ws.n_samples, ws.n_samples == 1 ? "" : "s");
+        d->message =
+            core__asprintf(d, "collecting metrics: %d sample%s in the window%s%s", ws.n_samples,
+                           ws.n_samples == 1 ? "" : "s", inferred ? "; the window restarted: " : "",
+                           inferred ? chk.why : "");
     } else {
         decide_collected(&c, &ws);
     }
     if (!d->message)
         d->message = "";
+    if (c.not_applied)
+        d->message =
+            core__asprintf(d, "%s%s%s", c.not_applied, d->message[0] ? "; " : "", d->message);
     if (c.pe.set) {
         d->reason = CORE_R_PLUGIN_ERROR;
         d->message =

@@ -91,6 +91,13 @@ int core__delayed_scale_down(struct core_state *st, const struct core_config *cf
     if (cfg->scale_down_interval_ms <= 0)
         return target; /* delaying disabled: scale down at once */
     struct core_delayed *e = delayed_find(st, id);
+    /* A proposal at or above the current parallelism is no scale-down: it was made for a
+     * parallelism the vertex no longer runs at, and it must not come back as a scale-up. The
+     * wait starts again (core/README.md, Gating). Only the head can be that high. */
+    if (e && e->n > 0 && e->r[0].parallelism >= current) {
+        e->n = 0;
+        e->first_trigger = now;
+    }
     if (!e) {
         core__grow(&st->delayed, &st->cap_delayed, st->n_delayed + 1, sizeof *st->delayed);
         e = &st->delayed[st->n_delayed++];

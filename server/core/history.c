@@ -58,6 +58,27 @@ void core__history_add(struct core_state *st, const char *id, const struct core_
     h->e[h->n++] = *e;
 }
 
+void core__history_forget(struct core_state *st, const char *id, int64_t at)
+{
+    struct core_vhistory *h = core__history_find(st, id);
+    if (!h)
+        return;
+    int k = 0;
+    for (int i = 0; i < h->n; i++)
+        if (h->e[i].at != at)
+            h->e[k++] = h->e[i];
+    h->n = k;
+}
+
+void core__tracking_forget(struct core_state *st, int64_t at)
+{
+    int k = 0;
+    for (int i = 0; i < st->n_track; i++)
+        if (st->track[i].at != at)
+            st->track[k++] = st->track[i];
+    st->n_track = k;
+}
+
 void core__tracking_add(struct core_state *st, int64_t now)
 {
     core__grow(&st->track, &st->cap_track, st->n_track + 1, sizeof *st->track);

@@ -194,9 +194,12 @@ void core__scale_target(const struct core_config *cfg, const struct core_sample 
     }
     out->constraints = c;
 
-    /* Steps 9-10: the expected rate is an evaluated figure, rounded like all of them. */
+    /* Steps 9-10: the expected rate is an evaluated figure, rounded like all of them. Only as
+     * many subtasks of a source as it has partitions read anything, before and after. */
     if (np == p)
         return;
     out->target = np;
-    out->expected_rate = core__round3(tpr / (double)p * (double)np);
+    int busy_p = partitions > 0 && partitions < p ? partitions : p;
+    int busy_np = partitions > 0 && partitions < np ? partitions : np;
+    out->expected_rate = core__round3(tpr / (double)busy_p * (double)busy_np);
 }

@@ -10,7 +10,8 @@ struct core_state *core_state_new(void)
 {
     struct core_state *s = core__xcalloc(1, sizeof *s);
     s->last_at = INT64_MIN;
-    s->w.running_since = INT64_MIN;
+    s->w.running_since = s->w.started_at = s->w.full_from = INT64_MIN;
+    s->pending.at = INT64_MIN;
     return s;
 }
 
@@ -25,9 +26,19 @@ void core__window_free(struct core_window *w)
         free(w->ids[i]);
     free(w->ids);
     free(w->parallelism);
+    free(w->ctr);
     memset(w, 0, sizeof *w);
-    w->running_since = INT64_MIN;
+    w->running_since = w->started_at = w->full_from = INT64_MIN;
     w->seq0 = next;
+}
+
+/* Forgets the pending scaling (core/README.md, Cycle: applied or not). */
+void core__pending_clear(struct core_state *s)
+{
+    for (int i = 0; i < s->pending.n; i++)
+        free(s->pending.v[i].id);
+    s->pending.n = 0;
+    s->pending.at = INT64_MIN;
 }
 
 static void release(struct core_state *s)
@@ -47,6 +58,8 @@ static void release(struct core_state *s)
     for (int i = 0; i < s->n_events; i++)
         free(s->events[i].key);
     free(s->events);
+    core__pending_clear(s);
+    free(s->pending.v);
 }
 
 void core_state_free(struct core_state *s)
@@ -63,7 +76,8 @@ void core_state_clear(struct core_state *s)
     release(s);
     memset(s, 0, sizeof *s);
     s->w.seq0 = next;
-    s->w.running_since = INT64_MIN;
+    s->w.running_since = s->w.started_at = s->w.full_from = INT64_MIN;
+    s->pending.at = INT64_MIN;
     s->last_at = last;
 }
 

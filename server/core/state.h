@@ -7,11 +7,14 @@
  *
  * What it holds (each described in the core/README.md section named):
  *  - the metric window (Window): samples of collected per-vertex and global metrics,
- *    time-ordered, all taken with the same topology and parallelisms (a change restarts it);
+ *    time-ordered, all taken with the same topology and parallelisms (a change restarts it),
+ *    and what the window knows of each vertex's counters;
  *  - the scaling history per vertex (History; read by Scaling and Gating);
  *  - the scaling-tracking records (History: restart time);
  *  - delayed scale-down entries per vertex (Gating);
- *  - the event de-duplication table (Events).
+ *  - the event de-duplication table (Events);
+ *  - the last executed scaling until the job is seen to apply it or not (Cycle), and how many
+ *    samples in a row were left out as implausible (Window).
  */
 #ifndef GOVERNOR_CORE_STATE_H
 #define GOVERNOR_CORE_STATE_H
@@ -42,9 +45,29 @@ struct core_wsample {
     struct core_vmetrics *v; /* [window.n_vertices], same order as window.ids */
 };
 
+/* The cumulative counters a client may send or leave out (core/README.md, Window: Counters). */
+enum core_counter { CORE_CTR_IN, CORE_CTR_OUT, CORE_CTR_BUSY, CORE_CTR__COUNT };
+
+/* What the window knows of one counter of one vertex. Stored values are the client's minus
+ * `offset`: a series rebuilt from rates that the client then starts sending goes on from
+ * where the rebuilt one stood, instead of jumping to the client's total. */
+struct core_wcounter {
+    double sent;   /* the client's last value in this window, NaN = none sent yet */
+    double offset; /* client's value - stored value */
+};
+
 /* The metric window. ids/parallelism describe the topology every sample was taken with. */
 struct core_window {
     int64_t running_since; /* jobRunningTs of the samples, INT64_MIN when empty */
+    /* Stabilization counts from here: running_since, or for a restart the client did not
+     * declare (a rescale, a new topology or counters reset under the same running_since)
+     * the `at` of the window's first sample. INT64_MIN when empty. */
+    int64_t started_at;
+    /* The `at` of the first sample stored at or after the stabilization, which a kept-full
+     * window (governor.window.keep-full) is full from; INT64_MIN = none yet. */
+    int64_t full_from;
+    uint64_t topo_hash;        /* the edges and their ship strategies; 0 = not known */
+    struct core_wcounter *ctr; /* [n_vertices * CORE_CTR__COUNT] */
     /* The number of s[0]. A job's samples are numbered 0, 1, 2, ... in the order they were
      * taken, across window restarts and clears, never reusing a number: storage appends the
      * new ones and drops those below seq0 instead of rewriting the whole window. */
@@ -96,8 +119,24 @@ struct core_event_seen {
     int count;
 };
 
+/* One vertex of an executed scaling that the job has not been seen to apply yet. */
+struct core_pending_vertex {
+    char *id;
+    int from, to;
+};
+
+/* The last executed scaling (core/README.md, Cycle: applied or not), until the next running
+ * sample shows whether the job applied it. */
+struct core_pending {
+    int64_t at; /* the decision's `at`; INT64_MIN = none */
+    int n, cap;
+    struct core_pending_vertex *v;
+};
+
 struct core_state {
     int64_t last_at; /* INT64_MIN = no sample yet */
+    int rejected;    /* samples left out as implausible in a row (core/README.md, Window) */
+    struct core_pending pending;
     struct core_window w;
     int n_hist, cap_hist;
     struct core_vhistory *hist;

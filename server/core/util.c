@@ -368,7 +368,8 @@ const char *core_reason_name(enum core_reason r)
                                     "INEFFECTIVE_SCALING", "MEMORY_PRESSURE",
                                     "QUOTA_REACHED",       "EXCLUDED_PERIOD",
                                     "SCALING_DISABLED",    "VETOED",
-                                    "PLUGIN_ERROR",        "JOB_NOT_RUNNING"};
+                                    "PLUGIN_ERROR",        "JOB_NOT_RUNNING",
+                                    "IMPLAUSIBLE_SAMPLE"};
     return (unsigned)r < CORE_R__COUNT ? n[r] : "?";
 }
 

@@ -8,6 +8,8 @@
  * store per-vertex metrics in the window's own vertex order (w->ids), which is the order
  * of the sample that started the window. Later samples are mapped by id.
  */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +36,29 @@ int core__window_index(const struct core_window *w, const char *id)
         if (strcmp(w->ids[i], id) == 0)
             return i;
     return -1;
+}
+
+/* Window index of id, trying position `hint` first: a client lists its vertices in the same
+ * order sample after sample, so this is one comparison instead of a scan. */
+static int index_at(const struct core_window *w, const char *id, int hint)
+{
+    if (hint >= 0 && hint < w->n_vertices && strcmp(w->ids[hint], id) == 0)
+        return hint;
+    return core__window_index(w, id);
+}
+
+/* Sample index of window vertex wi's id, trying the same position first. */
+static int sample_index(const struct core_window *w, const struct core_sample *sm, int wi)
+{
+    if (wi < sm->n_vertices && strcmp(sm->vertices[wi].id, w->ids[wi]) == 0)
+        return wi;
+    return core__topo_find(sm, w->ids[wi]);
+}
+
+/* What the window knows of counter c of vertex wi; nothing for a window built without. */
+static struct core_wcounter wctr(const struct core_window *w, int wi, int c)
+{
+    return w->ctr ? w->ctr[wi * CORE_CTR__COUNT + c] : (struct core_wcounter){NAN, 0.0};
 }
 
 /* ------------------------------------------------------------ aggregates -- */
@@ -147,52 +172,62 @@ double core__w_glatest(const struct core_window *w, size_t off)
 
 /* ------------------------------------------------------------- collection -- */
 
-/* Same topology and parallelisms as the window was collected with? */
-static bool same_topology(const struct core_window *w, const struct core_sample *sm)
+/* splitmix64's finalizer: spreads one edge's FNV hash before the edges are summed. */
+static uint64_t mix(uint64_t x)
 {
-    if (w->n_vertices != sm->n_vertices)
-        return false;
-    for (int i = 0; i < sm->n_vertices; i++) {
-        int wi = core__window_index(w, sm->vertices[i].id);
-        if (wi < 0 || w->parallelism[wi] != sm->vertices[i].parallelism)
-            return false;
-    }
-    return true;
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
 }
 
-/* Forgets the window and starts a new one described by sm. */
-static void restart(struct core_window *w, const struct core_sample *sm)
+static uint64_t fnv(uint64_t h, const char *s)
+{
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 0x100000001b3ULL;
+    }
+    return h ^ 0x1f; /* a separator, so "ab"+"c" and "a"+"bc" differ */
+}
+
+/* A hash of the sample's edges (from, to, ship strategy) that does not depend on the order
+ * in which vertices or inputs are listed; never 0 (0 means "not known"). */
+static uint64_t topo_hash(const struct core_sample *sm, const struct core_topo *t)
+{
+    uint64_t sum = 0x9e3779b97f4a7c15ULL;
+    for (int i = 0; i < sm->n_vertices; i++)
+        for (int k = t->in_start[i]; k < t->in_start[i + 1]; k++) {
+            uint64_t h = 0xcbf29ce484222325ULL;
+            h = fnv(h, sm->vertices[t->in_src[k]].id);
+            h = fnv(h, sm->vertices[i].id);
+            h = fnv(h, core_ship_name(t->in_ship[k]));
+            sum += mix(h);
+        }
+    return sum ? sum : 1;
+}
+
+/* Forgets the window and starts a new one described by sm, stabilizing from started_at. */
+static void restart(struct core_window *w, const struct core_sample *sm, const struct core_topo *t,
+                    int64_t started_at)
 {
     core__window_free(w);
     w->running_since = sm->running_since;
+    w->started_at = started_at;
+    w->topo_hash = topo_hash(sm, t);
     w->n_vertices = sm->n_vertices;
     size_t n = (size_t)(sm->n_vertices ? sm->n_vertices : 1);
     w->ids = core__xcalloc(n, sizeof *w->ids);
     w->parallelism = core__xcalloc(n, sizeof *w->parallelism);
+    w->ctr = core__xcalloc(n * CORE_CTR__COUNT, sizeof *w->ctr);
     for (int i = 0; i < sm->n_vertices; i++) {
         w->ids[i] = core__strdup(sm->vertices[i].id);
         w->parallelism[i] = sm->vertices[i].parallelism;
     }
-}
-
-/*
- * A cumulative counter the client did not send, rebuilt from its per-second rate: the
- * previous sample's counter plus rate x elapsed seconds (0 for the first sample of the
- * window, or when the previous counter is unknown). rate() over such a series gives back
- * the mean of the rates, which is what a client that only has rates means (core/README.md,
- * Window: Counters from rates).
- */
-static double integrate(const struct core_vmetrics *prev, int64_t prev_at, size_t off, double rate,
-                        int64_t at)
-{
-    if (isnan(rate))
-        return NAN;
-    if (!prev)
-        return 0.0;
-    double base = vfield(prev, off);
-    if (isnan(base))
-        return 0.0;
-    return base + rate * (double)(at - prev_at) / 1000.0;
+    for (size_t k = 0; k < n * CORE_CTR__COUNT; k++) {
+        w->ctr[k].sent = NAN;
+        w->ctr[k].offset = 0.0;
+    }
 }
 
 static double clamp0(double x)
@@ -213,6 +248,97 @@ static double pick_busy(const struct core_config *cfg, const struct core_vertex_
     }
 }
 
+/* ---------------------------------------------------------------- counters -- */
+
+static const size_t counter_off[CORE_CTR__COUNT] = {
+    offsetof(struct core_vmetrics, rec_in),
+    offsetof(struct core_vmetrics, rec_out),
+    offsetof(struct core_vmetrics, acc_busy),
+};
+static const char *const counter_name[CORE_CTR__COUNT] = {"records_in", "records_out",
+                                                          "accumulated_busy_ms"};
+
+/* The source's own input rate: records_in_per_s, else records_out_per_s. */
+static double source_in_rate(const struct core_vertex_in *v)
+{
+    return isnan(v->records_in_per_s) ? v->records_out_per_s : v->records_in_per_s;
+}
+
+/*
+ * What the client sent of counter c of vertex v (NaN when absent) and the gauge it moves at
+ * (per second, NaN when unknown): records_in with the input rate (a source's own input rate;
+ * a source whose read counter is 0 or absent uses its write counter), records_out with
+ * records_out_per_s, the busy counter with the average busy time x p. Not for a finished
+ * vertex, whose counters are all 0.
+ */
+static void counter_in(const struct core_vertex_in *v, bool source, enum core_counter c, double *x,
+                       double *g)
+{
+    switch (c) {
+    case CORE_CTR_IN:
+        *x = v->records_in;
+        if (source && (*x == 0.0 || isnan(*x)) && !isnan(v->records_out))
+            *x = v->records_out;
+        *x = clamp0(*x);
+        *g = source ? source_in_rate(v) : v->records_in_per_s;
+        break;
+    case CORE_CTR_OUT:
+        *x = v->records_out;
+        *g = v->records_out_per_s;
+        break;
+    case CORE_CTR_BUSY:
+    default:
+        *x = v->accumulated_busy_ms;
+        *g = isnan(v->busy_avg) ? NAN : clamp0(v->busy_avg) * v->parallelism;
+        break;
+    }
+}
+
+/* The newest value of vertex wi's field off in the window, and its sample's `at`. */
+static bool last_defined(const struct core_window *w, int wi, size_t off, double *x, int64_t *at)
+{
+    for (int k = w->n - 1; k >= 0; k--) {
+        double y = vfield(&w->s[k].v[wi], off);
+        if (!isnan(y)) {
+            *x = y;
+            *at = w->s[k].at;
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * The value the window stores for counter c of window vertex wi (core/README.md, Window:
+ * Counters), given the client's x (NaN = absent) and gauge g at `at`, and the counter's
+ * offset from then on in *offset. A sent counter is stored minus the offset. An absent one
+ * is rebuilt: the last value the window has plus g x the time since (0 when the window has
+ * none yet; NaN without a gauge). When the client starts sending a counter the window has
+ * rebuilt so far, the series goes on from the rebuilt value (this interval at the gauge's
+ * rate) and the offset takes up the difference: the client's total is not an increment.
+ */
+static double counter_value(const struct core_window *w, int wi, enum core_counter c, double x,
+                            double g, int64_t at, double *offset)
+{
+    struct core_wcounter k = wctr(w, wi, c);
+    double base;
+    int64_t base_at;
+    bool have = last_defined(w, wi, counter_off[c], &base, &base_at);
+    *offset = k.offset;
+    if (!isnan(x)) {
+        if (isnan(k.sent) && have) {
+            double step = isnan(g) ? 0.0 : g * (double)(at - base_at) / 1000.0;
+            *offset = x - (base + step);
+        }
+        return x - *offset;
+    }
+    if (isnan(g))
+        return NAN;
+    if (!have)
+        return 0.0;
+    return base + g * (double)(at - base_at) / 1000.0;
+}
+
 /*
  * The OBSERVED_TPR fallback (core/README.md, Window): the mean of the values already in the window
  * (before this sample), finite ones only, at least min_obs of them; +inf when only infinities were
@@ -224,14 +350,13 @@ static double observed_fallback(const struct core_window *w, int wi, int min_obs
 }
 
 /*
- * The per-sample metrics of one vertex (core/README.md, Window). prev is the window's previous
- * sample of this vertex (NULL when the window is empty), used to rebuild absent counters from
- * rates.
+ * The per-sample metrics of one vertex (core/README.md, Window), computed against the window
+ * as it stands (the OBSERVED_TPR fallback and rebuilt counters read the samples already
+ * stored). offsets[] receives each counter's offset from this sample on.
  */
 static void vertex_metrics(const struct core_window *w, int wi, const struct core_vertex_in *v,
                            bool source, const struct core_config *cfg, int64_t at,
-                           const struct core_vmetrics *prev, int64_t prev_at,
-                           struct core_vmetrics *m)
+                           struct core_vmetrics *m, double *offsets)
 {
     /* A finished vertex reports zeros for busy time, pending records and the source
      * input figures, and all-zero IO counters. */
@@ -246,34 +371,23 @@ static void vertex_metrics(const struct core_window *w, int wi, const struct cor
     m->load_avg = isnan(busy_avg) ? NAN : clamp0(busy_avg) / 1000.0;
     m->load_max = isnan(busy_max) ? NAN : clamp0(busy_max) / 1000.0;
 
-    /* ACCUMULATED_BUSY_TIME: the client's counter, or (when absent) the average busy
-     * ms/s x p subtasks integrated over time. It is read only by the AVG aggregator. */
-    if (v->finished)
-        m->acc_busy = 0.0;
-    else if (!isnan(v->accumulated_busy_ms))
-        m->acc_busy = v->accumulated_busy_ms;
-    else
-        m->acc_busy = integrate(prev, prev_at, offsetof(struct core_vmetrics, acc_busy),
-                                isnan(busy_avg) ? NAN : clamp0(busy_avg) * v->parallelism, at);
+    /* The counters: the client's, or rebuilt from their gauges (core/README.md, Window:
+     * Counters). ACCUMULATED_BUSY_TIME is read only by the AVG aggregator. */
+    for (int c = 0; c < CORE_CTR__COUNT; c++) {
+        double x, g, y;
+        offsets[c] = wctr(w, wi, c).offset;
+        if (v->finished) {
+            y = 0.0;
+        } else {
+            counter_in(v, source, (enum core_counter)c, &x, &g);
+            y = counter_value(w, wi, (enum core_counter)c, x, g, at, &offsets[c]);
+        }
+        memcpy((char *)m + counter_off[c], &y, sizeof y);
+    }
+    m->rec_in = clamp0(m->rec_in);
 
     /* The source's own input rate: records_in_per_s, else records_out_per_s. */
     double src_in_per_s = isnan(in_per_s) ? out_per_s : in_per_s;
-
-    /* NUM_RECORDS_IN: a source whose read counter is 0 (or absent) falls back to its
-     * output counter; absent counters are rebuilt from the rate. */
-    double rin = v->finished ? 0.0 : v->records_in;
-    if (source && !v->finished && (rin == 0.0 || isnan(rin)) && !isnan(v->records_out))
-        rin = v->records_out;
-    if (isnan(rin))
-        rin = integrate(prev, prev_at, offsetof(struct core_vmetrics, rec_in),
-                        source ? src_in_per_s : in_per_s, at);
-    m->rec_in = clamp0(rin);
-
-    double rout = v->finished ? 0.0 : v->records_out;
-    if (isnan(rout))
-        rout = integrate(prev, prev_at, offsetof(struct core_vmetrics, rec_out), out_per_s, at);
-    m->rec_out = rout;
-
     m->rec_in_per_s = source ? NAN : in_per_s;
     m->lag = NAN;
     m->observed_tpr = NAN;
@@ -330,50 +444,244 @@ static void global_metrics(const struct core_sample *sm, struct core_gmetrics *g
     g->metaspace_used = core__round3(g->metaspace_used);
 }
 
+/* ----------------------------------------------------- restart, plausibility -- */
+
+const char *core__restart_name(enum core_restart r)
+{
+    static const char *const n[] = {"none",  "first",    "declared", "vertices",
+                                    "edges", "rescaled", "counters", "jumped"};
+    return (unsigned)r <= CORE_RESTART_JUMPED ? n[r] : "?";
+}
+
+__attribute__((format(printf, 2, 3))) static void why(struct core_window_check *chk,
+                                                      const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(chk->why, sizeof chk->why, fmt, ap);
+    va_end(ap);
+}
+
+/* Sample vertex i's and window vertex wi's parallelism differ? Also false for a new id. */
+static bool topology_of(const struct core_window *w, const struct core_sample *sm,
+                        const struct core_topo *t, struct core_window_check *chk)
+{
+    if (w->running_since == INT64_MIN && w->n_vertices == 0) {
+        chk->restart = CORE_RESTART_FIRST;
+        return true;
+    }
+    if (w->running_since != sm->running_since) {
+        chk->restart = CORE_RESTART_DECLARED;
+        why(chk, "running_since changed");
+        return true;
+    }
+    bool same_ids = w->n_vertices == sm->n_vertices;
+    int rescaled = -1, rescaled_wi = -1;
+    for (int i = 0; i < sm->n_vertices && same_ids; i++) {
+        int wi = index_at(w, sm->vertices[i].id, i);
+        same_ids = wi >= 0;
+        if (same_ids && rescaled < 0 && w->parallelism[wi] != sm->vertices[i].parallelism) {
+            rescaled = i;
+            rescaled_wi = wi;
+        }
+    }
+    if (!same_ids) {
+        chk->restart = CORE_RESTART_VERTICES;
+        why(chk, "the set of vertices changed under the same running_since");
+        return true;
+    }
+    if (w->topo_hash != 0 && w->topo_hash != topo_hash(sm, t)) {
+        chk->restart = CORE_RESTART_EDGES;
+        why(chk, "an edge or a ship strategy changed under the same running_since");
+        return true;
+    }
+    if (rescaled >= 0) {
+        chk->restart = CORE_RESTART_RESCALED;
+        why(chk, "%s runs at %d instead of %d under the same running_since",
+            sm->vertices[rescaled].id, sm->vertices[rescaled].parallelism,
+            w->parallelism[rescaled_wi]);
+        return true;
+    }
+    return false;
+}
+
 /*
- * Ingests sm into st's window (see core_int.h). The topology t must be sm's (validated).
- * Restarts the window when running_since, the vertex set or a parallelism changed; appends
- * the sample (also while stabilizing); trims samples older than now - window once
- * the window is full. Sets st->last_at. Never fails (allocation failure aborts).
+ * The counters of sample vertex i against the window (core/README.md, Window: Restart and
+ * Plausibility). Sets chk->restart to COUNTERS for a counter that went back to a value a
+ * reset explains; with plausibility on, sets chk->implausible for one that went back further,
+ * or grew faster than its gauge allows, or (the busy counter) faster than time allows.
  */
-void core__window_ingest(struct core_state *st, const struct core_sample *sm,
-                         const struct core_topo *t, const struct core_config *cfg,
-                         struct core_window_status *out)
+static void counters_of(const struct core_window *w, const struct core_sample *sm,
+                        const struct core_topo *t, int i, const struct core_config *cfg,
+                        struct core_window_check *chk)
+{
+    const struct core_vertex_in *v = &sm->vertices[i];
+    int wi = index_at(w, v->id, i);
+    if (v->finished || wi < 0)
+        return;
+    double k = cfg->plausibility_ratio;
+    for (int c = 0; c < CORE_CTR__COUNT; c++) {
+        double x, g, base;
+        int64_t base_at;
+        counter_in(v, t->is_source[i], (enum core_counter)c, &x, &g);
+        if (isnan(x) || !last_defined(w, wi, counter_off[c], &base, &base_at))
+            continue;
+        struct core_wcounter kc = wctr(w, wi, c);
+        /* Below a second the counters' own sampling jitter dominates. */
+        double dt_s = (double)(sm->at - base_at > 1000 ? sm->at - base_at : 1000) / 1000.0;
+        if (!isnan(kc.sent) && x < kc.sent) {
+            /* Flink's counters start from 0 when a task restarts: a reset during the interval
+             * explains a value up to what the gauge counts in it. */
+            bool reset = isnan(g) || !cfg->plausibility || x <= k * (g + 1.0) * dt_s;
+            if (reset) {
+                if (chk->restart == CORE_RESTART_NONE) {
+                    chk->restart = CORE_RESTART_COUNTERS;
+                    why(chk, "%s's %s went back from %.0f to %.0f under the same running_since",
+                        v->id, counter_name[c], kc.sent, x);
+                }
+            } else if (!chk->implausible) {
+                chk->implausible = true;
+                why(chk, "%s's %s went back from %.0f to %.0f, which no reset explains", v->id,
+                    counter_name[c], kc.sent, x);
+            }
+            continue;
+        }
+        if (!cfg->plausibility || chk->implausible)
+            continue;
+        double off;
+        double rate =
+            (counter_value(w, wi, (enum core_counter)c, x, g, sm->at, &off) - base) / dt_s;
+        if (!isnan(g) && rate > k * (g + 1.0)) {
+            chk->implausible = true;
+            why(chk, "%s's %s grew %.0f/s over the last %.0f s while its gauge says %.0f/s", v->id,
+                counter_name[c], rate, dt_s, g);
+        } else if (c == CORE_CTR_BUSY && rate > 2.0 * 1000.0 * v->parallelism) {
+            chk->implausible = true;
+            why(chk,
+                "%s's accumulated_busy_ms grew %.0f ms/s over the last %.0f s, more than its %d "
+                "subtasks can be busy",
+                v->id, rate, dt_s, v->parallelism);
+        }
+    }
+}
+
+/*
+ * Does sm restart the window, or is it left out as implausible (core/README.md, Window)?
+ * Reads the window and st->rejected only.
+ */
+void core__window_check(const struct core_state *st, const struct core_sample *sm,
+                        const struct core_topo *t, const struct core_config *cfg,
+                        struct core_window_check *chk)
+{
+    const struct core_window *w = &st->w;
+    memset(chk, 0, sizeof *chk);
+    if (topology_of(w, sm, t, chk))
+        return;
+    for (int i = 0; i < sm->n_vertices; i++)
+        counters_of(w, sm, t, i, cfg, chk);
+    if (chk->restart != CORE_RESTART_NONE) {
+        chk->implausible = false;
+        return;
+    }
+    /* Counters that keep disagreeing have moved to a new base: start over from it. */
+    if (chk->implausible && st->rejected + 1 >= CORE_MAX_REJECTED) {
+        chk->implausible = false;
+        chk->restart = CORE_RESTART_JUMPED;
+        char was[sizeof chk->why];
+        memcpy(was, chk->why, sizeof was);
+        why(chk, "%d samples in a row were implausible (the last: %s)", CORE_MAX_REJECTED, was);
+    }
+}
+
+/*
+ * Adds sm to st's window as chk decided (see core_int.h). The topology t must be sm's
+ * (validated). Restarts the window when chk says so; leaves an implausible sample out;
+ * otherwise appends it (also while stabilizing) and trims samples older than now - window
+ * once the window is full. Never fails (allocation failure aborts).
+ */
+void core__window_add(struct core_state *st, const struct core_sample *sm,
+                      const struct core_topo *t, const struct core_config *cfg,
+                      const struct core_window_check *chk, struct core_window_status *out)
 {
     struct core_window *w = &st->w;
     int64_t now = sm->at;
     memset(out, 0, sizeof *out);
+    out->restart = chk->restart;
 
-    if (w->running_since != sm->running_since || !same_topology(w, sm)) {
+    if (chk->restart != CORE_RESTART_NONE) {
         out->restarted = w->running_since != INT64_MIN || w->n_vertices > 0 || w->n > 0;
-        restart(w, sm);
+        /* A restart the client declared counts from its running_since; one it did not, from
+         * the first sample that shows it. */
+        bool declared = chk->restart == CORE_RESTART_FIRST || chk->restart == CORE_RESTART_DECLARED;
+        restart(w, sm, t, declared ? sm->running_since : now);
+        st->rejected = 0;
+    } else if (chk->implausible) {
+        st->rejected++;
+        out->rejected = true;
+        out->n_samples = w->n;
+        out->stabilizing = now < core__time_add(w->started_at, cfg->stabilization_ms);
+        st->last_at = now;
+        return;
+    } else {
+        st->rejected = 0;
     }
 
     /* Stabilization and the window-full instant (core/README.md, Window), looking at the
      * window before this sample is added. */
-    int64_t stable_time = core__time_add(sm->running_since, cfg->stabilization_ms);
+    int64_t stable_time = core__time_add(w->started_at, cfg->stabilization_ms);
     out->stabilizing = now < stable_time;
     int64_t full_time = core__time_add(now, cfg->metrics_window_ms);
+    int64_t first_stable = INT64_MIN;
     for (int k = 0; k < w->n; k++)
         if (w->s[k].at >= stable_time) {
-            full_time = core__time_add(w->s[k].at, cfg->metrics_window_ms);
+            first_stable = w->s[k].at;
             break;
         }
+    /* governor.window.keep-full: the window is full from its first stable sample on, even
+     * once that sample has been trimmed (the reference looks at the oldest one left). */
+    if (w->full_from == INT64_MIN)
+        w->full_from = first_stable;
+    if (cfg->window_keep_full && w->full_from != INT64_MIN)
+        first_stable = w->full_from;
+    if (first_stable != INT64_MIN)
+        full_time = core__time_add(first_stable, cfg->metrics_window_ms);
 
-    /* Per-sample metrics, computed against the window as it stands (the OBSERVED_TPR
-     * fallback and rebuilt counters read the samples already stored). */
     struct core_wsample ns;
     ns.at = now;
     global_metrics(sm, &ns.g);
     ns.v = core__xcalloc((size_t)(w->n_vertices ? w->n_vertices : 1), sizeof *ns.v);
-    const struct core_wsample *prev = w->n ? &w->s[w->n - 1] : NULL;
+    double *offsets = core__xcalloc((size_t)(w->n_vertices ? w->n_vertices : 1) * CORE_CTR__COUNT,
+                                    sizeof *offsets);
+    int *at_i = core__xcalloc((size_t)(w->n_vertices ? w->n_vertices : 1), sizeof *at_i);
     for (int wi = 0; wi < w->n_vertices; wi++) {
-        int i = core__topo_find(sm, w->ids[wi]);
+        int i = at_i[wi] = sample_index(w, sm, wi);
         const struct core_vertex_in *v = &sm->vertices[i];
-        vertex_metrics(w, wi, v, t->is_source[i], cfg, now, prev ? &prev->v[wi] : NULL,
-                       prev ? prev->at : 0, &ns.v[wi]);
+        vertex_metrics(w, wi, v, t->is_source[i], cfg, now, &ns.v[wi],
+                       offsets + wi * CORE_CTR__COUNT);
         round_vmetrics(&ns.v[wi]);
     }
+    /* What the window knows of the counters from now on. */
+    if (!w->ctr && w->n_vertices) { /* a window built without them (by hand) */
+        w->ctr = core__xcalloc((size_t)w->n_vertices * CORE_CTR__COUNT, sizeof *w->ctr);
+        for (int k = 0; k < w->n_vertices * CORE_CTR__COUNT; k++)
+            w->ctr[k].sent = NAN;
+    }
+    for (int wi = 0; wi < w->n_vertices; wi++) {
+        int i = at_i[wi];
+        const struct core_vertex_in *v = &sm->vertices[i];
+        if (v->finished)
+            continue;
+        for (int c = 0; c < CORE_CTR__COUNT; c++) {
+            double x, g;
+            counter_in(v, t->is_source[i], (enum core_counter)c, &x, &g);
+            struct core_wcounter *kc = &w->ctr[wi * CORE_CTR__COUNT + c];
+            kc->offset = offsets[wi * CORE_CTR__COUNT + c];
+            if (!isnan(x))
+                kc->sent = x;
+        }
+    }
+    free(offsets);
+    free(at_i);
     core__grow(&w->s, &w->cap, w->n + 1, sizeof *w->s);
     w->s[w->n++] = ns;
     /* A client posting far more often than the window needs (or re-sending one `at`, which
@@ -401,4 +709,14 @@ void core__window_ingest(struct core_state *st, const struct core_sample *sm,
     }
     out->n_samples = w->n;
     st->last_at = now;
+}
+
+/* core__window_check then core__window_add. */
+void core__window_ingest(struct core_state *st, const struct core_sample *sm,
+                         const struct core_topo *t, const struct core_config *cfg,
+                         struct core_window_status *out)
+{
+    struct core_window_check chk;
+    core__window_check(st, sm, t, cfg, &chk);
+    core__window_add(st, sm, t, cfg, &chk, out);
 }

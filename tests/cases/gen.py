@@ -26,14 +26,20 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def vertex(vid, p, t, busy, rate_in, rate_out=None, maxp=128, partitions=0, inputs=(),
-           pending=None, bp=0.0, rin_ps=None, extra=None):
-    """One vertex at t seconds after T0: counters grow at rate_in/rate_out records/s."""
+           pending=None, bp=0.0, rin_ps=None, extra=None, counters=True, counted_s=None,
+           in_jump=0):
+    """One vertex at t seconds after T0: counters grow at rate_in/rate_out records/s for the
+    counted_s seconds they have been counting (default t: since T0), records_in plus in_jump;
+    counters=False leaves them out (a client that only has rates)."""
     rate_out = rate_in if rate_out is None else rate_out
+    counted_s = t if counted_s is None else counted_s
     v = {"id": vid, "parallelism": p, "max_parallelism": maxp,
          "inputs": [{"from": f, "ship": s} for f, s in inputs],
-         "metrics": {"busy_ms_per_s": busy, "records_in": rate_in * t,
-                     "records_out": rate_out * t,
+         "metrics": {"busy_ms_per_s": busy,
                      "records_in_per_s": rate_in if rin_ps is None else rin_ps}}
+    if counters:
+        v["metrics"]["records_in"] = rate_in * counted_s + in_jump
+        v["metrics"]["records_out"] = rate_out * counted_s
     if partitions:
         v["partitions"] = partitions
     if not inputs:
@@ -45,22 +51,27 @@ def vertex(vid, p, t, busy, rate_in, rate_out=None, maxp=128, partitions=0, inpu
 
 
 def sample(t, vertices, job="orders", running_since=T0, **kw):
-    s = {"job": job, "at": T0 + t * 1000, "running_since": running_since, "status": "RUNNING",
+    s = {"job": job, "at": int(round(T0 + t * 1000)), "running_since": running_since, "status": "RUNNING",
          "vertices": vertices}
     s.update(kw)
     return s
 
 
 def pipeline(t, src_busy=500, agg_busy=950, src_p=2, agg_p=2, lag_per_s=100, rate=1000,
-             agg_maxp=128, lag=None, src_bp=0.0, partitions=0, groups=False, **kw):
-    """src (a source) -> agg (HASH): the base scenario of most cases. The backlog grows
-    lag_per_s records/s unless a constant `lag` is given."""
+             agg_maxp=128, lag=None, src_bp=0.0, partitions=0, groups=False, ship="HASH",
+             counters=True, counters_since_s=0, agg_in_jump=0, **kw):
+    """src (a source) -> agg (`ship`, HASH by default): the base scenario of most cases. The
+    backlog grows lag_per_s records/s unless a constant `lag` is given. Counters count from
+    counters_since_s (a negative value: the job had been running before T0; a later one: they
+    were reset then); counters=False sends rates only; agg_in_jump is added to agg's
+    records_in."""
     extra = {"slot_sharing_group": "default"} if groups else None
+    counted = {"counters": counters, "counted_s": t - counters_since_s}
     return sample(t, [
         vertex("src", src_p, t, src_busy, rate, bp=src_bp, partitions=partitions,
-               pending=lag_per_s * t if lag is None else lag, extra=extra),
+               pending=lag_per_s * t if lag is None else lag, extra=extra, **counted),
         vertex("agg", agg_p, t, agg_busy, rate, rate_out=rate / 10, maxp=agg_maxp,
-               inputs=[("src", "HASH")], extra=extra),
+               inputs=[("src", ship)], extra=extra, in_jump=agg_in_jump, **counted),
     ], **kw)
 
 
@@ -78,7 +89,7 @@ def hot_key(t):
 
 SHAPES = {"pipeline": pipeline, "hot_key": hot_key}
 # Parameters any shape passes on to the sample itself (see sample()).
-SAMPLE_KEYS = {"status", "job_metrics", "running_since"}
+SAMPLE_KEYS = {"status", "job_metrics", "running_since", "config"}
 
 
 def render(case):

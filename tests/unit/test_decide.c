@@ -263,8 +263,121 @@ static void state_round_trip_changes_no_decision(void)
     fx_deinit(&b);
 }
 
-TEST_MAIN(TEST_ENTRY(native_decision_scales_agg), TEST_ENTRY(executor_veto),
-          TEST_ENTRY(executor_changes_target), TEST_ENTRY(failing_executor_keeps_native_result),
+/* One more sample at t seconds with agg at p_agg (running_since T0 + rs seconds). */
+static void fx_more(struct fx *f, int t, int p_agg, int rs)
+{
+    char err[256];
+    fx_sample(f, t);
+    f->v[1].parallelism = p_agg;
+    f->sm.running_since = T0 + rs * 1000LL;
+    ASSERT_EQ(core_decide(f->st, &f->sm, &f->cfg, &f->hooks, &f->d, err, sizeof err), 0);
+}
+
+static const struct core_event *event(const struct core_decision *d, const char *reason)
+{
+    for (int i = 0; i < d->n_events; i++)
+        if (strcmp(d->events[i].reason, reason) == 0)
+            return &d->events[i];
+    return NULL;
+}
+
+static void unapplied_scaling_is_said_and_forgotten(void)
+{
+    /* Issue 11 item 5: agg 2 -> 4 executed at 180 s; the sample at 210 s still runs agg at 2.
+     * The decision says so (message and ScalingNotApplied), the history and the tracking
+     * forget the 180 s scaling, and the re-decided scale-up is the one they hold now. */
+    struct fx f;
+    fx_init(&f);
+    ASSERT_EQ(fx_run(&f), 0);
+    ASSERT(f.d.execute);
+    ASSERT_EQ(f.st->pending.at, T0 + 180000);
+    ASSERT_EQ(f.st->n_track, 1);
+    fx_more(&f, 210, 2, 0);
+    const struct core_event *e = event(&f.d, "ScalingNotApplied");
+    ASSERT(e != NULL);
+    ASSERT_STR(e->type, "Warning");
+    ASSERT_CONTAINS(f.d.message, "the scaling decided at 2025-11-29T10:03:00Z (agg 2 -> 4) was "
+                                 "not applied: the job runs agg at 2");
+    ASSERT(f.d.execute);
+    ASSERT_EQ(vd(&f.d, "agg")->target, 4);
+    struct core_vhistory *h = core__history_find(f.st, "agg");
+    ASSERT(h && h->n == 1 && h->e[0].at == T0 + 210000);
+    ASSERT_EQ(f.st->n_track, 1);
+    ASSERT_EQ(f.st->track[0].at, T0 + 210000);
+    /* Applied at 240 s (a restart with agg at 4): ScalingApplied, nothing pending. */
+    fx_more(&f, 240, 4, 235);
+    ASSERT(event(&f.d, "ScalingApplied") != NULL);
+    ASSERT(event(&f.d, "ScalingNotApplied") == NULL);
+    ASSERT_EQ(f.st->pending.at, INT64_MIN);
+    ASSERT_EQ(f.d.reason, CORE_R_COLLECTING_METRICS);
+    fx_deinit(&f);
+}
+
+static void delayed_scale_down_waits_for_the_application(void)
+{
+    /* Issue 11 item 6: the delayed scale-downs are dropped when a scaling is applied, not
+     * when it is executed, so an unapplied scale-down is due again at once. */
+    struct fx f;
+    fx_init(&f);
+    f.cfg.scale_down_interval_ms = 60000;
+    char err[256];
+    for (int t = 0; t <= 240; t += 30) {
+        fx_sample(&f, t);
+        f.v[1].busy_min = f.v[1].busy_avg = f.v[1].busy_max = 100;
+        ASSERT_EQ(core_decide(f.st, &f.sm, &f.cfg, &f.hooks, &f.d, err, sizeof err), 0);
+    }
+    ASSERT_EQ(f.d.action, CORE_SCALE_DOWN); /* agg 2 -> 1 after the minute's wait */
+    ASSERT(f.d.execute);
+    ASSERT_EQ(f.st->n_delayed, 1);
+    fx_sample(&f, 270);
+    f.v[1].busy_min = f.v[1].busy_avg = f.v[1].busy_max = 100;
+    ASSERT_EQ(core_decide(f.st, &f.sm, &f.cfg, &f.hooks, &f.d, err, sizeof err), 0);
+    ASSERT_EQ(f.d.action, CORE_SCALE_DOWN);
+    ASSERT(f.d.execute);
+    ASSERT(event(&f.d, "ScalingNotApplied") != NULL);
+    /* applied: the proposals that waited on the old parallelism go */
+    fx_more(&f, 300, 1, 290);
+    ASSERT_EQ(f.st->n_delayed, 0);
+    fx_deinit(&f);
+}
+
+static void implausible_sample_decides_nothing(void)
+{
+    /* Issue 11 item 4: agg's records_in jumps by 1e12 at 180 s while its gauge says 1000/s:
+     * IMPLAUSIBLE_SAMPLE, no change, the window as it was; under governor.profile = flink
+     * (plausibility off) the jump is taken for input. */
+    for (int flink = 0; flink < 2; flink++) {
+        struct fx f;
+        fx_init(&f);
+        f.cfg.plausibility = !flink;
+        char err[256];
+        for (int t = 0; t <= 180; t += 30) {
+            fx_sample(&f, t);
+            if (t == 180)
+                f.v[1].records_in += 1e12;
+            ASSERT_EQ(core_decide(f.st, &f.sm, &f.cfg, &f.hooks, &f.d, err, sizeof err), 0);
+        }
+        if (!flink) {
+            ASSERT_EQ(f.d.reason, CORE_R_IMPLAUSIBLE_SAMPLE);
+            ASSERT_EQ(f.d.action, CORE_NO_CHANGE);
+            ASSERT(!f.d.execute);
+            ASSERT_EQ(f.st->w.n, 6);
+            ASSERT_EQ(f.st->rejected, 1);
+            ASSERT(event(&f.d, "ImplausibleSample") != NULL);
+            ASSERT_CONTAINS(f.d.message, "agg's records_in grew");
+        } else {
+            ASSERT_EQ(f.d.action, CORE_SCALE_UP);
+            ASSERT_EQ(vd(&f.d, "agg")->target, 128);
+        }
+        fx_deinit(&f);
+    }
+}
+
+TEST_MAIN(TEST_ENTRY(unapplied_scaling_is_said_and_forgotten),
+          TEST_ENTRY(delayed_scale_down_waits_for_the_application),
+          TEST_ENTRY(implausible_sample_decides_nothing), TEST_ENTRY(native_decision_scales_agg),
+          TEST_ENTRY(executor_veto), TEST_ENTRY(executor_changes_target),
+          TEST_ENTRY(failing_executor_keeps_native_result),
           TEST_ENTRY(failing_evaluator_keeps_native_result),
           TEST_ENTRY(topology_error_changes_nothing),
           TEST_ENTRY(state_round_trip_changes_no_decision))

@@ -60,6 +60,23 @@ static void delayed_scale_down_disabled_and_cleared(void)
     core_state_free(st);
 }
 
+static void delayed_proposal_never_above_current(void)
+{
+    /* Issue 11 item 1: a proposal of 7 made at p = 10; the vertex now runs at 4 and proposes
+     * 2. The 7 is no scale-down of 4: dropped, and the wait starts again at the new
+     * proposal instead of applying 7 (a scale-up) once the old wait is over. */
+    struct core_config cfg;
+    core_config_defaults(&cfg);
+    cfg.scale_down_interval_ms = 60000;
+    struct core_state *st = core_state_new();
+    bool out;
+    ASSERT_EQ(core__delayed_scale_down(st, &cfg, "v", 10, 7, true, 0, &out), 10);
+    ASSERT_EQ(core__delayed_scale_down(st, &cfg, "v", 4, 2, true, 70000, &out), 4);
+    ASSERT_EQ(core__delayed_until(st, &cfg, "v"), 130000);
+    ASSERT_EQ(core__delayed_scale_down(st, &cfg, "v", 4, 2, true, 130000, &out), 2);
+    core_state_free(st);
+}
+
 static struct core_vhistory one_scale_up(struct core_hist_entry *e)
 {
     /* 2 -> 4 at TPR 1000, expecting 2000. */
@@ -217,7 +234,8 @@ static void time_arithmetic_saturates(void)
     core_state_free(st);
 }
 
-TEST_MAIN(TEST_ENTRY(delayed_scale_down_takes_max_in_window), TEST_ENTRY(time_arithmetic_saturates),
+TEST_MAIN(TEST_ENTRY(delayed_proposal_never_above_current),
+          TEST_ENTRY(delayed_scale_down_takes_max_in_window), TEST_ENTRY(time_arithmetic_saturates),
           TEST_ENTRY(delayed_scale_down_evicts_old_maximum),
           TEST_ENTRY(delayed_scale_down_disabled_and_cleared),
           TEST_ENTRY(ineffective_scale_up_blocked_only_when_enabled),

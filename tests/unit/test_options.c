@@ -140,6 +140,7 @@ static const char *config_diff(const struct core_config *a, const struct core_co
     D(observed_scalability_coefficient_min);
     L(evaluators, n_evaluators) L(executors, n_executors);
     B(skew_enabled) D(skew_min_ratio) D(skew_saturation);
+    B(profile) B(plausibility) D(plausibility_ratio) B(window_keep_full);
     B(slots_per_tm) D(tm_cpu);
     B(tm.process_size) B(tm.flink_size) B(tm.task_heap) B(tm.managed_size);
     B(tm.framework_heap) B(tm.framework_offheap) B(tm.task_offheap) B(tm.metaspace);
@@ -392,9 +393,9 @@ static void every_error_names_the_key(void)
         }
         free(e);
     }
-    /* Only the free-text row vertex.exclude.ids takes "?? junk ??". 49 JOB and 20 CLUSTER
-     * rows in all. */
-    ASSERT_EQ(ks.n, 69);
+    /* Only the free-text row vertex.exclude.ids takes "?? junk ??". 49 job.autoscaler., 4
+     * governor. and 20 CLUSTER rows in all. */
+    ASSERT_EQ(ks.n, 73);
     ASSERT_EQ(rejected, ks.n - 1);
     keys_free(&ks);
     opt_job_free(j);
@@ -998,6 +999,7 @@ static void every_row_lands_in_core_config(void)
         "a;b",
         "Europe/Paris",
         "* * 10 * * ?",
+        "flink",
     };
     struct core_config def;
     core_config_defaults(&def);
@@ -1389,8 +1391,54 @@ static void readme_table_is_current(void)
     free(md);
 }
 
-TEST_MAIN(TEST_ENTRY(duration_good_forms), TEST_ENTRY(duration_bad_forms),
-          TEST_ENTRY(memory_good_forms), TEST_ENTRY(memory_bad_forms), TEST_ENTRY(bool_forms),
+/* governor.profile sets the defaults of its safeguards; each can still be set on its own. The
+ * governor profile refuses utilization.target = 0, the flink one takes it (issue 11). */
+static void profile_and_safeguards(void)
+{
+    struct opt_job *j = opt_job_new();
+    struct core_config c;
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_EQ(c.profile, CORE_PROFILE_GOVERNOR);
+    ASSERT(c.plausibility && c.window_keep_full);
+    ASSERT_DEQ(c.plausibility_ratio, 100.0);
+    ASSERT(set_ok(j, OPT_SERVER, "governor.profile", "flink"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_EQ(c.profile, CORE_PROFILE_FLINK);
+    ASSERT(!c.plausibility && !c.window_keep_full);
+    ASSERT(set_ok(j, OPT_JOB, "governor.plausibility.enabled", "true"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT(c.plausibility && !c.window_keep_full);
+    ASSERT(set_ok(j, OPT_REQUEST, "governor.profile", "GOVERNOR")); /* any case */
+    ASSERT(set_ok(j, OPT_REQUEST, "governor.window.keep-full", "false"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT(c.plausibility && !c.window_keep_full);
+
+    ASSERT(set_ok(j, OPT_REQUEST, KEY("utilization.target"), "0"));
+    char *e = resolve_err(j, &c);
+    ASSERT_CONTAINS(e, "job.autoscaler.utilization.target: \"0\" is out of range (0, 1] (0 is "
+                       "accepted only with governor.profile = flink)");
+    free(e);
+    ASSERT(set_ok(j, OPT_REQUEST, "governor.profile", "flink"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_DEQ(c.util_target, 0.0);
+
+    e = set_err(j, OPT_REQUEST, "governor.profile", "strict");
+    ASSERT_CONTAINS(e, "governor.profile: \"strict\" is not one of governor, flink");
+    free(e);
+    e = set_err(j, OPT_REQUEST, "governor.plausibility.max-ratio", "1");
+    ASSERT_CONTAINS(e, "governor.plausibility.max-ratio: \"1\" is out of range (1, inf)");
+    free(e);
+    /* a governor.* key that is not a row is an error, like a job.autoscaler.* one */
+    e = set_err(j, OPT_REQUEST, "governor.profle", "flink");
+    ASSERT_CONTAINS(e, "governor.profle: unknown option");
+    free(e);
+    ASSERT_EQ(opt_job_n_warnings(j), 0);
+    opt_job_free(j);
+}
+
+TEST_MAIN(TEST_ENTRY(profile_and_safeguards), TEST_ENTRY(duration_good_forms),
+          TEST_ENTRY(duration_bad_forms), TEST_ENTRY(memory_good_forms),
+          TEST_ENTRY(memory_bad_forms), TEST_ENTRY(bool_forms),
           TEST_ENTRY(numbers_are_parsed_strictly),
           TEST_ENTRY(error_messages_name_key_value_and_allowed),
           TEST_ENTRY(every_error_names_the_key), TEST_ENTRY(every_duration_is_bounded),

@@ -512,7 +512,181 @@ static void restart_on_parallelism_or_vertices(void)
     fx_deinit(&f);
 }
 
-TEST_MAIN(TEST_ENTRY(window_is_bounded_for_a_chatty_client), TEST_ENTRY(avg_rules),
+/* Issue 11 item 2: rates first, then the client's counters (a day's worth): the series goes
+ * on from the rebuilt values, this interval at the gauge's rate, and the rate stays. */
+static void counters_after_rates_go_on(void)
+{
+    struct fx f;
+    fx_init(&f);
+    f.v[1].records_in_per_s = 1000;
+    for (int k = 0; k < 3; k++)
+        ingest(&f, k * MIN); /* rebuilt: 0, 60000, 120000 */
+    f.v[1].records_in = 86400000 + 3 * 60000.0;
+    ingest(&f, 3 * MIN);
+    f.v[1].records_in = 86400000 + 4 * 60000.0;
+    ingest(&f, 4 * MIN);
+    struct core_window *w = &f.st->w;
+    int agg = core__window_index(w, "agg");
+    ASSERT_DEQ(w->s[3].v[agg].rec_in, 180000.0);
+    ASSERT_DEQ(w->s[4].v[agg].rec_in, 240000.0);
+    ASSERT_DEQ(core__w_rate(w, agg, VM(rec_in)), 1000.0);
+    ASSERT_DEQ(w->ctr[agg * CORE_CTR__COUNT + CORE_CTR_IN].offset, 86400000.0);
+    ASSERT_DEQ(w->ctr[agg * CORE_CTR__COUNT + CORE_CTR_IN].sent, 86640000.0);
+    fx_deinit(&f);
+}
+
+/* Issue 11 item 3: a counter that goes back to what a reset explains restarts the window,
+ * which then stabilizes from that sample (the client declared no restart). */
+static void counters_going_back_restart(void)
+{
+    struct fx f;
+    fx_init(&f);
+    f.cfg.stabilization_ms = MIN;
+    f.v[1].records_in_per_s = 1000;
+    for (int k = 0; k <= 5; k++) {
+        f.v[1].records_in = 1000.0 * 60 * k;
+        ingest(&f, k * MIN);
+    }
+    f.v[1].records_in = 30000; /* reset half a minute ago */
+    struct core_window_status ws = ingest(&f, 6 * MIN);
+    ASSERT(ws.restarted);
+    ASSERT_EQ(ws.restart, CORE_RESTART_COUNTERS);
+    ASSERT_EQ(ws.n_samples, 1);
+    ASSERT_EQ(f.st->w.started_at, 6 * MIN);
+    ws = ingest(&f, 6 * MIN + 30 * SEC);
+    ASSERT(ws.stabilizing); /* until 7 min */
+    fx_deinit(&f);
+}
+
+/* Issue 11 item 4: counters growing faster than their gauge, or back further than a reset
+ * explains, leave the sample out; the third in a row restarts the window; with
+ * plausibility off the sample is taken (or, going back, restarts the window). */
+static void implausible_counters(void)
+{
+    struct fx f;
+    fx_init(&f);
+    f.v[1].records_in_per_s = 1000;
+    for (int k = 0; k <= 2; k++) {
+        f.v[1].records_in = 1000.0 * 60 * k;
+        ingest(&f, k * MIN);
+    }
+    f.v[1].records_in = 1e12;
+    struct core_window_status ws = ingest(&f, 3 * MIN);
+    ASSERT(ws.rejected);
+    ASSERT_EQ(ws.n_samples, 3);
+    ASSERT_EQ(f.st->rejected, 1);
+    ASSERT_EQ(core_state_last_at(f.st), 3 * MIN);
+    f.v[1].records_in = 1000.0 * 60 * 4; /* back on track: taken */
+    ws = ingest(&f, 4 * MIN);
+    ASSERT(!ws.rejected && !ws.restarted);
+    ASSERT_EQ(f.st->rejected, 0);
+    /* Back from 240000 to 150000 a minute later: a reset explains a value up to 100 x
+     * (1000 + 1) x 60 s = 6006000, so the job restarted; with a ratio of 1.5 (90090) no
+     * reset does, and the sample is implausible. */
+    struct core_window_check chk;
+    struct core_decision d;
+    struct core_topo t;
+    char err[64];
+    core_decision_init(&d);
+    f.s.at = 5 * MIN;
+    f.v[1].records_in = 150000;
+    ASSERT_EQ(core__topo_build(&f.s, &d, &t, err, sizeof err), 0);
+    core__window_check(f.st, &f.s, &t, &f.cfg, &chk);
+    ASSERT_EQ(chk.restart, CORE_RESTART_COUNTERS);
+    f.cfg.plausibility_ratio = 1.5;
+    core__window_check(f.st, &f.s, &t, &f.cfg, &chk);
+    ASSERT_EQ(chk.restart, CORE_RESTART_NONE);
+    ASSERT(chk.implausible);
+    ASSERT_CONTAINS(chk.why, "agg's records_in went back from 240000 to 150000");
+    f.cfg.plausibility = false; /* the flink profile: every step back is a restart */
+    core__window_check(f.st, &f.s, &t, &f.cfg, &chk);
+    ASSERT_EQ(chk.restart, CORE_RESTART_COUNTERS);
+    core_decision_deinit(&d);
+    /* three jumps in a row: the counters have a new base */
+    f.cfg.plausibility = true;
+    f.cfg.plausibility_ratio = 100;
+    for (int k = 0; k < 3; k++) {
+        f.v[1].records_in = 1e12 + 1000.0 * 60 * k;
+        ws = ingest(&f, (5 + k) * MIN);
+        ASSERT_EQ(ws.rejected, k < 2);
+    }
+    ASSERT_EQ(ws.restart, CORE_RESTART_JUMPED);
+    ASSERT_EQ(ws.n_samples, 1);
+    ASSERT_EQ(f.st->rejected, 0);
+    fx_deinit(&f);
+}
+
+/* The busy counter cannot grow faster than p subtasks can be busy. */
+static void busy_counter_against_time(void)
+{
+    struct fx f;
+    fx_init(&f);
+    f.v[1].accumulated_busy_ms = 0;
+    ingest(&f, 0);
+    f.v[1].accumulated_busy_ms = 4 * 1000.0 * 60; /* agg: 4 subtasks all busy for a minute */
+    ASSERT(!ingest(&f, MIN).rejected);
+    f.v[1].accumulated_busy_ms += 9 * 1000.0 * 60; /* 9 subtasks' worth */
+    struct core_window_status ws = ingest(&f, 2 * MIN);
+    ASSERT(ws.rejected);
+    fx_deinit(&f);
+}
+
+/* Issue 11 item 10: another edge or ship strategy under the same ids restarts the window;
+ * so does a rescale, and both stabilize from their first sample. */
+static void restart_on_edges_and_rescale_stabilizes(void)
+{
+    struct fx f;
+    fx_init(&f);
+    f.cfg.stabilization_ms = MIN;
+    ingest(&f, 0);
+    ingest(&f, 5 * MIN);
+    f.in[0].ship = CORE_SHIP_REBALANCE;
+    struct core_window_status ws = ingest(&f, 6 * MIN);
+    ASSERT_EQ(ws.restart, CORE_RESTART_EDGES);
+    ASSERT_EQ(f.st->w.started_at, 6 * MIN);
+    ws = ingest(&f, 6 * MIN + 30 * SEC);
+    ASSERT(!ws.restarted && ws.stabilizing);
+    f.v[1].parallelism = 8;
+    ws = ingest(&f, 8 * MIN);
+    ASSERT_EQ(ws.restart, CORE_RESTART_RESCALED);
+    ws = ingest(&f, 8 * MIN + 30 * SEC);
+    ASSERT(ws.stabilizing); /* the reference: not stabilizing, running_since is long past */
+    /* a declared restart stabilizes from running_since, as before */
+    f.s.running_since = 9 * MIN;
+    ws = ingest(&f, 10 * MIN);
+    ASSERT_EQ(ws.restart, CORE_RESTART_DECLARED);
+    ASSERT_EQ(f.st->w.started_at, 9 * MIN);
+    ASSERT(!ws.stabilizing);
+    fx_deinit(&f);
+}
+
+/* Issue 11 item 7: with governor.window.keep-full a window stays full however late the
+ * sample after its cut-off; the reference (off) flips back to not full. */
+static void window_stays_full(void)
+{
+    static const int at_s[] = {0, 30, 60, 90, 120, 150, 180, 200, 240, 260, 300, 330, 350};
+    for (int keep = 0; keep < 2; keep++) {
+        struct fx f;
+        fx_init(&f);
+        f.cfg.stabilization_ms = MIN;
+        f.cfg.metrics_window_ms = 2 * MIN;
+        f.cfg.window_keep_full = keep;
+        struct core_window_status ws;
+        for (size_t k = 0; k < sizeof at_s / sizeof at_s[0]; k++) {
+            ws = ingest(&f, at_s[k] * SEC);
+            if (at_s[k] >= 180 && at_s[k] < 350)
+                ASSERT(ws.fully_collected);
+        }
+        /* at 330 s the cut-off 210 s dropped 200 s; 240 + 120 > 350 */
+        ASSERT_EQ(ws.fully_collected, keep);
+        fx_deinit(&f);
+    }
+}
+
+TEST_MAIN(TEST_ENTRY(counters_after_rates_go_on), TEST_ENTRY(counters_going_back_restart),
+          TEST_ENTRY(implausible_counters), TEST_ENTRY(busy_counter_against_time),
+          TEST_ENTRY(restart_on_edges_and_rescale_stabilizes), TEST_ENTRY(window_stays_full),
+          TEST_ENTRY(window_is_bounded_for_a_chatty_client), TEST_ENTRY(avg_rules),
           TEST_ENTRY(rate_first_and_last_non_nan), TEST_ENTRY(avg_with_rate_fallback),
           TEST_ENTRY(load_by_aggregator_and_rounding), TEST_ENTRY(source_counters_and_lag),
           TEST_ENTRY(rates_only_client), TEST_ENTRY(finished_vertex_zeros),
