@@ -250,6 +250,24 @@ static double util_target(const struct opt_job *base)
     return u;
 }
 
+/* mkdir -p: creates dir and its missing parents. -1 with errno. */
+static int mkdir_p(const char *dir)
+{
+    char *p = xstrdup(dir);
+    int rc = 0;
+    for (char *c = p + 1; *c && rc == 0; c++)
+        if (*c == '/') {
+            *c = '\0';
+            if (mkdir(p, 0777) < 0 && errno != EEXIST)
+                rc = -1;
+            *c = '/';
+        }
+    if (rc == 0 && mkdir(p, 0777) < 0 && errno != EEXIST)
+        rc = -1;
+    free(p);
+    return rc;
+}
+
 static FILE *open_out(const char *dir, const char *name, const char *ext, char **errp)
 {
     char *path = xasprintf("%s/%s%s", dir, name, ext);
@@ -382,13 +400,13 @@ int sim_main(int argc, char **argv)
         err = NULL;
         set = NULL;
     }
-    if ((mkdir(a.out, 0777) < 0 && errno != EEXIST) ||
-        (a.trace && mkdir(a.trace, 0777) < 0 && errno != EEXIST)) {
-        fprintf(stderr, "governor simulate: cannot create %s: %s\n",
-                a.trace && errno != EEXIST ? a.trace : a.out, strerror(errno));
-        code = 2;
-        goto out;
-    }
+    const char *dirs[] = {a.out, a.trace};
+    for (int i = 0; i < 2; i++)
+        if (dirs[i] && mkdir_p(dirs[i]) < 0) {
+            fprintf(stderr, "governor simulate: cannot create %s: %s\n", dirs[i], strerror(errno));
+            code = 2;
+            goto out;
+        }
     sim_report_table_header(stdout, a.markdown);
     for (int i = 0; i < n_sc; i++) {
         if (run_scenario(scs[i], &a, set, &err) < 0) {
