@@ -205,8 +205,9 @@ static struct opt_job *base_layers(const struct sim_scenario *sc, const struct a
 }
 
 /* The options of one policy: the base plus what makes the baseline itself (request layer,
- * so that neither the scenario nor --set can turn it into another policy). */
-static struct opt_job *policy_layers(const struct opt_job *base, const char *policy)
+ * so that neither the scenario nor --set can turn it into another policy). NULL with *errp
+ * if the options table refuses one of them. */
+static struct opt_job *policy_layers(const struct opt_job *base, const char *policy, char **errp)
 {
     struct opt_job *j = opt_job_clone(base);
     static const char *const flink[][2] = {{"governor.profile", "flink"}};
@@ -228,9 +229,10 @@ static struct opt_job *policy_layers(const struct opt_job *base, const char *pol
     for (size_t i = 0; i < n; i++) {
         char *e = NULL;
         if (opt_job_set(j, OPT_REQUEST, kv[i][0], kv[i][1], &e) < 0) {
-            /* The table accepts these keys: a failure is a defect, not an input error. */
-            fprintf(stderr, "governor simulate: %s: %s\n", policy, e);
-            abort();
+            *errp = xasprintf("policy %s: %s", policy, e);
+            free(e);
+            opt_job_free(j);
+            return NULL;
         }
     }
     return j;
@@ -310,7 +312,8 @@ static int run_scenario(const struct sim_scenario *sc, const struct args *a, str
             pol.fixed = true;
             pol.fixed_p = fixed;
         } else {
-            layers[k] = policy_layers(base, name);
+            if (!(layers[k] = policy_layers(base, name, errp)))
+                goto out;
             pol.layers = layers[k];
         }
         FILE *trace = NULL;
@@ -386,6 +389,24 @@ int sim_main(int argc, char **argv)
         }
         if (a.seed_given)
             scs[n_sc]->seed = a.seed;
+    }
+    /* And its options with --set: a bad key or value stops everything before any output. */
+    for (int i = 0; i < n_sc; i++) {
+        struct opt_job *base = base_layers(scs[i], &a, &err);
+        if (base) {
+            struct core_config cfg;
+            char *e = NULL;
+            if (opt_job_resolve(base, &cfg, &e) < 0) {
+                err = xasprintf("%s: config: %s", scs[i]->name, e);
+                free(e);
+            }
+            opt_job_free(base);
+        }
+        if (err) {
+            fprintf(stderr, "governor simulate: %s\n", err);
+            code = 2;
+            goto out;
+        }
     }
     struct plugin_limits lim;
     plugin_limits_from(&lim, NULL);

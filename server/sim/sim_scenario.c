@@ -405,7 +405,10 @@ int sim_scenario_load(const char *path, struct sim_scenario **out, char **errp)
     *out = NULL;
     json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
     if (!doc) {
-        *errp = xasprintf("%s:%d: %s", path, je.line, je.text);
+        if (je.line > 0)
+            *errp = xasprintf("%s:%d: %s", path, je.line, je.text);
+        else
+            *errp = xasprintf("%s", je.text);
         return -1;
     }
     /* The name defaults to the file's base name without .json. */
