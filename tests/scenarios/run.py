@@ -2,6 +2,7 @@
 """Runs `governor simulate` on one shipped scenario and checks what it leaves.
 
 usage: run.py GOVERNOR SCENARIO.json POLICIES_DIR WORK_DIR [HORIZON]
+       run.py GOVERNOR README.md POLICIES_DIR WORK_DIR [HORIZON]   (the README's example)
 
 Twice, into two directories: the command exits 0, prints the table header and one row per
 policy (governor, flink, hpa, fixed), writes <name>.json with every figure of every policy and
@@ -11,6 +12,7 @@ a seed). HORIZON (e.g. "2 h") shortens the run for the sanitized build.
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -35,9 +37,25 @@ def run(gov, scenario, policies, out, horizon):
     return p.stdout
 
 
+def readme_example(readme, work):
+    """The JSON block of the README's "Scenario format" section, as a scenario file."""
+    text = open(readme).read()
+    i = text.index("### Scenario format")
+    m = re.search(r"```json\n(.*?)```", text[i:], re.S)
+    if not m:
+        fail("no JSON example under the README's Scenario format")
+    os.makedirs(work, exist_ok=True)
+    path = os.path.join(work, "readme_example.json")
+    with open(path, "w") as f:
+        f.write(m.group(1))
+    return path
+
+
 def main():
     gov, scenario, policies, work = sys.argv[1:5]
     horizon = sys.argv[5] if len(sys.argv) > 5 else None
+    if scenario.endswith("README.md"):
+        scenario = readme_example(scenario, work)
     name = json.load(open(scenario)).get("name") or os.path.basename(scenario)[:-5]
     docs = []
     for k in range(2):
