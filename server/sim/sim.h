@@ -9,6 +9,7 @@
  *
  * May call: sim_scenario, sim_model (the fixed sizes), sim_run, sim_report, sim_svg,
  * options, plugin (loading the policies directory), libc (files under --out and --trace).
+ * Ownership: argv is borrowed; everything the command builds is freed before it returns.
  */
 #ifndef GOVERNOR_SIM_H
 #define GOVERNOR_SIM_H

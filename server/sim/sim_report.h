@@ -19,6 +19,7 @@
  *
  * May call: sim_scenario, sim_run (its results), jansson, libc (writes to FILEs the caller
  * gives).
+ * Ownership: the scenario and the runs are borrowed; sim_report_json returns a new object.
  */
 #ifndef GOVERNOR_SIM_REPORT_H
 #define GOVERNOR_SIM_REPORT_H

@@ -16,6 +16,14 @@
 /* Random streams of the arrival noise: one per (vertex, term). */
 #define STREAM_ARRIVAL 0x100000u
 
+#define NAME_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-"
+
+static bool name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    return n >= 1 && n <= 128 && strspn(s, NAME_CHARS) == n;
+}
+
 static int fail(char **errp, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static int fail(char **errp, const char *path, const char *fmt, ...)
@@ -306,8 +314,19 @@ int sim_scenario_parse(json_t *doc, const char *name_hint, struct sim_scenario *
         fail(errp, "scenario", "must be a JSON object");
         goto fail;
     }
-    const char *name = json_string_value(json_object_get(doc, "name"));
-    sc->name = xstrdup(name ? name : name_hint ? name_hint : "scenario");
+    json_t *jn = json_object_get(doc, "name");
+    const char *name = json_string_value(jn);
+    if (jn && !json_is_null(jn) && (!name || !name_ok(name))) {
+        fail(errp, "name",
+             "must be 1 to 128 of A-Z a-z 0-9 . _ : - (it names the job and the "
+             "output files)");
+        goto fail;
+    }
+    sc->name = xstrdup(name ? name : name_hint && name_hint[0] ? name_hint : "scenario");
+    /* A name taken from the file's name keeps to the same characters. */
+    for (char *c = sc->name; *c; c++)
+        if (!strchr(NAME_CHARS, *c))
+            *c = '_';
     const char *about = json_string_value(json_object_get(doc, "about"));
     sc->about = xstrdup(about);
     json_t *seed = json_object_get(doc, "seed");

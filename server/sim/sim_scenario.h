@@ -75,7 +75,7 @@ struct sim_failure {
 };
 
 struct sim_scenario {
-    char *name;  /* "name", else the file's base name without .json */
+    char *name;  /* "name", else the file's base name without .json ([A-Za-z0-9._:-]) */
     char *about; /* may be NULL */
     uint64_t seed;
     int64_t start_ms;     /* epoch ms of t = 0; default 2025-11-29T00:00:00Z */

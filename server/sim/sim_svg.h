@@ -5,6 +5,7 @@
  * each policy's lag against the SLO.
  *
  * May call: sim_scenario, sim_run (its results), libc (writes to a FILE the caller gives).
+ * Ownership: everything is borrowed; nothing is kept after the call.
  */
 #ifndef GOVERNOR_SIM_SVG_H
 #define GOVERNOR_SIM_SVG_H

@@ -375,6 +375,9 @@ static void a_bad_scenario_names_the_field(void)
                        " [{\"from\": \"a\", \"hot_key\": 0.3}]}]}");
     ASSERT_CONTAINS(e, "vertices[1].inputs[0].hot_key: only a HASH input has keys");
     free(e);
+    e = scenario_error("{\"name\": \"../x\", \"horizon\": 60, \"vertices\": []}");
+    ASSERT_CONTAINS(e, "name: must be 1 to 128 of");
+    free(e);
     e = scenario_error("{\"horizon\": \"90 ms\", \"vertices\": []}");
     ASSERT_CONTAINS(e, "horizon: must be a whole number of seconds");
     free(e);
