@@ -24,6 +24,9 @@ void cli_usage(FILE *out)
           "             or re-run a job's stored history with a candidate config:\n"
           "             governor replay --db FILE --job ID [--from T] [--to T]\n"
           "             [--config FILE] [--set KEY=VALUE ...]\n"
+          "  simulate   run a simulated job in a closed loop under governor and baselines:\n"
+          "             governor simulate SCENARIO.json [--policies DIR] [--set KEY=VALUE ...]\n"
+          "             [--out DIR] [--seed N] [--horizon D] (governor simulate --help)\n"
           "  options    print the options table (job and server options)\n"
           "  --help     this text\n"
           "  --version  the version\n"
@@ -94,6 +97,10 @@ int cli_parse(int argc, char **argv, struct cli *c, char **errp)
     }
     if (strcmp(cmd, "replay") == 0) {
         c->cmd = CLI_REPLAY; /* replay_main parses the rest */
+        return 0;
+    }
+    if (strcmp(cmd, "simulate") == 0) {
+        c->cmd = CLI_SIMULATE; /* sim_main parses the rest */
         return 0;
     }
     if (strcmp(cmd, "test") == 0) {

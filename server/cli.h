@@ -4,9 +4,9 @@
  * the options table is a flag, `--name value` or `--name=value`; the contract's names
  * (--listen, --db, --policies, --token-file, --config) are rows of that table.
  *
- * Sub-commands that parse their own arguments (`governor replay`, `governor test`) are only
- * recognized here. A new sub-command adds a value to enum cli_cmd, a branch in cli_parse and one in
- * main.c.
+ * Sub-commands that parse their own arguments (`governor replay`, `governor test`,
+ * `governor simulate`) are only recognized here. A new sub-command adds a value to enum
+ * cli_cmd, a branch in cli_parse and one in main.c.
  *
  * May call: options, libc.
  */
@@ -17,7 +17,7 @@
 
 #include "options.h"
 
-enum cli_cmd { CLI_HELP, CLI_VERSION, CLI_OPTIONS, CLI_SERVE, CLI_REPLAY, CLI_TEST };
+enum cli_cmd { CLI_HELP, CLI_VERSION, CLI_OPTIONS, CLI_SERVE, CLI_REPLAY, CLI_TEST, CLI_SIMULATE };
 
 struct cli {
     enum cli_cmd cmd;

@@ -377,6 +377,9 @@ static bool valid_id(const char *s)
     return n >= 1;
 }
 
+/* How far apart (ms/s) busy min, avg and max may be the wrong way round by rounding. */
+#define BUSY_SLACK 1.0
+
 static int parse_metrics(const struct sink *k, const json_t *m, const struct path *up,
                          struct core_vertex_in *v)
 {
@@ -397,16 +400,24 @@ static int parse_metrics(const struct sink *k, const json_t *m, const struct pat
         if (get_number(k, busy, &bp, "min", -INFINITY, 1000, &v->busy_min) < 0 ||
             get_number(k, busy, &bp, "max", -INFINITY, 1000, &v->busy_max) < 0)
             return -1;
-        /* min <= avg <= max over the subtasks, or the figures contradict each other. */
-        if (v->busy_min > v->busy_max) {
+        /* min <= avg <= max over the subtasks, or the figures contradict each other. A
+         * client that rounds each figure on its own (to whole ms/s, or to a few decimals)
+         * may put them up to BUSY_SLACK apart the wrong way: that is rounding, and avg is
+         * moved back between them. */
+        if (v->busy_min > v->busy_max + BUSY_SLACK) {
             struct path p = {&bp, "min", 0};
             return fail(k, &p, "%g is above max %g", v->busy_min, v->busy_max);
         }
-        if (v->busy_avg < v->busy_min || v->busy_avg > v->busy_max) {
+        if (v->busy_min > v->busy_max)
+            v->busy_min = v->busy_max;
+        if (v->busy_avg < v->busy_min - BUSY_SLACK || v->busy_avg > v->busy_max + BUSY_SLACK) {
             struct path p = {&bp, "avg", 0};
             return fail(k, &p, "%g is outside [min %g, max %g]", v->busy_avg, v->busy_min,
                         v->busy_max);
         }
+        v->busy_avg = v->busy_avg < v->busy_min   ? v->busy_min
+                      : v->busy_avg > v->busy_max ? v->busy_max
+                                                  : v->busy_avg;
     } else if (busy && !json_is_null(busy) && !json_is_number(busy)) {
         struct path bp = {&mp, "busy_ms_per_s", 0};
         return fail(k, &bp, "expected a number or {min, avg, max}, got %s", type_name(busy));

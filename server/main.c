@@ -29,6 +29,7 @@
 #include "policies.h"
 #include "replay.h"
 #include "retention.h"
+#include "sim/sim.h"
 #include "sql.h"
 #include "writer.h"
 
@@ -293,6 +294,9 @@ int main(int argc, char **argv)
         break;
     case CLI_TEST:
         rc = plugin_test_main(argc - 1, argv + 1);
+        break;
+    case CLI_SIMULATE:
+        rc = sim_main(argc - 1, argv + 1);
         break;
     }
     cli_deinit(&c);

@@ -1,0 +1,449 @@
+/*
+ * sim.c - `governor simulate` (see sim.h): arguments, the policies compared, the outputs.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "options.h"
+#include "plugin.h"
+#include "sim.h"
+#include "sim_model.h"
+#include "sim_report.h"
+#include "sim_run.h"
+#include "sim_scenario.h"
+#include "sim_svg.h"
+#include "xmem.h"
+
+/* The policies compared, in the order of the table. */
+static const char *const policy_names[] = {"governor", "flink", "hpa", "fixed"};
+#define N_POLICIES 4
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: governor simulate SCENARIO.json [SCENARIO.json ...] [--policies DIR]\n"
+               "         [--set KEY=VALUE ...] [--only NAME[,NAME...]] [--out DIR] [--seed N]\n"
+               "         [--horizon DURATION] [--trace DIR] [--markdown]\n"
+               "  Runs each scenario's simulated job in a closed loop with the decision pipeline\n"
+               "  (in process) under each policy, prints the figures table, and writes\n"
+               "  OUT/<scenario>.json and OUT/<scenario>.svg (--out, default the current\n"
+               "  directory). Policies: governor (the options as set), flink (the same with\n"
+               "  governor.profile = flink), hpa (the hpa_eval + hpa_exec plugins of --policies,\n"
+               "  with a 5 min scale-down interval), fixed (sized for the peak with hindsight).\n"
+               "  --policies DIR   plugins, as the server loads them (default ./policies)\n"
+               "  --set KEY=VALUE  a job option for every policy, over the scenario's config\n"
+               "  --only LIST      run these policies only (comma-separated)\n"
+               "  --seed N         override the scenario's seed\n"
+               "  --horizon D      simulate at most D (\"2 h\", or seconds) of each scenario\n"
+               "  --trace DIR      write DIR/<scenario>.<policy>.jsonl: each sample with \"job\"\n"
+               "                   and its decision (replayable with governor replay)\n"
+               "  --markdown       print the table as markdown\n");
+}
+
+struct args {
+    const char **scenarios;
+    int n_scenarios;
+    const char **sets;
+    int n_sets;
+    const char *policies, *out, *trace, *only;
+    bool policies_given, markdown, seed_given;
+    uint64_t seed;
+    int64_t horizon;
+};
+
+static bool wanted(const struct args *a, const char *name)
+{
+    if (!a->only)
+        return true;
+    size_t n = strlen(name);
+    for (const char *p = a->only; *p;) {
+        const char *c = strchr(p, ',');
+        size_t len = c ? (size_t)(c - p) : strlen(p);
+        if (len == n && strncmp(p, name, n) == 0)
+            return true;
+        if (!c)
+            break;
+        p = c + 1;
+    }
+    return false;
+}
+
+static int parse_args(int argc, char **argv, struct args *a, char **errp)
+{
+    memset(a, 0, sizeof *a);
+    a->policies = "./policies";
+    a->out = ".";
+    a->scenarios = xcalloc((size_t)argc, sizeof *a->scenarios);
+    a->sets = xcalloc((size_t)argc, sizeof *a->sets);
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        bool has = i + 1 < argc;
+        if (strcmp(s, "--policies") == 0 && has) {
+            a->policies = argv[++i];
+            a->policies_given = true;
+        } else if (strcmp(s, "--set") == 0 && has) {
+            if (!strchr(argv[i + 1], '=')) {
+                *errp = xasprintf("--set wants KEY=VALUE, got \"%s\"", argv[i + 1]);
+                return -1;
+            }
+            a->sets[a->n_sets++] = argv[++i];
+        } else if (strcmp(s, "--only") == 0 && has) {
+            a->only = argv[++i];
+            for (const char *p = a->only; *p;) {
+                const char *c = strchr(p, ',');
+                size_t len = c ? (size_t)(c - p) : strlen(p);
+                bool known = false;
+                for (int k = 0; k < N_POLICIES; k++)
+                    if (strlen(policy_names[k]) == len && strncmp(p, policy_names[k], len) == 0)
+                        known = true;
+                if (!known) {
+                    *errp = xasprintf("--only: \"%.*s\" is not one of governor, flink, hpa, "
+                                      "fixed",
+                                      (int)len, p);
+                    return -1;
+                }
+                if (!c)
+                    break;
+                p = c + 1;
+            }
+        } else if (strcmp(s, "--out") == 0 && has) {
+            a->out = argv[++i];
+        } else if (strcmp(s, "--trace") == 0 && has) {
+            a->trace = argv[++i];
+        } else if (strcmp(s, "--seed") == 0 && has) {
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(argv[++i], &end, 10);
+            if (errno || *end || argv[i][0] == '-' || !argv[i][0]) {
+                *errp = xasprintf("--seed wants a non-negative integer, got \"%s\"", argv[i]);
+                return -1;
+            }
+            a->seed = v;
+            a->seed_given = true;
+        } else if (strcmp(s, "--horizon") == 0 && has) {
+            const char *h = argv[++i];
+            char *end;
+            double secs = strtod(h, &end);
+            int64_t ms = 0;
+            char *e = NULL;
+            if (*end == '\0' && end != h) {
+                ms = (int64_t)(secs * 1000.0);
+            } else if (opt_parse_duration(h, &ms, &e) < 0) {
+                *errp = xasprintf("--horizon: %s", e);
+                free(e);
+                return -1;
+            }
+            if (ms < 1000) {
+                *errp = xasprintf("--horizon must be at least 1 s, got \"%s\"", h);
+                return -1;
+            }
+            a->horizon = ms / 1000;
+        } else if (strcmp(s, "--markdown") == 0) {
+            a->markdown = true;
+        } else if (s[0] != '-' || strcmp(s, "-") == 0) {
+            a->scenarios[a->n_scenarios++] = s;
+        } else {
+            *errp = xasprintf("unknown or incomplete flag \"%s\"", s);
+            return -1;
+        }
+    }
+    if (a->n_scenarios == 0) {
+        *errp = xstrdup("no scenario given");
+        return -1;
+    }
+    return 0;
+}
+
+/* A JSON option value as the options table takes it: strings as they are. */
+static char *value_text(json_t *v)
+{
+    if (json_is_string(v))
+        return xstrdup(json_string_value(v));
+    if (json_is_integer(v))
+        return xasprintf("%lld", (long long)json_integer_value(v));
+    if (json_is_real(v))
+        return xasprintf("%.17g", json_real_value(v));
+    return xstrdup(json_is_true(v) ? "true" : "false");
+}
+
+/*
+ * The options every policy starts from: the scenario's config (server layer), then --set
+ * (job layer). -1 with *errp naming the key.
+ */
+static struct opt_job *base_layers(const struct sim_scenario *sc, const struct args *a, char **errp)
+{
+    struct opt_job *j = opt_job_new();
+    const char *key;
+    json_t *val;
+    json_object_foreach(sc->config, key, val)
+    {
+        char *text = value_text(val), *e = NULL;
+        int rc = opt_job_set(j, OPT_SERVER, key, text, &e);
+        free(text);
+        if (rc < 0) {
+            *errp = xasprintf("%s: config: %s", sc->name, e);
+            free(e);
+            opt_job_free(j);
+            return NULL;
+        }
+    }
+    for (int i = 0; i < a->n_sets; i++) {
+        const char *kv = a->sets[i], *eq = strchr(kv, '=');
+        char *k = xasprintf("%.*s", (int)(eq - kv), kv), *e = NULL;
+        int rc = opt_job_set(j, OPT_JOB, k, eq + 1, &e);
+        free(k);
+        if (rc < 0) {
+            *errp = xasprintf("--set: %s", e);
+            free(e);
+            opt_job_free(j);
+            return NULL;
+        }
+    }
+    return j;
+}
+
+/* The options of one policy: the base plus what makes the baseline itself (request layer,
+ * so that neither the scenario nor --set can turn it into another policy). NULL with *errp
+ * if the options table refuses one of them. */
+static struct opt_job *policy_layers(const struct opt_job *base, const char *policy, char **errp)
+{
+    struct opt_job *j = opt_job_clone(base);
+    static const char *const flink[][2] = {{"governor.profile", "flink"}};
+    static const char *const hpa[][2] = {
+        {"job.autoscaler.metrics.custom-evaluators", "hpa_eval"},
+        {"job.autoscaler.scaling.custom-executors", "hpa_exec"},
+        /* Kubernetes HPA's default downscale stabilization window. */
+        {"job.autoscaler.scale-down.interval", "5 min"},
+    };
+    const char *const(*kv)[2] = NULL;
+    size_t n = 0;
+    if (strcmp(policy, "flink") == 0) {
+        kv = flink;
+        n = sizeof flink / sizeof flink[0];
+    } else if (strcmp(policy, "hpa") == 0) {
+        kv = hpa;
+        n = sizeof hpa / sizeof hpa[0];
+    }
+    for (size_t i = 0; i < n; i++) {
+        char *e = NULL;
+        if (opt_job_set(j, OPT_REQUEST, kv[i][0], kv[i][1], &e) < 0) {
+            *errp = xasprintf("policy %s: %s", policy, e);
+            free(e);
+            opt_job_free(j);
+            return NULL;
+        }
+    }
+    return j;
+}
+
+/* The utilization the fixed deployment is sized at: the effective utilization target. */
+static double util_target(const struct opt_job *base)
+{
+    struct opt_job *j = opt_job_clone(base);
+    struct core_config cfg;
+    char *e = NULL;
+    double u = 0.7;
+    if (opt_job_resolve(j, &cfg, &e) == 0 && cfg.util_target > 0)
+        u = cfg.util_target;
+    free(e);
+    opt_job_free(j);
+    return u;
+}
+
+/* mkdir -p: creates dir and its missing parents. -1 with errno. */
+static int mkdir_p(const char *dir)
+{
+    char *p = xstrdup(dir);
+    int rc = 0;
+    for (char *c = p + 1; *c && rc == 0; c++)
+        if (*c == '/') {
+            *c = '\0';
+            if (mkdir(p, 0777) < 0 && errno != EEXIST)
+                rc = -1;
+            *c = '/';
+        }
+    if (rc == 0 && mkdir(p, 0777) < 0 && errno != EEXIST)
+        rc = -1;
+    free(p);
+    return rc;
+}
+
+static FILE *open_out(const char *dir, const char *name, const char *ext, char **errp)
+{
+    char *path = xasprintf("%s/%s%s", dir, name, ext);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        *errp = xasprintf("cannot write %s: %s", path, strerror(errno));
+    free(path);
+    return f;
+}
+
+/* Runs one scenario under every wanted policy; prints its rows and writes its files. */
+static int run_scenario(const struct sim_scenario *sc, const struct args *a, struct plugin_set *set,
+                        char **errp)
+{
+    int rc = -1;
+    struct sim_result *runs[N_POLICIES] = {0};
+    struct opt_job *layers[N_POLICIES] = {0};
+    int n = 0;
+    int *fixed = xcalloc((size_t)sc->n, sizeof *fixed);
+    FILE *f = NULL;
+    struct opt_job *base = base_layers(sc, a, errp);
+    if (!base)
+        goto out;
+    bool hpa_ok =
+        set && plugin_set_find(set, "hpa_eval") >= 0 && plugin_set_find(set, "hpa_exec") >= 0;
+    sim_model_fixed_size(sc, util_target(base), fixed);
+    for (int k = 0; k < N_POLICIES; k++) {
+        const char *name = policy_names[k];
+        if (!wanted(a, name))
+            continue;
+        if (strcmp(name, "hpa") == 0 && !hpa_ok) {
+            fprintf(stderr,
+                    "governor simulate: %s: hpa skipped: %s has no hpa_eval and hpa_exec "
+                    "plugins\n",
+                    sc->name, a->policies);
+            continue;
+        }
+        struct sim_policy pol = {.name = name, .set = set};
+        if (strcmp(name, "fixed") == 0) {
+            pol.fixed = true;
+            pol.fixed_p = fixed;
+        } else {
+            if (!(layers[k] = policy_layers(base, name, errp)))
+                goto out;
+            pol.layers = layers[k];
+        }
+        FILE *trace = NULL;
+        if (a->trace) {
+            char *tn = xasprintf("%s.%s", sc->name, name);
+            trace = open_out(a->trace, tn, ".jsonl", errp);
+            free(tn);
+            if (!trace)
+                goto out;
+        }
+        int r = sim_run(sc, &pol, a->horizon, trace, &runs[n], errp);
+        if (trace)
+            fclose(trace);
+        if (r < 0) {
+            char *e = *errp;
+            *errp = xasprintf("%s: %s", sc->name, e);
+            free(e);
+            goto out;
+        }
+        n++;
+    }
+    sim_report_table_rows(stdout, a->markdown, sc, runs, n);
+    fflush(stdout);
+    if (!(f = open_out(a->out, sc->name, ".json", errp)))
+        goto out;
+    json_t *doc = sim_report_json(sc, runs, n);
+    json_dumpf(doc, f, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    fputc('\n', f);
+    json_decref(doc);
+    fclose(f);
+    if (!(f = open_out(a->out, sc->name, ".svg", errp)))
+        goto out;
+    sim_svg_write(f, sc, runs, n);
+    fclose(f);
+    f = NULL;
+    rc = 0;
+out:
+    for (int k = 0; k < N_POLICIES; k++) {
+        sim_result_free(runs[k]);
+        opt_job_free(layers[k]);
+    }
+    opt_job_free(base);
+    free(fixed);
+    return rc;
+}
+
+int sim_main(int argc, char **argv)
+{
+    struct args a;
+    char *err = NULL;
+    int code = 0;
+    struct plugin_set *set = NULL;
+    struct sim_scenario **scs = NULL;
+    int n_sc = 0;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        }
+    if (parse_args(argc, argv, &a, &err) < 0) {
+        fprintf(stderr, "governor simulate: %s\n", err);
+        usage(stderr);
+        code = 2;
+        goto out;
+    }
+    /* Every scenario is checked before anything runs. */
+    scs = xcalloc((size_t)a.n_scenarios, sizeof *scs);
+    for (; n_sc < a.n_scenarios; n_sc++) {
+        if (sim_scenario_load(a.scenarios[n_sc], &scs[n_sc], &err) < 0) {
+            fprintf(stderr, "governor simulate: %s\n", err);
+            code = 2;
+            goto out;
+        }
+        if (a.seed_given)
+            scs[n_sc]->seed = a.seed;
+    }
+    /* And its options with --set: a bad key or value stops everything before any output. */
+    for (int i = 0; i < n_sc; i++) {
+        struct opt_job *base = base_layers(scs[i], &a, &err);
+        if (base) {
+            struct core_config cfg;
+            char *e = NULL;
+            if (opt_job_resolve(base, &cfg, &e) < 0) {
+                err = xasprintf("%s: config: %s", scs[i]->name, e);
+                free(e);
+            }
+            opt_job_free(base);
+        }
+        if (err) {
+            fprintf(stderr, "governor simulate: %s\n", err);
+            code = 2;
+            goto out;
+        }
+    }
+    struct plugin_limits lim;
+    plugin_limits_from(&lim, NULL);
+    if (plugin_set_load(a.policies, &lim, &set, &err) < 0) {
+        if (a.policies_given) {
+            fprintf(stderr, "governor simulate: --policies: %s\n", err);
+            code = 2;
+            goto out;
+        }
+        fprintf(stderr, "governor simulate: no plugins (%s): native hooks only\n", err);
+        free(err);
+        err = NULL;
+        set = NULL;
+    }
+    const char *dirs[] = {a.out, a.trace};
+    for (int i = 0; i < 2; i++)
+        if (dirs[i] && mkdir_p(dirs[i]) < 0) {
+            fprintf(stderr, "governor simulate: cannot create %s: %s\n", dirs[i], strerror(errno));
+            code = 2;
+            goto out;
+        }
+    sim_report_table_header(stdout, a.markdown);
+    for (int i = 0; i < n_sc; i++) {
+        if (run_scenario(scs[i], &a, set, &err) < 0) {
+            fprintf(stderr, "governor simulate: %s\n", err);
+            free(err);
+            err = NULL;
+            code = 1;
+        }
+    }
+out:
+    for (int i = 0; i < n_sc; i++)
+        sim_scenario_free(scs[i]);
+    free(scs);
+    plugin_set_unref(set);
+    free(a.scenarios);
+    free(a.sets);
+    free(err);
+    return code;
+}

@@ -1,0 +1,40 @@
+/*
+ * sim_pipeline.h - the one place where the simulator calls the decision pipeline (prefix
+ * sim_pipeline_, and sim_decide): a decide request in, the decision out, exactly as the
+ * server decides it for one job but in process, without HTTP and without storage. It makes
+ * the calls the server and `governor replay` make (json_parse_sample, opt_job_resolve,
+ * plugin_call_new and plugin_call_hooks, core_decide, json_render_decision), so that when
+ * those become one decision service only this file changes.
+ *
+ * May call: core, json, options, plugin, cron (the native excluded-periods hook), jansson.
+ * Ownership: a pipeline borrows its option layers (which must outlive it) and holds a
+ * reference to its plugin set; it owns the job's state.
+ */
+#ifndef GOVERNOR_SIM_PIPELINE_H
+#define GOVERNOR_SIM_PIPELINE_H
+
+#include <jansson.h>
+
+#include "options.h"
+
+struct plugin_set;
+struct sim_pipeline;
+
+/*
+ * new: one job named `job` whose options start from `layers` (the server layer: what a
+ * config file and --set would give; borrowed), deciding with the plugins of `set` (a
+ * reference is taken; NULL: native hooks only, as the server without a policies
+ * directory).
+ */
+struct sim_pipeline *sim_pipeline_new(const char *job, const struct opt_job *layers,
+                                      struct plugin_set *set);
+void sim_pipeline_free(struct sim_pipeline *p);
+
+/*
+ * Decides on one sample (a DESIGN 3.1 request body; borrowed). Returns the decision as the
+ * server's response object (new; without decision_id), or NULL with *errp (new) when the
+ * server would have refused the sample (the message names the field).
+ */
+json_t *sim_decide(struct sim_pipeline *p, json_t *sample, char **errp);
+
+#endif

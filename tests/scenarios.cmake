@@ -1,0 +1,24 @@
+# The shipped simulator scenarios (tests/scenarios/*.json): one CTest test each,
+# scenarios.<name>, running `governor simulate` twice through tests/scenarios/run.py (every
+# policy reported, the JSON and SVG written, the same seed giving the same report). The
+# simulator's own arithmetic is checked by tests/unit/test_sim.c. scenarios.readme_example
+# runs the README's scenario example the same way.
+find_package(Python3 COMPONENTS Interpreter REQUIRED)
+# Sanitized builds run a shortened horizon: the whole loop, every scenario, within the time
+# a test may take there.
+set(SIM_HORIZON "")
+if(SANITIZE)
+  set(SIM_HORIZON "1 h")
+endif()
+file(GLOB SIM_SCENARIOS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/scenarios/*.json)
+foreach(f ${SIM_SCENARIOS})
+  get_filename_component(name ${f} NAME_WE)
+  add_test(NAME scenarios.${name} COMMAND ${Python3_EXECUTABLE}
+           ${CMAKE_SOURCE_DIR}/tests/scenarios/run.py $<TARGET_FILE:governor> ${f}
+           ${CMAKE_SOURCE_DIR}/policies ${CMAKE_BINARY_DIR}/scenarios/${name} ${SIM_HORIZON})
+  set_tests_properties(scenarios.${name} PROPERTIES TIMEOUT 300)
+endforeach()
+add_test(NAME scenarios.readme_example COMMAND ${Python3_EXECUTABLE}
+         ${CMAKE_SOURCE_DIR}/tests/scenarios/run.py $<TARGET_FILE:governor> ${CMAKE_SOURCE_DIR}/README.md
+         ${CMAKE_SOURCE_DIR}/policies ${CMAKE_BINARY_DIR}/scenarios/readme_example "1 h")
+set_tests_properties(scenarios.readme_example PROPERTIES TIMEOUT 300)
