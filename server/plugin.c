@@ -115,6 +115,13 @@ void plugin_limits_from(struct plugin_limits *l, const struct opt_server *srv)
     l->memory_bytes = srv ? srv->plugin_memory_bytes : 0;
 }
 
+void plugin_limits_offline(struct plugin_limits *l, const struct opt_server *srv)
+{
+    plugin_limits_from(l, srv);
+    l->timeout_ms = PLUGIN_OFFLINE_TIMEOUT_MS;
+    l->decision_timeout_ms = PLUGIN_OFFLINE_TIMEOUT_MS;
+}
+
 const char *plugin_kind_name(enum plugin_kind k)
 {
     return (unsigned)k < 4 ? kind_names[k] : "?";
