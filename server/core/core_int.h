@@ -219,6 +219,16 @@ void core__evaluate(const struct core_state *st, const struct core_sample *sm,
 double core__capacity(const struct core_evaluated *ev, double util, bool with_restart,
                       int64_t restart_ms, int64_t catch_up_ms);
 
+/* The capacity under the job's options: core__capacity, or with
+ * governor.catch-up.in-headroom max(TDR / util, TDR + CATCH_UP + restart rate). */
+double core__capacity_cfg(const struct core_config *cfg, const struct core_evaluated *ev,
+                          double util, bool with_restart, int64_t restart_ms);
+
+/* Sets ev's scale-up and scale-down rate thresholds from its (rounded) TDR and catch-up rate
+ * (core/README.md, Evaluation); backlog: the job processes a backlog. */
+void core__thresholds(struct core_evaluated *ev, const struct core_config *cfg, bool backlog,
+                      int64_t restart_ms);
+
 /* Outside the utilization bounds (core/README.md, Evaluation)? */
 bool core__outside_bounds(const struct core_evaluated *ev);
 
@@ -305,6 +315,8 @@ bool core__ineffective_blocked(const struct core_config *cfg, const struct core_
 int core__delayed_scale_down(struct core_state *st, const struct core_config *cfg, const char *id,
                              int current, int target, bool outside, int64_t now, bool *outside_out);
 void core__delayed_clear(struct core_state *st, const char *id);
+/* The highest parallelism proposed while the vertex's scale-down waits, 0 when none waits. */
+int core__delayed_highest(const struct core_state *st, const char *id);
 /* When the vertex's pending scale-down may happen at the earliest, or -1 when none. */
 int64_t core__delayed_until(const struct core_state *st, const struct core_config *cfg,
                             const char *id);
@@ -378,5 +390,9 @@ const char *core__explain_limit(struct core_decision *d, const struct core_confi
  */
 int core__skew_limit(const struct core_config *cfg, const struct core_window *w, int wi,
                      int current, struct core_evaluated *ev);
+/* The most a key-limited vertex (ev's skew figures filled) processes at q subtasks, records/s:
+ * one subtask's rate over the busiest subtask's share (by key groups with governor.skew.knee).
+ * NaN when ev has no skew figures. */
+double core__skew_capacity(const struct core_config *cfg, const struct core_evaluated *ev, int q);
 
 #endif

@@ -126,6 +126,29 @@ double core__capacity(const struct core_evaluated *ev, double util, bool with_re
 }
 
 /*
+ * The capacity the options ask for: core__capacity, or with governor.catch-up.in-headroom the
+ * least capacity that both serves the target data rate at util and works off the backlog and
+ * a restart's pile-up within the catch-up duration from the headroom above the target data
+ * rate (core/README.md, Evaluation):
+ *     max(TDR / util, TDR + CATCH_UP + restart_rate), rounded as core__capacity rounds.
+ * The reference adds the catch-up and restart rates on top of TDR / util, so a job that keeps
+ * up is sized for less than its utilization target (about 63% busy for 70%).
+ */
+double core__capacity_cfg(const struct core_config *cfg, const struct core_evaluated *ev,
+                          double util, bool with_restart, int64_t restart_ms)
+{
+    if (!cfg->catch_up_in_headroom)
+        return core__capacity(ev, util, with_restart, restart_ms, cfg->catch_up_ms);
+    struct core_evaluated steady = *ev;
+    steady.catch_up_data_rate = 0.0;
+    if (isnan(ev->catch_up_data_rate))
+        steady.catch_up_data_rate = NAN;
+    double at_target = core__capacity(&steady, util, false, 0, cfg->catch_up_ms);
+    double drain = core__capacity(ev, 1.0, with_restart, restart_ms, cfg->catch_up_ms);
+    return at_target > drain || isnan(drain) ? at_target : drain;
+}
+
+/*
  * Outside the utilization bounds (core/README.md, Evaluation): TPR below the scale-up
  * threshold or above the scale-down threshold. Plain double comparisons: NaN never triggers,
  * inf is not greater than inf.
@@ -138,8 +161,8 @@ bool core__outside_bounds(const struct core_evaluated *ev)
 
 /* The rate thresholds (core/README.md, Evaluation) from the vertex's (rounded) TDR and
  * catch-up rate. */
-static void thresholds(struct core_evaluated *ev, const struct core_config *cfg, bool backlog,
-                       int64_t restart_ms)
+void core__thresholds(struct core_evaluated *ev, const struct core_config *cfg, bool backlog,
+                      int64_t restart_ms)
 {
     double upper, lower;
     if (backlog) {
@@ -147,12 +170,15 @@ static void thresholds(struct core_evaluated *ev, const struct core_config *cfg,
         lower = 0.0;
     } else {
         upper = isnan(cfg->util_max) ? cfg->util_target + cfg->util_boundary : cfg->util_max;
+        /* governor.utilization.ceiling: a default bound past it waits for saturation. */
+        if (isnan(cfg->util_max) && upper > cfg->util_ceiling)
+            upper = cfg->util_ceiling > cfg->util_target ? cfg->util_ceiling : cfg->util_target;
         lower = isnan(cfg->util_min) ? cfg->util_target - cfg->util_boundary : cfg->util_min;
     }
     ev->scale_up_rate_threshold =
-        core__round3(core__capacity(ev, upper, false, restart_ms, cfg->catch_up_ms));
+        core__round3(core__capacity_cfg(cfg, ev, upper, false, restart_ms));
     ev->scale_down_rate_threshold =
-        core__round3(core__capacity(ev, lower, true, restart_ms, cfg->catch_up_ms));
+        core__round3(core__capacity_cfg(cfg, ev, lower, true, restart_ms));
 }
 
 static void ev_blank(struct core_evaluated *ev)
@@ -275,7 +301,7 @@ void core__evaluate(const struct core_state *st, const struct core_sample *sm,
         e->true_processing_rate = core__round3(tpr);
         e->load = core__round3(load);
 
-        thresholds(e, cfg, bl, restart_ms);
+        core__thresholds(e, cfg, bl, restart_ms);
         run_evaluators(sm, i, cfg, h, bl, e, pe);
     }
 

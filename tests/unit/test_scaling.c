@@ -37,6 +37,7 @@ static void fx_init(struct fx *f, enum core_ship ship)
 {
     memset(f, 0, sizeof *f);
     core_config_defaults(&f->cfg);
+    core_config_profile(&f->cfg, CORE_PROFILE_FLINK); /* the reference algorithm */
     f->cfg.util_target = 1.0;
     f->restart_ms = 0;
     f->v[0] = (struct core_vertex_in){.id = "src", .parallelism = 4, .max_parallelism = 128};

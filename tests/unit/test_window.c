@@ -38,6 +38,8 @@ static void fx_init(struct fx *f)
 {
     memset(f, 0, sizeof *f);
     core_config_defaults(&f->cfg);
+    /* The reference's observed-rate rule (the governor profile's guard: test_window_guard). */
+    f->cfg.source_rate_guard = false;
     vertex_blank(&f->v[0], "src", 2);
     vertex_blank(&f->v[1], "agg", 4);
     f->in[0].from = "src";
