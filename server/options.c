@@ -490,8 +490,8 @@ static const struct opt_row opt_rows[] = {
              "profile)."},
     {GOV("scale-down.with-restart"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
      CF(scale_down_with_restart), .apply = apply_safeguard,
-     .help = "When another vertex's scale-up restarts the job anyway, a delayed scale-down is "
-             "applied with it, at the highest parallelism proposed so far (unset: on under the "
+     .help = "When another vertex's scaling restarts the job anyway, a scale-down waiting out "
+             "its delay is applied with it, at this cycle's proposal (unset: on under the "
              "governor profile)."},
     {GOV("scale-down.early"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
      CF(scale_down_early), .apply = apply_safeguard,
@@ -519,6 +519,16 @@ static const struct opt_row opt_rows[] = {
      .help = "When a hot key holds a vertex below what arrives, the vertices that share its "
              "sources are sized for the flow it can pass, not for a catch-up it makes "
              "impossible (unset: on under the governor profile)."},
+    {GOV("rates.from-counters"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
+     CF(rates_from_counters), .apply = apply_safeguard,
+     .help = "A vertex's true processing rate divides the input its counters count over the "
+             "window by its busy time, instead of the mean of a 60 s rate meter that lags the "
+             "busy-time gauge after the load changes (unset: on under the governor profile)."},
+    {GOV("source.stall"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
+     CF(source_stall), .apply = apply_safeguard,
+     .help = "A source that read nothing since the previous sample while its backlog grew, "
+             "neither busy nor back-pressured, is stalled outside the job: its backlog asks "
+             "for no catch-up until it reads again (unset: on under the governor profile)."},
     {GOV("alignment.busiest-share"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
      CF(align_busiest_share), .apply = apply_safeguard,
      .help = "Under BALANCED alignment and the MAX busy-time aggregator, a vertex with key "

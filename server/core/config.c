@@ -76,6 +76,8 @@ void core_config_defaults(struct core_config *c)
     c->util_ceiling = 0.9;
     c->skew_knee = true;
     c->skew_limit_flow = true;
+    c->rates_from_counters = true;
+    c->source_stall = true;
     c->slots_per_tm = 1;
     c->tm_cpu = NAN;
     struct core_tm_memory *m = &c->tm;
@@ -115,4 +117,6 @@ void core_config_profile(struct core_config *c, enum core_profile p)
     c->util_ceiling = gov ? def.util_ceiling : NAN;
     c->skew_knee = gov;
     c->skew_limit_flow = gov;
+    c->rates_from_counters = gov;
+    c->source_stall = gov;
 }

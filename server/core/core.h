@@ -184,6 +184,8 @@ struct core_config {
     double util_ceiling;            /* governor.utilization.ceiling, NaN = none */
     bool skew_knee;                 /* governor.skew.knee */
     bool skew_limit_flow;           /* governor.skew.limit-flow */
+    bool rates_from_counters;       /* governor.rates.from-counters */
+    bool source_stall;              /* governor.source.stall */
     /* Flink cluster keys the algorithm reads */
     int slots_per_tm; /* taskmanager.numberOfTaskSlots, default 1 */
     double tm_cpu;    /* taskmanager.cpu.cores, NaN = unknown */

@@ -215,6 +215,11 @@ void core__evaluate(const struct core_state *st, const struct core_sample *sm,
                     const struct core_hooks *h, struct core_evaluated *ev, bool *backlog,
                     struct core_global_eval *g, struct core_plugin_err *pe);
 
+/* governor.source.stall (core/README.md, Evaluation): source wi of the window (v: the same
+ * vertex in the sample the window ends with) read nothing since the previous sample while
+ * its backlog grew, and is neither busy nor back-pressured. */
+bool core__source_stalled(const struct core_window *w, int wi, const struct core_vertex_in *v);
+
 /* capacity() of core/README.md, Evaluation; NaN when catch-up or TDR is NaN. */
 double core__capacity(const struct core_evaluated *ev, double util, bool with_restart,
                       int64_t restart_ms, int64_t catch_up_ms);
@@ -315,8 +320,6 @@ bool core__ineffective_blocked(const struct core_config *cfg, const struct core_
 int core__delayed_scale_down(struct core_state *st, const struct core_config *cfg, const char *id,
                              int current, int target, bool outside, int64_t now, bool *outside_out);
 void core__delayed_clear(struct core_state *st, const char *id);
-/* The highest parallelism proposed while the vertex's scale-down waits, 0 when none waits. */
-int core__delayed_highest(const struct core_state *st, const char *id);
 /* When the vertex's pending scale-down may happen at the earliest, or -1 when none. */
 int64_t core__delayed_until(const struct core_state *st, const struct core_config *cfg,
                             const char *id);

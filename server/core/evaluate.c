@@ -21,6 +21,22 @@ static int widx(const struct core_state *st, const struct core_sample *sm, int i
     return core__window_index(&st->w, sm->vertices[i].id);
 }
 
+/*
+ * governor.source.stall (core/README.md, Evaluation): between the window's last two samples
+ * source wi read nothing while its backlog grew, and it is neither busy nor back-pressured:
+ * something outside the job stops it (a broker outage, paused partitions), and no parallelism
+ * makes it read. v is the source in the sample the window ends with (its back-pressure).
+ */
+bool core__source_stalled(const struct core_window *w, int wi, const struct core_vertex_in *v)
+{
+    if (wi < 0 || w->n < 2 || v->finished)
+        return false;
+    const struct core_vmetrics *a = &w->s[w->n - 2].v[wi], *b = &w->s[w->n - 1].v[wi];
+    bool read_nothing = b->rec_in == a->rec_in;
+    bool idle = !(b->load_max >= 0.01) && !(v->backpressured >= 10.0);
+    return read_nothing && b->lag > a->lag && idle;
+}
+
 /* Backlog (core/README.md, Evaluation): any source whose latest lag takes longer than the
  * threshold to process. */
 static bool processing_backlog(const struct core_state *st, const struct core_sample *sm,
@@ -31,6 +47,9 @@ static bool processing_backlog(const struct core_state *st, const struct core_sa
         if (!t->is_source[i])
             continue;
         int wi = widx(st, sm, i);
+        /* governor.source.stall: a backlog nothing can read yet is not being processed. */
+        if (cfg->source_stall && core__source_stalled(&st->w, wi, &sm->vertices[i]))
+            continue;
         double lag = core__w_latest(&st->w, wi, VM(lag));
         if (isnan(lag))
             lag = 0.0;
@@ -85,6 +104,12 @@ static double true_processing_rate(const struct core_window *w, int wi, int p,
     } else {
         busy_ms = core__w_avg(w, wi, VM(load), 0) * 1000.0;
         in_rate = core__w_avg_rate_fallback(w, wi, VM(rec_in_per_s), VM(rec_in));
+        /* governor.rates.from-counters: what the counters count over the window, which the
+         * busy-time gauges sampled over the same window describe; the 60 s meter lags them
+         * for a minute after every change of the load. */
+        double counted = core__w_rate(w, wi, VM(rec_in));
+        if (cfg->rates_from_counters && isfinite(counted))
+            in_rate = counted;
     }
     *load = busy_ms / 1000.0;
     /* busy 0 with a positive rate divides to +inf; NaN inputs stay NaN */
@@ -281,6 +306,9 @@ void core__evaluate(const struct core_state *st, const struct core_sample *sm,
             if (isnan(lag))
                 lag = 0.0;
             catch_up = catch_up_s == 0 ? 0.0 : lag / (double)catch_up_s;
+            /* governor.source.stall: no catch-up is planned for a backlog nothing reads. */
+            if (cfg->source_stall && core__source_stalled(w, wi, v))
+                catch_up = 0.0;
             if (isnan(tdr))
                 catch_up = NAN;
         } else {

@@ -114,11 +114,20 @@ int core__delayed_scale_down(struct core_state *st, const struct core_config *cf
     e->r[e->n].parallelism = target;
     e->r[e->n].outside_bounds = outside;
     e->n++;
-    /* governor.scale-down.early: below its lower bound the load has clearly fallen; a
-     * shorter wait, still at the highest proposal within it. */
+    /* governor.scale-down.early: a vertex below its lower bound at every proposal of the
+     * last early-after has clearly fallen: a shorter wait, still at the highest proposal
+     * within it. (A proposal made inside the bounds, say while a backlog was worked off,
+     * sends it back to the whole interval.) */
     int64_t interval = cfg->scale_down_interval_ms;
-    if (cfg->scale_down_early && outside && cfg->scale_down_early_ms < interval)
-        interval = cfg->scale_down_early_ms;
+    if (cfg->scale_down_early && cfg->scale_down_early_ms < interval) {
+        int64_t since = core__time_sub(now, cfg->scale_down_early_ms);
+        bool low = true;
+        for (int k = 0; k < e->n; k++)
+            if (e->r[k].at >= since && !e->r[k].outside_bounds)
+                low = false;
+        if (low)
+            interval = cfg->scale_down_early_ms;
+    }
     int64_t window_start = core__time_sub(now, interval);
     if (window_start < e->first_trigger)
         return current; /* still delayed */
@@ -131,16 +140,6 @@ int core__delayed_scale_down(struct core_state *st, const struct core_config *cf
     }
     *outside_out = e->r[0].outside_bounds;
     return e->r[0].parallelism;
-}
-
-/* The highest parallelism proposed to vertex id while its scale-down waits (the head of its
- * list), or 0 when none waits. */
-int core__delayed_highest(const struct core_state *st, const char *id)
-{
-    for (int i = 0; i < st->n_delayed; i++)
-        if (strcmp(st->delayed[i].id, id) == 0)
-            return st->delayed[i].n > 0 ? st->delayed[i].r[0].parallelism : 0;
-    return 0;
 }
 
 /* When the vertex's pending scale-down may happen at the earliest, or -1 when none. */

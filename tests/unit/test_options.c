@@ -144,7 +144,7 @@ static const char *config_diff(const struct core_config *a, const struct core_co
     B(source_rate_guard) B(source_rate_warm_up_ms) D(source_rate_max_bp);
     B(catch_up_in_headroom) B(scale_down_with_restart) B(scale_down_early);
     B(scale_down_early_ms) B(align_busiest_share) D(util_ceiling);
-    B(skew_knee) B(skew_limit_flow);
+    B(skew_knee) B(skew_limit_flow) B(rates_from_counters) B(source_stall);
     B(slots_per_tm) D(tm_cpu);
     B(tm.process_size) B(tm.flink_size) B(tm.task_heap) B(tm.managed_size);
     B(tm.framework_heap) B(tm.framework_offheap) B(tm.task_offheap) B(tm.metaspace);
@@ -397,9 +397,9 @@ static void every_error_names_the_key(void)
         }
         free(e);
     }
-    /* Only the free-text row vertex.exclude.ids takes "?? junk ??". 49 job.autoscaler., 15
+    /* Only the free-text row vertex.exclude.ids takes "?? junk ??". 49 job.autoscaler., 17
      * governor. and 20 CLUSTER rows in all. */
-    ASSERT_EQ(ks.n, 84);
+    ASSERT_EQ(ks.n, 86);
     ASSERT_EQ(rejected, ks.n - 1);
     keys_free(&ks);
     opt_job_free(j);
