@@ -414,6 +414,10 @@ int sim_main(int argc, char **argv)
     }
     struct plugin_limits lim;
     plugin_limits_from(&lim, NULL);
+    /* Simulated time: a wall-clock deadline of 100 ms would make a run depend on the load of
+     * the machine (a loaded one timed the hpa evaluator out once in a run, and two runs of one
+     * seed differed); the instruction budgets still bound every call, the same everywhere. */
+    lim.timeout_ms = lim.decision_timeout_ms = 10000;
     if (plugin_set_load(a.policies, &lim, &set, &err) < 0) {
         if (a.policies_given) {
             fprintf(stderr, "governor simulate: --policies: %s\n", err);
