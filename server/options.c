@@ -299,6 +299,8 @@ static void apply_profile(struct core_config *c, const struct opt_row *r, const 
                           const char *text, enum opt_layer layer);
 static void apply_safeguard(struct core_config *c, const struct opt_row *r, const struct val *v,
                             const char *text, enum opt_layer layer);
+static void apply_profile_double(struct core_config *c, const struct opt_row *r,
+                                 const struct val *v, const char *text, enum opt_layer layer);
 
 /*
  * The rows. Order matters in three places only: the legacy adjust.mode row comes before the
@@ -467,6 +469,72 @@ static const struct opt_row opt_rows[] = {
      CF(window_keep_full), .apply = apply_safeguard,
      .help = "A metric window once full stays full until the job restarts, however irregular "
              "the samples (unset: on under the governor profile)."},
+    {GOV("source-rate.guard"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
+     CF(source_rate_guard), .apply = apply_safeguard,
+     .help = "A source's observed processing rate is measured only from samples where it reads "
+             "as fast as it can: its 60 s meter warmed up after a restart, not back-pressured by "
+             "a downstream vertex; a sample without one stores none (unset: on under the "
+             "governor profile)."},
+    {GOV("source-rate.warm-up"), .type = T_DURATION, MAX(DUR_MAX), .def = "1 min", MIN(0),
+     .land = L_I64, CF(source_rate_warm_up_ms),
+     .help = "How long after the job starts a source's input-rate meter reads low (Flink's "
+             "meter averages the last minute)."},
+    {GOV("source-rate.max-backpressure"), .type = T_DOUBLE, .def = "0.1", MIN(0), MAX(1),
+     .land = L_DOUBLE, CF(source_rate_max_bp),
+     .help = "Back-pressured share of time above which a source's read rate says more about a "
+             "downstream bottleneck than about the source."},
+    {GOV("catch-up.in-headroom"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
+     CF(catch_up_in_headroom), .apply = apply_safeguard,
+     .help = "The utilization target's headroom works off the backlog and what piles up during a "
+             "restart; capacity is added for them only beyond it (unset: on under the governor "
+             "profile)."},
+    {GOV("scale-down.with-restart"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
+     CF(scale_down_with_restart), .apply = apply_safeguard,
+     .help = "When another vertex's scaling restarts the job anyway, a scale-down waiting out "
+             "its delay is applied with it, at this cycle's proposal (unset: on under the "
+             "governor profile)."},
+    {GOV("scale-down.early"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
+     CF(scale_down_early), .apply = apply_safeguard,
+     .help = "A vertex below its lower utilization bound that has been proposed a scale-down "
+             "for governor.scale-down.early-after is scaled down then, at the highest proposal "
+             "of that time, instead of after the whole scale-down.interval (unset: on under "
+             "the governor profile)."},
+    {GOV("scale-down.early-after"), .type = T_DURATION, MAX(DUR_MAX), .def = "10 min", MIN(0),
+     .land = L_I64, CF(scale_down_early_ms),
+     .help = "How long a scale-down of a vertex below its lower bound waits with "
+             "governor.scale-down.early."},
+    {GOV("utilization.ceiling"), .type = T_DOUBLE, .def = "", MINX(0), MAX(1), .flags = F_OPTIONAL,
+     .land = L_HOOK, CF(util_ceiling), .apply = apply_profile_double,
+     .help = "While utilization.max is unset, the upper utilization bound is target + boundary "
+             "but at most this (and never below the target): a vertex busy all the time falls "
+             "behind before a window mean can pass 1.0 (unset: 0.9 under the governor profile, "
+             "none under flink)."},
+    {GOV("skew.knee"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
+     CF(skew_knee), .apply = apply_safeguard,
+     .help = "A hot-key vertex stops at the knee of its capacity curve: the fewest subtasks "
+             "within skew.saturation of the most its key groups allow any parallelism, instead "
+             "of where the hot subtask nears its floor (unset: on under the governor profile)."},
+    {GOV("skew.limit-flow"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
+     CF(skew_limit_flow), .apply = apply_safeguard,
+     .help = "When a hot key holds a vertex below what arrives, the vertices that share its "
+             "sources are sized for the flow it can pass, not for a catch-up it makes "
+             "impossible (unset: on under the governor profile)."},
+    {GOV("rates.from-counters"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
+     CF(rates_from_counters), .apply = apply_safeguard,
+     .help = "A vertex's true processing rate divides the input its counters count over the "
+             "window by its busy time, instead of the mean of a 60 s rate meter that lags the "
+             "busy-time gauge after the load changes (unset: on under the governor profile)."},
+    {GOV("source.stall"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
+     CF(source_stall), .apply = apply_safeguard,
+     .help = "A source that read nothing since the previous sample while its backlog grew, "
+             "neither busy nor back-pressured, is stalled outside the job: its backlog asks "
+             "for no catch-up until it reads again (unset: on under the governor profile)."},
+    {GOV("alignment.busiest-share"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
+     CF(align_busiest_share), .apply = apply_safeguard,
+     .help = "Under BALANCED alignment and the MAX busy-time aggregator, a vertex with key "
+             "groups or partitions gets the fewest subtasks whose busiest one carries few enough "
+             "of them for the target, instead of rounding up to where the least loaded one "
+             "gets fewer (unset: on under the governor profile)."},
 
     /* ---- Flink cluster keys the algorithm reads ---- */
     {CLUSTER("taskmanager.numberOfTaskSlots"), .type = T_INT, .def = "1", MIN(1), .land = L_INT,
@@ -640,6 +708,23 @@ static void apply_safeguard(struct core_config *c, const struct opt_row *r, cons
 {
     (void)text, (void)layer;
     *(bool *)((char *)c + r->off) = v->unset ? c->profile == CORE_PROFILE_GOVERNOR : v->b;
+}
+
+/* A number of the governor profile (a double at r->off): unset, the built-in default under
+ * the governor profile, none (NaN) under flink. */
+static void apply_profile_double(struct core_config *c, const struct opt_row *r,
+                                 const struct val *v, const char *text, enum opt_layer layer)
+{
+    (void)text, (void)layer;
+    double x = v->d;
+    if (v->unset) {
+        struct core_config def;
+        core_config_defaults(&def);
+        memcpy(&x, (const char *)&def + r->off, sizeof x);
+        if (c->profile != CORE_PROFILE_GOVERNOR)
+            x = NAN;
+    }
+    memcpy((char *)c + r->off, &x, sizeof x);
 }
 
 /* ----------------------------------------------------- display of a value -- */

@@ -65,6 +65,19 @@ void core_config_defaults(struct core_config *c)
     c->plausibility = true;
     c->plausibility_ratio = 100.0;
     c->window_keep_full = true;
+    c->source_rate_guard = true;
+    c->source_rate_warm_up_ms = MIN_MS;
+    c->source_rate_max_bp = 0.1;
+    c->catch_up_in_headroom = true;
+    c->scale_down_with_restart = true;
+    c->scale_down_early = true;
+    c->scale_down_early_ms = 10 * MIN_MS;
+    c->align_busiest_share = true;
+    c->util_ceiling = 0.9;
+    c->skew_knee = true;
+    c->skew_limit_flow = true;
+    c->rates_from_counters = true;
+    c->source_stall = true;
     c->slots_per_tm = 1;
     c->tm_cpu = NAN;
     struct core_tm_memory *m = &c->tm;
@@ -86,4 +99,24 @@ void core_config_defaults(struct core_config *c)
     m->overhead_fraction = 0.1;
     m->buffers_per_channel = 2;
     m->floating_buffers = 8;
+}
+
+void core_config_profile(struct core_config *c, enum core_profile p)
+{
+    bool gov = p == CORE_PROFILE_GOVERNOR;
+    struct core_config def;
+    core_config_defaults(&def);
+    c->profile = p;
+    c->plausibility = gov;
+    c->window_keep_full = gov;
+    c->source_rate_guard = gov;
+    c->catch_up_in_headroom = gov;
+    c->scale_down_with_restart = gov;
+    c->scale_down_early = gov;
+    c->align_busiest_share = gov;
+    c->util_ceiling = gov ? def.util_ceiling : NAN;
+    c->skew_knee = gov;
+    c->skew_limit_flow = gov;
+    c->rates_from_counters = gov;
+    c->source_stall = gov;
 }

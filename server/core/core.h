@@ -171,6 +171,21 @@ struct core_config {
     bool plausibility;         /* governor.plausibility.enabled: implausible samples left out */
     double plausibility_ratio; /* governor.plausibility.max-ratio: counter rate vs its gauge */
     bool window_keep_full;     /* governor.window.keep-full: a full window stays full */
+    /* The governor profile's decisions (core/README.md, Differences); each bool follows the
+     * profile unless set. */
+    bool source_rate_guard;         /* governor.source-rate.guard */
+    int64_t source_rate_warm_up_ms; /* governor.source-rate.warm-up */
+    double source_rate_max_bp;      /* governor.source-rate.max-backpressure (fraction) */
+    bool catch_up_in_headroom;      /* governor.catch-up.in-headroom */
+    bool scale_down_with_restart;   /* governor.scale-down.with-restart */
+    bool scale_down_early;          /* governor.scale-down.early */
+    int64_t scale_down_early_ms;    /* governor.scale-down.early-after */
+    bool align_busiest_share;       /* governor.alignment.busiest-share */
+    double util_ceiling;            /* governor.utilization.ceiling, NaN = none */
+    bool skew_knee;                 /* governor.skew.knee */
+    bool skew_limit_flow;           /* governor.skew.limit-flow */
+    bool rates_from_counters;       /* governor.rates.from-counters */
+    bool source_stall;              /* governor.source.stall */
     /* Flink cluster keys the algorithm reads */
     int slots_per_tm; /* taskmanager.numberOfTaskSlots, default 1 */
     double tm_cpu;    /* taskmanager.cpu.cores, NaN = unknown */
@@ -187,6 +202,15 @@ void core_format_duration(char *buf, size_t n, int64_t ms);
  * this).
  */
 void core_config_defaults(struct core_config *c);
+
+/*
+ * Sets c->profile to p and every option that follows the profile when unset to that
+ * profile's value, leaving the rest of c alone: what the options table gives for those rows
+ * when only governor.profile is set (tests/unit/test_options.c checks that the two agree).
+ * core_config_profile(c, CORE_PROFILE_FLINK) after core_config_defaults is the reference
+ * algorithm with governor's first differences only.
+ */
+void core_config_profile(struct core_config *c, enum core_profile p);
 
 /* ----------------------------------------------------------------- sample -- */
 

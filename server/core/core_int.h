@@ -215,9 +215,24 @@ void core__evaluate(const struct core_state *st, const struct core_sample *sm,
                     const struct core_hooks *h, struct core_evaluated *ev, bool *backlog,
                     struct core_global_eval *g, struct core_plugin_err *pe);
 
+/* governor.source.stall (core/README.md, Evaluation): source wi of the window (v: the same
+ * vertex in the sample the window ends with) read nothing since the previous sample while
+ * its backlog grew, and is neither busy nor back-pressured. */
+bool core__source_stalled(const struct core_window *w, int wi, const struct core_vertex_in *v);
+
 /* capacity() of core/README.md, Evaluation; NaN when catch-up or TDR is NaN. */
 double core__capacity(const struct core_evaluated *ev, double util, bool with_restart,
                       int64_t restart_ms, int64_t catch_up_ms);
+
+/* The capacity under the job's options: core__capacity, or with
+ * governor.catch-up.in-headroom max(TDR / util, TDR + CATCH_UP + restart rate). */
+double core__capacity_cfg(const struct core_config *cfg, const struct core_evaluated *ev,
+                          double util, bool with_restart, int64_t restart_ms);
+
+/* Sets ev's scale-up and scale-down rate thresholds from its (rounded) TDR and catch-up rate
+ * (core/README.md, Evaluation); backlog: the job processes a backlog. */
+void core__thresholds(struct core_evaluated *ev, const struct core_config *cfg, bool backlog,
+                      int64_t restart_ms);
 
 /* Outside the utilization bounds (core/README.md, Evaluation)? */
 bool core__outside_bounds(const struct core_evaluated *ev);
@@ -378,5 +393,9 @@ const char *core__explain_limit(struct core_decision *d, const struct core_confi
  */
 int core__skew_limit(const struct core_config *cfg, const struct core_window *w, int wi,
                      int current, struct core_evaluated *ev);
+/* The most a key-limited vertex (ev's skew figures filled) processes at q subtasks, records/s:
+ * one subtask's rate over the busiest subtask's share (by key groups with governor.skew.knee).
+ * NaN when ev has no skew figures. */
+double core__skew_capacity(const struct core_config *cfg, const struct core_evaluated *ev, int q);
 
 #endif

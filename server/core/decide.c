@@ -23,6 +23,7 @@ struct cycle {
     int *new_p;                /* [n] by sample index */
     bool *in_summary;          /* [n] changed and kept */
     bool *unscaled;            /* [n] excluded, or without the rates to compute a target */
+    int *down_to;              /* [n] this cycle's scale-down proposal (0: none) */
     struct core_plugin_err pe;
     bool backlog;
     int64_t now;
@@ -54,6 +55,7 @@ static void init_vertices(struct cycle *c)
     c->new_p = core__alloc(d, (size_t)n * sizeof *c->new_p);
     c->in_summary = core__alloc(d, (size_t)n * sizeof *c->in_summary);
     c->unscaled = core__alloc(d, (size_t)n * sizeof *c->unscaled);
+    c->down_to = core__alloc(d, (size_t)n * sizeof *c->down_to);
     c->ev = core__alloc(d, (size_t)n * sizeof *c->ev);
     for (int k = 0; k < n; k++) {
         int i = c->t.order[k];
@@ -168,6 +170,91 @@ static enum core_reason up_reason(struct cycle *c, const struct core_evaluated *
     return CORE_R_HIGH_UTILIZATION;
 }
 
+/*
+ * governor.skew.limit-flow (core/README.md, Skew): the share of what arrives that the job can
+ * pass, per sample vertex (1 = all), when a hot key holds a vertex below what it must process
+ * (what arrives plus the catch-up rate) even at the parallelism the skew cap lets it reach.
+ * Its sources then read no faster than it takes, so every vertex fed by one of them carries
+ * that share at most: flow[v] = the least such share; the key-limited vertices keep 1 (their
+ * own sizing is the skew cap's). *limiter[v] names the vertex that sets it.
+ */
+/* fed[v * n + s]: source s feeds vertex v (directly or through others), by sample index. */
+static bool *fed_by(struct cycle *c)
+{
+    int n = c->sm->n_vertices;
+    bool *fed = core__alloc(c->d, (size_t)n * (size_t)n * sizeof *fed);
+    for (int k = 0; k < n; k++) {
+        int v = c->t.order[k];
+        if (c->t.is_source[v])
+            fed[v * n + v] = true;
+        for (int e = c->t.in_start[v]; e < c->t.in_start[v + 1]; e++)
+            for (int s = 0; s < n; s++)
+                fed[v * n + s] |= fed[c->t.in_src[e] * n + s];
+    }
+    return fed;
+}
+
+/*
+ * governor.source.stall (core/README.md, Cycle step 8): the stalled source feeding sample
+ * vertex v, per vertex (NULL: none). While a source reads nothing and its backlog grows,
+ * the vertices it feeds are idle because nothing is read, not because the load is gone, and
+ * the backlog waits for the source, not for capacity: they are held.
+ */
+static const char **stalled_sources(struct cycle *c)
+{
+    int n = c->sm->n_vertices;
+    const char **stall = core__alloc(c->d, (size_t)n * sizeof *stall);
+    bool *fed = NULL;
+    for (int s = 0; s < n; s++) {
+        int wi = core__window_index(&c->st->w, c->sm->vertices[s].id);
+        if (!c->t.is_source[s] || !core__source_stalled(&c->st->w, wi, &c->sm->vertices[s]))
+            continue;
+        if (!fed)
+            fed = fed_by(c);
+        for (int v = 0; v < n; v++)
+            if (fed[v * n + s] && !stall[v])
+                stall[v] = c->sm->vertices[s].id;
+    }
+    return stall;
+}
+
+static double *limited_flow(struct cycle *c, const char **limiter)
+{
+    int n = c->sm->n_vertices;
+    const struct core_config *cfg = c->cfg;
+    double *flow = core__alloc(c->d, (size_t)n * sizeof *flow);
+    bool *fed = fed_by(c);
+    bool *limited = core__alloc(c->d, (size_t)n * sizeof *limited);
+    for (int v = 0; v < n; v++)
+        flow[v] = 1.0;
+    for (int k = 0; k < n; k++) {
+        const char *why = NULL;
+        int key = c->t.order[k], p = c->sm->vertices[key].parallelism;
+        if (!c->t.hash_input[key] || p < 2 || excluded(c, key, &why))
+            continue;
+        struct core_evaluated e = vdec(c, key)->ev;
+        int wi = core__window_index(&c->st->w, c->sm->vertices[key].id);
+        int stop = core__skew_limit(cfg, &c->st->w, wi, p, &e);
+        if (stop <= 0)
+            continue;
+        double can = core__skew_capacity(cfg, &e, stop > p ? stop : p);
+        double need = e.target_data_rate + e.catch_up_data_rate;
+        if (!(can < need) || !(can > 0))
+            continue;
+        limited[key] = true;
+        for (int v = 0; v < n; v++)
+            for (int s = 0; s < n; s++)
+                if (fed[v * n + s] && fed[key * n + s] && can / need < flow[v]) {
+                    flow[v] = can / need;
+                    limiter[v] = c->sm->vertices[key].id;
+                }
+    }
+    for (int v = 0; v < n; v++)
+        if (limited[v])
+            flow[v] = 1.0;
+    return flow;
+}
+
 /* Targets (core/README.md, Scaling) and gates (Gating) of every non-excluded vertex; fills
  * targets and reasons. */
 static void compute_targets(struct cycle *c)
@@ -175,6 +262,11 @@ static void compute_targets(struct cycle *c)
     struct core_state *st = c->st;
     const struct core_config *cfg = c->cfg;
     int64_t restart_ms = core__restart_time(st, cfg);
+    double *flow = NULL;
+    const char **limiter = core__alloc(c->d, (size_t)c->sm->n_vertices * sizeof *limiter);
+    if (cfg->skew_enabled && cfg->skew_limit_flow)
+        flow = limited_flow(c, limiter);
+    const char **stall = cfg->source_stall ? stalled_sources(c) : NULL;
     for (int k = 0; k < c->sm->n_vertices; k++) {
         int i = c->t.order[k];
         const struct core_vertex_in *v = &c->sm->vertices[i];
@@ -190,9 +282,28 @@ static void compute_targets(struct cycle *c)
             o->message = core__asprintf(c->d, "%s: excluded from scaling (%s)", v->id, why);
             continue;
         }
+        if (stall && stall[i]) {
+            c->unscaled[i] = true;
+            o->message = core__asprintf(c->d,
+                                        "%s: held while %s reads nothing and its backlog grows "
+                                        "(no parallelism makes it read)",
+                                        v->id, stall[i]);
+            continue;
+        }
         struct core_scale_result r;
         struct core_vhistory *hist = core__history_find(st, v->id);
-        core__scale_target(cfg, c->sm, &c->t, i, e, hist, restart_ms, c->h, c->d, &c->pe, &r);
+        const struct core_evaluated *sized = e;
+        struct core_evaluated capped;
+        if (flow && flow[i] < 1.0) {
+            /* Sized, and held to its bounds, for the flow the hot key lets through. */
+            capped = *e;
+            capped.target_data_rate = core__round3(e->target_data_rate * flow[i]);
+            capped.catch_up_data_rate = core__round3(e->catch_up_data_rate * flow[i]);
+            core__thresholds(&capped, cfg, c->backlog, restart_ms);
+            o->outside_bounds = core__outside_bounds(&capped);
+            sized = &capped;
+        }
+        core__scale_target(cfg, c->sm, &c->t, i, sized, hist, restart_ms, c->h, c->d, &c->pe, &r);
         o->raw_target = r.computed ? r.raw : p;
         o->constraints |= r.constraints;
         if (!r.computed) {
@@ -206,7 +317,7 @@ static void compute_targets(struct cycle *c)
         if (target > p && c->t.hash_input[i] && cfg->skew_enabled) {
             int wi = core__window_index(&st->w, v->id);
             int psat = core__skew_limit(cfg, &st->w, wi, p, e);
-            double need = core__capacity(e, cfg->util_target, true, restart_ms, cfg->catch_up_ms);
+            double need = core__capacity_cfg(cfg, e, cfg->util_target, true, restart_ms);
             bool unservable = isfinite(e->key_rate_bound) && need > e->key_rate_bound;
             if (psat > 0 && (target > psat || unservable)) {
                 char bound[32];
@@ -265,8 +376,26 @@ static void compute_targets(struct cycle *c)
                 v->id, p, target, r.raw, v->partitions, v->partitions, p, target, tpr);
         } else {
             bool out2 = outside;
+            /* governor.scale-down.early: the delay keeps the highest size that what arrives
+             * asked for (a dip in arrivals must not shrink the job); a backlog being worked
+             * off asks for more only for as long as it lasts, which this cycle's proposal
+             * covers. So the list records the size without the catch-up, and at least this
+             * cycle's proposal is applied. */
+            int record = target;
+            if (cfg->scale_down_early && e->catch_up_data_rate > 0) {
+                struct core_evaluated steady = *sized;
+                steady.catch_up_data_rate = 0.0;
+                struct core_scale_result r2;
+                core__scale_target(cfg, c->sm, &c->t, i, &steady, hist, restart_ms, c->h, c->d,
+                                   &c->pe, &r2);
+                if (r2.computed && r2.target < record)
+                    record = r2.target;
+            }
+            c->down_to[i] = target;
             int applied =
-                core__delayed_scale_down(st, cfg, v->id, p, target, outside, c->now, &out2);
+                core__delayed_scale_down(st, cfg, v->id, p, record, outside, c->now, &out2);
+            if (applied != p && applied < target)
+                applied = target;
             if (applied == p) {
                 o->reason = CORE_R_SCALE_DOWN_DELAYED;
                 char until[32], iv[32];
@@ -289,7 +418,50 @@ static void compute_targets(struct cycle *c)
         c->in_summary[i] = true;
         if (!o->message)
             o->message =
-                core__explain_move(c->d, cfg, v, o->reason, target, r.raw, o->constraints, e);
+                core__explain_move(c->d, cfg, v, o->reason, target, r.raw, o->constraints, sized);
+        if (sized != e)
+            o->message = core__asprintf(c->d,
+                                        "%s; sized for the %.0f%% of what arrives that the hot "
+                                        "key of %s lets through",
+                                        o->message, flow[i] * 100.0, limiter[i]);
+    }
+}
+
+/*
+ * governor.scale-down.with-restart: when a vertex outside its bounds is scaled (up, or down
+ * after its delay), the job restarts anyway, so the scale-downs still waiting out their
+ * delay ride along, each at this cycle's proposal. The delay is there to save restarts,
+ * which is moot now; a proposal is already a mean over the metric window, and one made while
+ * a backlog was being worked off (the highest the delay would take) sizes for a catch-up
+ * that is over. A ride-along never counts as outside its bounds: alone it would not have
+ * been executed.
+ */
+static void ride_along(struct cycle *c)
+{
+    bool restart = false;
+    for (int i = 0; i < c->sm->n_vertices; i++)
+        if (c->in_summary[i] && vdec(c, i)->outside_bounds)
+            restart = true;
+    if (!restart)
+        return;
+    for (int i = 0; i < c->sm->n_vertices; i++) {
+        struct core_vdecision *o = vdec(c, i);
+        if (o->reason != CORE_R_SCALE_DOWN_DELAYED)
+            continue;
+        int to = c->down_to[i];
+        if (to < 1 || to >= o->current)
+            continue;
+        o->target = to;
+        o->reason = CORE_R_LOW_UTILIZATION;
+        o->outside_bounds = false;
+        o->ev.expected_processing_rate =
+            core__round3(o->ev.true_processing_rate / o->current * (double)to);
+        o->message = core__asprintf(c->d,
+                                    "%s: %d -> %d with the restart another vertex's scaling "
+                                    "makes (its scale-down was waiting out its delay)",
+                                    o->id, o->current, to);
+        c->new_p[i] = to;
+        c->in_summary[i] = true;
     }
 }
 
@@ -612,6 +784,8 @@ static void decide_collected(struct cycle *c, const struct core_window_status *w
         return;
     }
     compute_targets(c);
+    if (cfg->scale_down_with_restart)
+        ride_along(c);
 
     /* Without a kept vertex outside its bounds the summary is dropped (core/README.md, Cycle
      * step 9). */

@@ -21,6 +21,22 @@ static int widx(const struct core_state *st, const struct core_sample *sm, int i
     return core__window_index(&st->w, sm->vertices[i].id);
 }
 
+/*
+ * governor.source.stall (core/README.md, Evaluation): between the window's last two samples
+ * source wi read nothing while its backlog grew, and it is neither busy nor back-pressured:
+ * something outside the job stops it (a broker outage, paused partitions), and no parallelism
+ * makes it read. v is the source in the sample the window ends with (its back-pressure).
+ */
+bool core__source_stalled(const struct core_window *w, int wi, const struct core_vertex_in *v)
+{
+    if (wi < 0 || w->n < 2 || v->finished)
+        return false;
+    const struct core_vmetrics *a = &w->s[w->n - 2].v[wi], *b = &w->s[w->n - 1].v[wi];
+    bool read_nothing = b->rec_in == a->rec_in;
+    bool idle = !(b->load_max >= 0.01) && !(v->backpressured >= 10.0);
+    return read_nothing && b->lag > a->lag && idle;
+}
+
 /* Backlog (core/README.md, Evaluation): any source whose latest lag takes longer than the
  * threshold to process. */
 static bool processing_backlog(const struct core_state *st, const struct core_sample *sm,
@@ -31,6 +47,9 @@ static bool processing_backlog(const struct core_state *st, const struct core_sa
         if (!t->is_source[i])
             continue;
         int wi = widx(st, sm, i);
+        /* governor.source.stall: a backlog nothing can read yet is not being processed. */
+        if (cfg->source_stall && core__source_stalled(&st->w, wi, &sm->vertices[i]))
+            continue;
         double lag = core__w_latest(&st->w, wi, VM(lag));
         if (isnan(lag))
             lag = 0.0;
@@ -85,6 +104,12 @@ static double true_processing_rate(const struct core_window *w, int wi, int p,
     } else {
         busy_ms = core__w_avg(w, wi, VM(load), 0) * 1000.0;
         in_rate = core__w_avg_rate_fallback(w, wi, VM(rec_in_per_s), VM(rec_in));
+        /* governor.rates.from-counters: what the counters count over the window, which the
+         * busy-time gauges sampled over the same window describe; the 60 s meter lags them
+         * for a minute after every change of the load. */
+        double counted = core__w_rate(w, wi, VM(rec_in));
+        if (cfg->rates_from_counters && isfinite(counted))
+            in_rate = counted;
     }
     *load = busy_ms / 1000.0;
     /* busy 0 with a positive rate divides to +inf; NaN inputs stay NaN */
@@ -126,6 +151,29 @@ double core__capacity(const struct core_evaluated *ev, double util, bool with_re
 }
 
 /*
+ * The capacity the options ask for: core__capacity, or with governor.catch-up.in-headroom the
+ * least capacity that both serves the target data rate at util and works off the backlog and
+ * a restart's pile-up within the catch-up duration from the headroom above the target data
+ * rate (core/README.md, Evaluation):
+ *     max(TDR / util, TDR + CATCH_UP + restart_rate), rounded as core__capacity rounds.
+ * The reference adds the catch-up and restart rates on top of TDR / util, so a job that keeps
+ * up is sized for less than its utilization target (about 63% busy for 70%).
+ */
+double core__capacity_cfg(const struct core_config *cfg, const struct core_evaluated *ev,
+                          double util, bool with_restart, int64_t restart_ms)
+{
+    if (!cfg->catch_up_in_headroom)
+        return core__capacity(ev, util, with_restart, restart_ms, cfg->catch_up_ms);
+    struct core_evaluated steady = *ev;
+    steady.catch_up_data_rate = 0.0;
+    if (isnan(ev->catch_up_data_rate))
+        steady.catch_up_data_rate = NAN;
+    double at_target = core__capacity(&steady, util, false, 0, cfg->catch_up_ms);
+    double drain = core__capacity(ev, 1.0, with_restart, restart_ms, cfg->catch_up_ms);
+    return at_target > drain || isnan(drain) ? at_target : drain;
+}
+
+/*
  * Outside the utilization bounds (core/README.md, Evaluation): TPR below the scale-up
  * threshold or above the scale-down threshold. Plain double comparisons: NaN never triggers,
  * inf is not greater than inf.
@@ -138,8 +186,8 @@ bool core__outside_bounds(const struct core_evaluated *ev)
 
 /* The rate thresholds (core/README.md, Evaluation) from the vertex's (rounded) TDR and
  * catch-up rate. */
-static void thresholds(struct core_evaluated *ev, const struct core_config *cfg, bool backlog,
-                       int64_t restart_ms)
+void core__thresholds(struct core_evaluated *ev, const struct core_config *cfg, bool backlog,
+                      int64_t restart_ms)
 {
     double upper, lower;
     if (backlog) {
@@ -147,12 +195,15 @@ static void thresholds(struct core_evaluated *ev, const struct core_config *cfg,
         lower = 0.0;
     } else {
         upper = isnan(cfg->util_max) ? cfg->util_target + cfg->util_boundary : cfg->util_max;
+        /* governor.utilization.ceiling: a default bound past it waits for saturation. */
+        if (isnan(cfg->util_max) && upper > cfg->util_ceiling)
+            upper = cfg->util_ceiling > cfg->util_target ? cfg->util_ceiling : cfg->util_target;
         lower = isnan(cfg->util_min) ? cfg->util_target - cfg->util_boundary : cfg->util_min;
     }
     ev->scale_up_rate_threshold =
-        core__round3(core__capacity(ev, upper, false, restart_ms, cfg->catch_up_ms));
+        core__round3(core__capacity_cfg(cfg, ev, upper, false, restart_ms));
     ev->scale_down_rate_threshold =
-        core__round3(core__capacity(ev, lower, true, restart_ms, cfg->catch_up_ms));
+        core__round3(core__capacity_cfg(cfg, ev, lower, true, restart_ms));
 }
 
 static void ev_blank(struct core_evaluated *ev)
@@ -255,6 +306,9 @@ void core__evaluate(const struct core_state *st, const struct core_sample *sm,
             if (isnan(lag))
                 lag = 0.0;
             catch_up = catch_up_s == 0 ? 0.0 : lag / (double)catch_up_s;
+            /* governor.source.stall: no catch-up is planned for a backlog nothing reads. */
+            if (cfg->source_stall && core__source_stalled(w, wi, v))
+                catch_up = 0.0;
             if (isnan(tdr))
                 catch_up = NAN;
         } else {
@@ -275,7 +329,7 @@ void core__evaluate(const struct core_state *st, const struct core_sample *sm,
         e->true_processing_rate = core__round3(tpr);
         e->load = core__round3(load);
 
-        thresholds(e, cfg, bl, restart_ms);
+        core__thresholds(e, cfg, bl, restart_ms);
         run_evaluators(sm, i, cfg, h, bl, e, pe);
     }
 

@@ -114,7 +114,21 @@ int core__delayed_scale_down(struct core_state *st, const struct core_config *cf
     e->r[e->n].parallelism = target;
     e->r[e->n].outside_bounds = outside;
     e->n++;
-    int64_t window_start = core__time_sub(now, cfg->scale_down_interval_ms);
+    /* governor.scale-down.early: a vertex below its lower bound at every proposal of the
+     * last early-after has clearly fallen: a shorter wait, still at the highest proposal
+     * within it. (A proposal made inside the bounds, say while a backlog was worked off,
+     * sends it back to the whole interval.) */
+    int64_t interval = cfg->scale_down_interval_ms;
+    if (cfg->scale_down_early && cfg->scale_down_early_ms < interval) {
+        int64_t since = core__time_sub(now, cfg->scale_down_early_ms);
+        bool low = true;
+        for (int k = 0; k < e->n; k++)
+            if (e->r[k].at >= since && !e->r[k].outside_bounds)
+                low = false;
+        if (low)
+            interval = cfg->scale_down_early_ms;
+    }
+    int64_t window_start = core__time_sub(now, interval);
     if (window_start < e->first_trigger)
         return current; /* still delayed */
     int drop = 0;

@@ -101,6 +101,38 @@ double core__scalability_alpha(const struct core_config *cfg, const struct core_
 }
 
 /*
+ * The subtasks the busiest of which carries N / ceil(N / q) of the vertex's load in units of
+ * an even share: q for q dividing N, and between divisors the value of the next lower one;
+ * N for q >= N (more subtasks than keys read nothing).
+ */
+static double even_shares(int n, int q)
+{
+    if (q >= n)
+        return (double)n;
+    return (double)n / (double)((n + q - 1) / q);
+}
+
+/*
+ * governor.alignment.busiest-share (core/README.md, Scaling step 7): with the MAX aggregator
+ * the true processing rate is what the busiest subtask allows, so a vertex at p delivers
+ * even_shares(N, p) subtasks' worth, and factor x that is needed. The fewest subtasks that
+ * deliver it: the busiest may carry at most k = floor(N / need) of the N keys, which
+ * ceil(N / k) subtasks achieve. N when even N would not be enough.
+ */
+static int busiest_share_size(int n, int p, double factor)
+{
+    double need = factor * even_shares(n, p);
+    if (!(need > 0))
+        return 1;
+    if (need > (double)n)
+        return n;
+    int k = (int)floor((double)n / need + 1e-9);
+    if (k < 1)
+        k = 1;
+    return (n + k - 1) / k;
+}
+
+/*
  * Steps 1-10 of core/README.md, Scaling, for sample vertex i; see core_int.h. ev is vertex i's own
  * evaluated figures (borrowed; it also becomes the alignment context's ev). Never fails: a NaN rate
  * or target yields computed = false and target = current.
@@ -124,7 +156,7 @@ void core__scale_target(const struct core_config *cfg, const struct core_sample 
     double tpr = ev->true_processing_rate;
     if (isnan(tpr))
         return;
-    double target = core__capacity(ev, cfg->util_target, true, restart_ms, cfg->catch_up_ms);
+    double target = core__capacity_cfg(cfg, ev, cfg->util_target, true, restart_ms);
     if (isnan(target))
         return;
     double factor = target / tpr;
@@ -159,6 +191,16 @@ void core__scale_target(const struct core_config *cfg, const struct core_sample 
     out->raw = raw;
     out->factor = factor;
     int np = raw;
+    /* governor.alignment.busiest-share: size by the busiest subtask's share of the keys. */
+    int keys = t->is_source[i] ? v->partitions : t->hash_input[i] ? v->max_parallelism : 0;
+    bool by_share = cfg->align_busiest_share && cfg->align_mode == CORE_ALIGN_BALANCED &&
+                    cfg->busy_aggregator == CORE_AGG_MAX && keys > 0 && !isnan(factor);
+    if (by_share) {
+        np = busiest_share_size(keys, p, factor);
+        if (np != raw)
+            c |= t->is_source[i] ? CORE_C_ALIGNED_TO_PARTITIONS : CORE_C_ALIGNED_TO_KEY_GROUPS;
+    }
+    int sized = np;
     if (np < lower) {
         np = lower;
         c |= CORE_C_CLAMPED_MIN_PARALLELISM;
@@ -174,8 +216,8 @@ void core__scale_target(const struct core_config *cfg, const struct core_sample 
         c |= CORE_C_CAPPED_AT_PARTITIONS;
     }
 
-    /* Step 8. */
-    if (np != p) {
+    /* Step 8; a size by the busiest share is aligned already unless a limit moved it. */
+    if (np != p && !(by_share && np == sized)) {
         struct core_align_ctx a = {
             .vertex = v->id,
             .current = p,

@@ -20,10 +20,53 @@
  *   hot key must be salted so that its share fits one subtask at the target utilization.
  * Skew is assessed only when p > 1 and r >= job.autoscaler.skew.min-ratio (default 1.5):
  * below that, busy-time noise dominates the estimate.
+ *
+ * governor.skew.knee (the governor profile) stops instead at the knee of the capacity curve
+ * the vertex's N key groups draw: at P subtasks the busiest carries h + (1 - h) ceil(N / P) / N
+ * of the input, at best (P = N) h + (1 - h) / N; the knee is the fewest subtasks within s of
+ * that best. Against the floor h (P_sat) a vertex of 200 key groups with h = 0.3 stops at
+ * 47; against what 200 key groups allow, at 40, where 5 groups each are as even as 44.
  */
 #include <stddef.h>
 
 #include "core/core_int.h"
+
+/* The share of the input the busiest subtask carries at parallelism q: the hot key plus the
+ * rest spread by n key groups (n <= 1: evenly). */
+static double busiest_share(double h, int n, int q)
+{
+    if (q < 1)
+        q = 1;
+    if (n <= 1)
+        return h + (1.0 - h) / q;
+    int groups = q >= n ? 1 : (n + q - 1) / q;
+    return h + (1.0 - h) * (double)groups / (double)n;
+}
+
+/*
+ * governor.skew.knee: the fewest subtasks whose busiest one carries at most 1 / (1 - s) times
+ * the share it carries at n subtasks (one key group each, the most any parallelism reaches):
+ * past it, more subtasks buy less than s of the best. With n key groups unknown, 0.
+ */
+static int knee(double h, int n, double s)
+{
+    if (n <= 1)
+        return 0;
+    double best = busiest_share(h, n, n) / (1.0 - s);
+    for (int q = 1; q < n; q++)
+        if (busiest_share(h, n, q) <= best + 1e-12)
+            return q;
+    return n;
+}
+
+double core__skew_capacity(const struct core_config *cfg, const struct core_evaluated *ev, int q)
+{
+    double h = ev->hot_key_share, bound = ev->key_rate_bound;
+    if (!(h > 0) || !isfinite(bound))
+        return NAN;
+    int n = cfg->skew_knee ? (int)ev->max_parallelism : 0;
+    return bound * h / busiest_share(h, n, q);
+}
 
 int core__skew_limit(const struct core_config *cfg, const struct core_window *w, int wi,
                      int current, struct core_evaluated *ev)
@@ -61,5 +104,10 @@ int core__skew_limit(const struct core_config *cfg, const struct core_window *w,
     ev->hot_key_share = core__round3(h);
     ev->key_rate_bound = core__round3(bound);
     ev->salting_fanout = fanout;
+    if (cfg->skew_knee) {
+        int k = knee(h, (int)ev->max_parallelism, s);
+        if (k > 0)
+            return k;
+    }
     return psat > 1e9 ? 1000000000 : (int)psat;
 }

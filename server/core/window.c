@@ -355,7 +355,7 @@ static double observed_fallback(const struct core_window *w, int wi, int min_obs
  * stored). offsets[] receives each counter's offset from this sample on.
  */
 static void vertex_metrics(const struct core_window *w, int wi, const struct core_vertex_in *v,
-                           bool source, const struct core_config *cfg, int64_t at,
+                           bool source, const struct core_config *cfg, int64_t at, int64_t up_ms,
                            struct core_vmetrics *m, double *offsets)
 {
     /* A finished vertex reports zeros for busy time, pending records and the source
@@ -397,6 +397,11 @@ static void vertex_metrics(const struct core_window *w, int wi, const struct cor
     m->lag = isnan(pending) ? 0.0 : pending;
     if (isnan(src_in_per_s))
         return; /* not set */
+    /* governor.source-rate.guard: a meter that has not yet run for its whole span since the
+     * job started reads low (Flink's averages the last minute, counting from 0), while the
+     * busy and back-pressure gauges are already current: no observation. */
+    if (cfg->source_rate_guard && up_ms < cfg->source_rate_warm_up_ms)
+        return;
     if (src_in_per_s == 0.0) {
         m->observed_tpr = INFINITY; /* no input: lets the vertex scale down */
         return;
@@ -407,10 +412,16 @@ static void vertex_metrics(const struct core_window *w, int wi, const struct cor
         /* Catching up: the source reads as fast as it can, apart from backpressure. An
          * absent backpressure figure makes it not computable, like bp >= 1000. */
         double bp = v->finished ? 0.0 : v->backpressured;
-        if (!isnan(bp) && bp < 1000.0)
+        /* governor.source-rate.guard: a source held back by a downstream bottleneck reads at
+         * the bottleneck's pace; in / (1 - bp) then extrapolates from a 60 s meter and a
+         * back-pressure gauge of the last seconds, which need not describe the same time. */
+        bool held = cfg->source_rate_guard && !(bp <= 1000.0 * cfg->source_rate_max_bp);
+        if (!isnan(bp) && bp < 1000.0 && !held)
             observed = src_in_per_s / (1.0 - bp / 1000.0);
     }
-    if (isnan(observed))
+    /* The reference stores the mean of the earlier values when this sample has none, so a
+     * low first value lives on in every later mean; the guard stores only observations. */
+    if (isnan(observed) && !cfg->source_rate_guard)
         observed = observed_fallback(w, wi, cfg->otpr_min_observations);
     m->observed_tpr = observed;
 }
@@ -656,7 +667,7 @@ void core__window_add(struct core_state *st, const struct core_sample *sm,
     for (int wi = 0; wi < w->n_vertices; wi++) {
         int i = at_i[wi] = sample_index(w, sm, wi);
         const struct core_vertex_in *v = &sm->vertices[i];
-        vertex_metrics(w, wi, v, t->is_source[i], cfg, now, &ns.v[wi],
+        vertex_metrics(w, wi, v, t->is_source[i], cfg, now, now - sm->running_since, &ns.v[wi],
                        offsets + wi * CORE_CTR__COUNT);
         round_vmetrics(&ns.v[wi]);
     }

@@ -126,9 +126,16 @@ json_t *sim_report_json(const struct sim_scenario *sc, struct sim_result *const 
             for (int64_t k = 0; k < r->n; k++)
                 if (par[k] > top)
                     top = par[k];
+            /* Every change, as [second, new parallelism]: what a reader needs to see a
+             * vertex go up and down (a reversal) without the whole series. */
+            json_t *steps = json_array();
+            for (int64_t k = 1; k < r->n; k++)
+                if (par[k] != par[k - 1])
+                    json_array_append_new(steps, json_pack("[I, i]", (json_int_t)k, par[k]));
             json_object_set_new(vs, sc->v[v].id,
-                                json_pack("{s:i, s:i, s:i}", "first", r->n ? par[0] : 0, "last",
-                                          r->n ? par[r->n - 1] : 0, "max", top));
+                                json_pack("{s:i, s:i, s:i, s:o}", "first", r->n ? par[0] : 0,
+                                          "last", r->n ? par[r->n - 1] : 0, "max", top, "steps",
+                                          steps));
         }
         json_object_set_new(p, "parallelism", vs);
         json_array_append_new(ps, p);

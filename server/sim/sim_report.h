@@ -54,7 +54,8 @@ void sim_report_figures(const struct sim_scenario *sc, const struct sim_result *
                         struct sim_figures *f);
 
 /* new: the scenario's JSON report: its parameters and, per run, the figures, the decisions
- * counted by reason, and the first, last and largest parallelism of each vertex. */
+ * counted by reason, and the first, last and largest parallelism of each vertex with every
+ * change of it ("steps": [second, new parallelism] pairs). */
 json_t *sim_report_json(const struct sim_scenario *sc, struct sim_result *const *runs, int n);
 
 /* The table: a header, then one row per run. markdown: a GitHub table instead of aligned

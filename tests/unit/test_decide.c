@@ -349,7 +349,8 @@ static void implausible_sample_decides_nothing(void)
     for (int flink = 0; flink < 2; flink++) {
         struct fx f;
         fx_init(&f);
-        f.cfg.plausibility = !flink;
+        if (flink)
+            core_config_profile(&f.cfg, CORE_PROFILE_FLINK);
         char err[256];
         for (int t = 0; t <= 180; t += 30) {
             fx_sample(&f, t);

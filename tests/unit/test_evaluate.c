@@ -32,6 +32,7 @@ static void ef_init(struct ef *f)
 {
     memset(f, 0, sizeof *f);
     core_config_defaults(&f->cfg);
+    core_config_profile(&f->cfg, CORE_PROFILE_FLINK); /* the reference algorithm */
     f->s.vertices = f->v;
     f->s.running = true;
     f->st = core_state_new();

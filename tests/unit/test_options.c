@@ -141,6 +141,10 @@ static const char *config_diff(const struct core_config *a, const struct core_co
     L(evaluators, n_evaluators) L(executors, n_executors);
     B(skew_enabled) D(skew_min_ratio) D(skew_saturation);
     B(profile) B(plausibility) D(plausibility_ratio) B(window_keep_full);
+    B(source_rate_guard) B(source_rate_warm_up_ms) D(source_rate_max_bp);
+    B(catch_up_in_headroom) B(scale_down_with_restart) B(scale_down_early);
+    B(scale_down_early_ms) B(align_busiest_share) D(util_ceiling);
+    B(skew_knee) B(skew_limit_flow) B(rates_from_counters) B(source_stall);
     B(slots_per_tm) D(tm_cpu);
     B(tm.process_size) B(tm.flink_size) B(tm.task_heap) B(tm.managed_size);
     B(tm.framework_heap) B(tm.framework_offheap) B(tm.task_offheap) B(tm.metaspace);
@@ -393,9 +397,9 @@ static void every_error_names_the_key(void)
         }
         free(e);
     }
-    /* Only the free-text row vertex.exclude.ids takes "?? junk ??". 49 job.autoscaler., 4
+    /* Only the free-text row vertex.exclude.ids takes "?? junk ??". 49 job.autoscaler., 17
      * governor. and 20 CLUSTER rows in all. */
-    ASSERT_EQ(ks.n, 73);
+    ASSERT_EQ(ks.n, 86);
     ASSERT_EQ(rejected, ks.n - 1);
     keys_free(&ks);
     opt_job_free(j);
@@ -435,8 +439,9 @@ static void every_duration_is_bounded(void)
     }
     /* metrics.window, stabilization.interval, scale-down.interval, catch-up.duration,
      * restart.time, restart.time-tracking.limit, the two lag thresholds, history.max.age,
-     * scaling.event.interval, flink.rest-client.timeout */
-    ASSERT_EQ(durations, 11);
+     * scaling.event.interval, flink.rest-client.timeout, governor.source-rate.warm-up,
+     * governor.scale-down.early-after */
+    ASSERT_EQ(durations, 13);
     keys_free(&ks);
     opt_job_free(j);
 
@@ -1391,6 +1396,27 @@ static void readme_table_is_current(void)
     free(md);
 }
 
+/* Setting only governor.profile gives what core_config_profile sets on the built-in defaults:
+ * the core's list of what follows the profile and the options table's agree. */
+static void profile_rows_match_core(void)
+{
+    static const char *const names[] = {"governor", "flink"};
+    static const enum core_profile ps[] = {CORE_PROFILE_GOVERNOR, CORE_PROFILE_FLINK};
+    for (int k = 0; k < 2; k++) {
+        struct opt_job *j = opt_job_new();
+        struct core_config got, want;
+        ASSERT(set_ok(j, OPT_SERVER, "governor.profile", names[k]));
+        ASSERT(resolve_err(j, &got) == NULL);
+        core_config_defaults(&want);
+        core_config_profile(&want, ps[k]);
+        const char *diff = config_diff(&got, &want);
+        if (diff)
+            fprintf(stderr, "  profile %s: %s differs\n", names[k], diff);
+        ASSERT(diff == NULL);
+        opt_job_free(j);
+    }
+}
+
 /* governor.profile sets the defaults of its safeguards; each can still be set on its own. The
  * governor profile refuses utilization.target = 0, the flink one takes it (issue 11). */
 static void profile_and_safeguards(void)
@@ -1436,9 +1462,9 @@ static void profile_and_safeguards(void)
     opt_job_free(j);
 }
 
-TEST_MAIN(TEST_ENTRY(profile_and_safeguards), TEST_ENTRY(duration_good_forms),
-          TEST_ENTRY(duration_bad_forms), TEST_ENTRY(memory_good_forms),
-          TEST_ENTRY(memory_bad_forms), TEST_ENTRY(bool_forms),
+TEST_MAIN(TEST_ENTRY(profile_and_safeguards), TEST_ENTRY(profile_rows_match_core),
+          TEST_ENTRY(duration_good_forms), TEST_ENTRY(duration_bad_forms),
+          TEST_ENTRY(memory_good_forms), TEST_ENTRY(memory_bad_forms), TEST_ENTRY(bool_forms),
           TEST_ENTRY(numbers_are_parsed_strictly),
           TEST_ENTRY(error_messages_name_key_value_and_allowed),
           TEST_ENTRY(every_error_names_the_key), TEST_ENTRY(every_duration_is_bounded),

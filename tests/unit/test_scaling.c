@@ -37,6 +37,7 @@ static void fx_init(struct fx *f, enum core_ship ship)
 {
     memset(f, 0, sizeof *f);
     core_config_defaults(&f->cfg);
+    core_config_profile(&f->cfg, CORE_PROFILE_FLINK); /* the reference algorithm */
     f->cfg.util_target = 1.0;
     f->restart_ms = 0;
     f->v[0] = (struct core_vertex_in){.id = "src", .parallelism = 4, .max_parallelism = 128};
@@ -425,6 +426,40 @@ static void hash_vertex_balanced_worked_example(void)
     core_decision_deinit(&f.d);
 }
 
+/* governor.alignment.busiest-share, a HASH vertex of 128 key groups. At 16 (8 groups each:
+ * 16 subtasks' worth) a factor of 2.75 needs 44 subtasks' worth: the busiest may carry
+ * floor(128 / 44) = 2 groups, ceil(128 / 2) = 64 subtasks (BALANCED agrees). A factor of 2.6
+ * needs 41.6: 3 groups each, ceil(128 / 3) = 43. At 14 (10 or 9 groups: 12.8 subtasks'
+ * worth) a factor of 2 needs 25.6: 5 groups each, 26 subtasks, where the linear raw target is
+ * 28 and BALANCED rounds it up to 32 (128 / 28 = 128 / 31 = 4; 32 divides 128). */
+static void busiest_share_sizing(void)
+{
+    struct fx f;
+    fx_init(&f, CORE_SHIP_HASH);
+    f.cfg.align_busiest_share = true;
+    f.v[1].parallelism = 16;
+    set_rates(&f, 1, 1000, 2750);
+    run(&f, 1);
+    ASSERT_EQ(f.r.raw, 44);
+    ASSERT_EQ(f.r.target, 64);
+    set_rates(&f, 1, 1000, 2600);
+    run(&f, 1);
+    ASSERT_EQ(f.r.raw, 42);
+    ASSERT_EQ(f.r.target, 43);
+    ASSERT_EQ(f.r.constraints, CORE_C_ALIGNED_TO_KEY_GROUPS);
+    /* 14 subtasks carry 10 or 9 groups: 12.8 subtasks' worth; x 2 = 25.6: floor(128 / 25.6) =
+     * 5 per subtask: 26 subtasks, where linear rounding asks for 28 (BALANCED: 32). */
+    f.v[1].parallelism = 14;
+    set_rates(&f, 1, 1000, 2000);
+    run(&f, 1);
+    ASSERT_EQ(f.r.raw, 28);
+    ASSERT_EQ(f.r.target, 26);
+    f.cfg.align_busiest_share = false;
+    run(&f, 1);
+    ASSERT_EQ(f.r.target, 32);
+    core_decision_deinit(&f.d);
+}
+
 static void scale_down_aligned_back_to_current(void)
 {
     struct fx f;
@@ -672,7 +707,7 @@ TEST_MAIN(TEST_ENTRY(scale_up_plain),
           TEST_ENTRY(zero_rate), TEST_ENTRY(expected_rate_rounded_to_three_decimals),
           TEST_ENTRY(source_capped_at_partitions), TEST_ENTRY(source_below_partitions_aligned),
           TEST_ENTRY(partitions_of_a_non_source_ignored),
-          TEST_ENTRY(hash_vertex_balanced_worked_example),
+          TEST_ENTRY(hash_vertex_balanced_worked_example), TEST_ENTRY(busiest_share_sizing),
           TEST_ENTRY(scale_down_aligned_back_to_current), TEST_ENTRY(legacy_block_emits_event),
           TEST_ENTRY(plugin_through_scale_target), TEST_ENTRY(observed_scalability_softens_factor),
           TEST_ENTRY(alpha_needs_enough_observations),

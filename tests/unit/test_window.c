@@ -38,6 +38,8 @@ static void fx_init(struct fx *f)
 {
     memset(f, 0, sizeof *f);
     core_config_defaults(&f->cfg);
+    /* The reference's observed-rate rule (the governor profile's guard: observed_tpr_guarded). */
+    f->cfg.source_rate_guard = false;
     vertex_blank(&f->v[0], "src", 2);
     vertex_blank(&f->v[1], "agg", 4);
     f->in[0].from = "src";
@@ -343,6 +345,36 @@ static void observed_tpr_catching_up_and_fallback(void)
     ingest(&f, 5 * MIN);
     /* (1250 + 2000 + 1625 + 1625) / 4 = 1625 */
     ASSERT_DEQ(w->s[5].v[src].observed_tpr, 1625.0);
+    fx_deinit(&f);
+}
+
+/* governor.source-rate.guard: no observation in the meter's first minute after the job
+ * started, none while back-pressured more than 10% of the time, and no stored fallback mean. */
+static void observed_tpr_guarded(void)
+{
+    struct fx f;
+    fx_init(&f);
+    f.cfg.source_rate_guard = true;
+    struct core_window *w = &f.st->w;
+    f.v[0].records_in_per_s = 500; /* the meter, half-way through its first minute */
+    f.v[0].pending_records = 100000;
+    f.v[0].backpressured = 0;
+    ingest(&f, 30 * 1000);
+    int src = core__window_index(w, "src");
+    ASSERT(isnan(w->s[0].v[src].observed_tpr));
+    f.v[0].records_in_per_s = 1000; /* warmed up, catching up, not back-pressured */
+    ingest(&f, MIN);
+    ASSERT_DEQ(w->s[1].v[src].observed_tpr, 1000.0);
+    f.v[0].backpressured = 100; /* 10%: still trusted: 1000 / 0.9 */
+    ingest(&f, 2 * MIN);
+    ASSERT_NEAR(w->s[2].v[src].observed_tpr, 1111.111, 1e-3);
+    f.v[0].backpressured = 101; /* held back by a downstream bottleneck: none, no fallback */
+    ingest(&f, 3 * MIN);
+    ASSERT(isnan(w->s[3].v[src].observed_tpr));
+    f.v[0].pending_records = 0; /* not catching up: none (the reference stores a mean) */
+    f.v[0].backpressured = 0;
+    ingest(&f, 4 * MIN);
+    ASSERT(isnan(w->s[4].v[src].observed_tpr));
     fx_deinit(&f);
 }
 
@@ -690,7 +722,7 @@ TEST_MAIN(TEST_ENTRY(counters_after_rates_go_on), TEST_ENTRY(counters_going_back
           TEST_ENTRY(rate_first_and_last_non_nan), TEST_ENTRY(avg_with_rate_fallback),
           TEST_ENTRY(load_by_aggregator_and_rounding), TEST_ENTRY(source_counters_and_lag),
           TEST_ENTRY(rates_only_client), TEST_ENTRY(finished_vertex_zeros),
-          TEST_ENTRY(observed_tpr_catching_up_and_fallback), TEST_ENTRY(observed_tpr_infinity),
-          TEST_ENTRY(global_metrics), TEST_ENTRY(window_full_timing),
-          TEST_ENTRY(window_full_with_late_first_sample), TEST_ENTRY(restart_on_running_since),
-          TEST_ENTRY(restart_on_parallelism_or_vertices))
+          TEST_ENTRY(observed_tpr_catching_up_and_fallback), TEST_ENTRY(observed_tpr_guarded),
+          TEST_ENTRY(observed_tpr_infinity), TEST_ENTRY(global_metrics),
+          TEST_ENTRY(window_full_timing), TEST_ENTRY(window_full_with_late_first_sample),
+          TEST_ENTRY(restart_on_running_since), TEST_ENTRY(restart_on_parallelism_or_vertices))
