@@ -21,6 +21,7 @@
 #include "log.h"
 #include "options.h"
 #include "plugin_int.h"
+#include "timeutil.h"
 
 #define REG_LOCKED "governor.locked" /* weak set of read-only proxies */
 #define REG_BASE   "governor.base"   /* name -> value copied into every environment */
@@ -1393,50 +1394,15 @@ static int gv_duration(lua_State *L)
     return 1;
 }
 
-static int64_t days_civil(int64_t y, int m, int d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
 /* governor.time("2026-12-24T00:00:00Z") -> epoch ms (RFC 3339, Z or +hh:mm offsets). */
 static int gv_time(lua_State *L)
 {
     const char *t = luaL_checkstring(L, 1);
-    int y, mo, d, h, mi, sec, n = 0;
-    if (sscanf(t, "%4d-%2d-%2d%*1[Tt ]%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 ||
-        mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
-        return luaL_error(L, "governor.time: \"%s\" is not an RFC 3339 date-time", t);
-    const char *p = t + n;
-    int64_t ms = 0;
-    if (*p == '.') {
-        int digits = 0;
-        for (p++; isdigit((unsigned char)*p); p++, digits++)
-            if (digits < 3)
-                ms = ms * 10 + (*p - '0');
-        for (; digits < 3; digits++)
-            ms *= 10;
-    }
-    int64_t off = 0;
-    if (*p == 'Z' || *p == 'z') {
-        p++;
-    } else if (*p == '+' || *p == '-') {
-        int oh, om, k = 0;
-        if (sscanf(p + 1, "%2d:%2d%n", &oh, &om, &k) != 2)
-            return luaL_error(L, "governor.time: bad offset in \"%s\"", t);
-        off = (*p == '-' ? -1 : 1) * (oh * 3600 + om * 60);
-        p += 1 + k;
-    } else {
-        return luaL_error(L, "governor.time: \"%s\" needs a zone (Z or +hh:mm)", t);
-    }
-    if (*p)
-        return luaL_error(L, "governor.time: trailing text in \"%s\"", t);
-    int64_t secs = days_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - off;
-    lua_pushinteger(L, secs * 1000 + ms);
+    int64_t ms;
+    enum time_error why;
+    if (time_parse_rfc3339(t, &ms, &why) < 0)
+        return luaL_error(L, "governor.time: \"%s\" %s", t, time_error_text(why));
+    lua_pushinteger(L, ms);
     return 1;
 }
 
