@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "plugin/luajson.h"
+#include "plugin/marshal.h"
 
 static void push_value(lua_State *L, json_t *v, int depth)
 {
@@ -42,7 +43,7 @@ static void push_value(lua_State *L, json_t *v, int depth)
         lua_pushinteger(L, (lua_Integer)json_integer_value(v));
         break;
     case JSON_REAL:
-        lua_pushnumber(L, json_real_value(v));
+        marshal_push_number(L, json_real_value(v));
         break;
     case JSON_TRUE:
         lua_pushboolean(L, 1);

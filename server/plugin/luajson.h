@@ -2,8 +2,10 @@
  * luajson.h - JSON text and Lua values, both ways (prefix luajson_), private to
  * server/plugin/, for `governor test` (runner.c): a .test file gives a hook's arguments and
  * ctx as JSON and expects its results as JSON; a *_test.lua failure shows values as JSON.
+ * Numbers become Lua values by the host's rule (marshal_push_number: 2.0 is the integer 2,
+ * as a decision would hand it).
  *
- * May call: jansson, Lua.
+ * May call: marshal (the number rule), jansson, Lua.
  */
 #ifndef GOVERNOR_PLUGIN_LUAJSON_H
 #define GOVERNOR_PLUGIN_LUAJSON_H

@@ -57,7 +57,12 @@ static void push_json_part(lua_State *L, const char *part)
         lua_pop(L, 1);
         lua_newtable(L);
     }
-    proxy_readonly_deep(L, what);
+    if (strcmp(part, "job") == 0) {
+        proxy_readonly_deep(L, what);
+    } else {
+        marshal_push_text_table(L, -1, what);
+        lua_remove(L, -2);
+    }
 }
 
 static int json_tramp(lua_State *L)
@@ -76,6 +81,11 @@ static int json_tramp(lua_State *L)
     lua_getfield(L, 1, "now");
     ctx.now = (int64_t)lua_tonumber(L, -1);
     lua_pop(L, 1);
+    if (p->kind == PLUGIN_EVALUATOR) { /* as the server: evaluators only, a boolean */
+        lua_getfield(L, 1, "backlog");
+        ctx.backlog = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+    }
     luajson_push(L, j->args ? j->args : "[]", "args");
     int args = lua_gettop(L);
     int base = args;
@@ -85,8 +95,6 @@ static int json_tramp(lua_State *L)
     for (int i = 1; i <= n; i++)
         lua_rawgeti(L, args, i);
     marshal_push_ctx(L, &ctx);
-    lua_getfield(L, 1, "backlog");
-    lua_setfield(L, -2, "backlog");
     lua_call(L, n + 1, LUA_MULTRET);
     int nres = lua_gettop(L) - base;
     json_t *a = json_array();
@@ -384,6 +392,25 @@ static int t_plugin(lua_State *L)
     return 1;
 }
 
+/* A deep copy of the table at the top (8 levels; deeper tables are shared), replacing it. */
+static void deep_copy(lua_State *L, int depth)
+{
+    int src = lua_gettop(L);
+    lua_newtable(L);
+    lua_pushnil(L);
+    while (lua_next(L, src)) {
+        if (lua_istable(L, -1) && depth < 8)
+            deep_copy(L, depth + 1);
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_rawset(L, -4);
+    }
+    lua_replace(L, src);
+}
+
+/* test.ctx{params =, config =, job =, now =, backlog =}: the ctx the server would build of
+ * these: params and config as text, job read-only all the way down (a copy: the table given
+ * is not changed), backlog a boolean when given. */
 static int t_ctx(lua_State *L)
 {
     if (lua_isnoneornil(L, 1))
@@ -396,26 +423,23 @@ static int t_ctx(lua_State *L)
             lua_pop(L, 1);
             lua_newtable(L);
         }
-        /* a copy, made read-only as the host's are */
-        lua_newtable(L);
-        lua_pushnil(L);
-        while (lua_next(L, -3)) {
-            lua_pushvalue(L, -2);
-            lua_insert(L, -2);
-            lua_settable(L, -4);
-        }
-        lua_remove(L, -2);
         char what[32];
         snprintf(what, sizeof what, "ctx.%s", parts[i]);
-        proxy_readonly(L, what);
+        if (i < 2) {
+            marshal_push_text_table(L, -1, what);
+            lua_remove(L, -2);
+        } else {
+            deep_copy(L, 0);
+            proxy_readonly_deep(L, what);
+        }
     }
     struct marshal_ctx ctx = {.params = 2, .config = 3, .job = 4, .backlog = -1};
     lua_getfield(L, 1, "now");
     ctx.now = (int64_t)lua_tonumber(L, -1);
-    lua_pop(L, 1);
+    if (lua_getfield(L, 1, "backlog") != LUA_TNIL)
+        ctx.backlog = lua_toboolean(L, -1);
+    lua_pop(L, 2);
     marshal_push_ctx(L, &ctx);
-    lua_getfield(L, 1, "backlog");
-    lua_setfield(L, -2, "backlog");
     return 1;
 }
 
