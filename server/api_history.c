@@ -100,15 +100,18 @@ int api_decision_get(const struct req *q, struct resp *r)
     return 0;
 }
 
+/* GET /v1/jobs/{job}/events, and GET /v1/events for the server's own events (policy reloads,
+ * stored under the job "", which no job name can be). */
 int api_events_list(const struct req *q, struct resp *r)
 {
     int limit;
     char *err = NULL;
-    if (!api_job_id_ok(q->job))
+    const char *job = q->job ? q->job : "";
+    if (q->job && !api_job_id_ok(q->job))
         return api_error(r, 400, NULL, "job", "job id must match [A-Za-z0-9._:-]{1,128}");
     if (get_limit(q, r, &limit) < 0)
         return 0;
-    if (db_events_list(q->api->db, q->job, limit, &r->json, &err) < 0)
+    if (db_events_list(q->api->db, job, limit, &r->json, &err) < 0)
         return db_failed(r, err);
     r->status = 200;
     return 0;

@@ -13,20 +13,20 @@ void cli_usage(FILE *out)
     fputs("usage: governor <command> [flags]\n"
           "\n"
           "commands:\n"
-          "  serve      run the HTTP server (DESIGN 3): governor serve [--listen HOST:PORT]\n"
-          "             [--db PATH] [--policies DIR] [--token-file FILE] [--config FILE]\n"
-          "             [--<server option> VALUE ...]\n"
-          "  replay     feed a JSONL trace of samples through the core and print each decision:\n"
-          "             governor replay TRACE.jsonl [--config FILE] [--set KEY=VALUE ...]\n"
-          "             [--policies DIR] [--roundtrip]\n"
-          "  test       run the policy tests (*_test.lua, *.test) of a directory in the\n"
-          "             plugin sandbox: governor test [DIR] (default ./policies)\n"
+          "  serve      run the HTTP server: governor serve [--listen HOST:PORT] [--db PATH]\n"
+          "             [--policies DIR] [--token-file FILE] [--config FILE]\n"
+          "             [--<server option> VALUE ...]   (governor serve --help lists them)\n"
+          "  replay     feed a JSONL trace of samples through the decision pipeline and print\n"
+          "             each decision: governor replay TRACE.jsonl [--config FILE]\n"
+          "             [--set KEY=VALUE ...] [--policies DIR] [--roundtrip]\n"
           "             or re-run a job's stored history with a candidate config:\n"
           "             governor replay --db FILE --job ID [--from T] [--to T]\n"
-          "             [--config FILE] [--set KEY=VALUE ...]\n"
-          "  simulate   run a simulated job in a closed loop under governor and baselines:\n"
+          "             [--policies DIR] [--config FILE] [--set KEY=VALUE ...]\n"
+          "  simulate   drive a simulated job in a closed loop and compare policies:\n"
           "             governor simulate SCENARIO.json [--policies DIR] [--set KEY=VALUE ...]\n"
-          "             [--out DIR] [--seed N] [--horizon D] (governor simulate --help)\n"
+          "             (governor simulate --help lists its flags)\n"
+          "  test       run the policy tests (*_test.lua, *.test) of a directory in the\n"
+          "             plugin sandbox: governor test [DIR] (default ./policies)\n"
           "  options    print the options table (job and server options)\n"
           "  --help     this text\n"
           "  --version  the version\n"
@@ -34,6 +34,17 @@ void cli_usage(FILE *out)
           "Every server option of `governor options` is a flag of serve, as --name VALUE or\n"
           "--name=VALUE; flags win over the --config file (key = value lines).\n",
           out);
+}
+
+void cli_serve_usage(FILE *out)
+{
+    fputs("usage: governor serve [--config FILE] [--NAME VALUE | --NAME=VALUE ...]\n"
+          "\n"
+          "Runs the HTTP server. Every server option is a flag; the --config file holds\n"
+          "`key = value` lines (server options and job option defaults), and flags win over\n"
+          "it. The flags:\n\n",
+          out);
+    opt_print_server_flags(out);
 }
 
 static char *msg(const char *a, const char *b)
@@ -62,6 +73,10 @@ static int flag(int argc, char **argv, int *i, char *name, size_t nlen, const ch
     }
     memcpy(name, a, n);
     name[n] = '\0';
+    if (strcmp(name, "config") != 0 && !opt_server_known(name)) {
+        *errp = msg("unknown option --", name);
+        return -1;
+    }
     if (eq) {
         *value = eq + 1;
     } else {
@@ -82,8 +97,10 @@ int cli_parse(int argc, char **argv, struct cli *c, char **errp)
     c->cmd = CLI_HELP;
     opt_server_init(&c->srv);
     c->defaults = opt_job_new();
-    if (argc < 2)
-        return 0;
+    if (argc < 2) {
+        *errp = xstrdup("no command given");
+        return -1;
+    }
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0)
         return 0;
@@ -114,8 +131,8 @@ int cli_parse(int argc, char **argv, struct cli *c, char **errp)
     c->cmd = CLI_SERVE;
     /* First the config file, so that the flags override it. */
     for (int i = 2; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0) {
-            c->cmd = CLI_HELP;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            c->cmd = CLI_SERVE_HELP;
             return 0;
         }
         if (flag(argc, argv, &i, name, sizeof name, &value, errp) < 0)

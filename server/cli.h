@@ -17,7 +17,16 @@
 
 #include "options.h"
 
-enum cli_cmd { CLI_HELP, CLI_VERSION, CLI_OPTIONS, CLI_SERVE, CLI_REPLAY, CLI_TEST, CLI_SIMULATE };
+enum cli_cmd {
+    CLI_HELP,
+    CLI_VERSION,
+    CLI_OPTIONS,
+    CLI_SERVE,
+    CLI_SERVE_HELP,
+    CLI_REPLAY,
+    CLI_TEST,
+    CLI_SIMULATE
+};
 
 struct cli {
     enum cli_cmd cmd;
@@ -30,5 +39,7 @@ int cli_parse(int argc, char **argv, struct cli *c, char **errp);
 void cli_deinit(struct cli *c);
 /* `governor --help`. */
 void cli_usage(FILE *out);
+/* `governor serve --help`: the serve flags, from the options table. */
+void cli_serve_usage(FILE *out);
 
 #endif

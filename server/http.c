@@ -70,6 +70,7 @@ static const struct route routes[] = {
     {"DELETE", "/v1/jobs/{job}", api_job_delete, false},
     {"GET", "/v1/jobs/{job}/decisions", api_decisions_list, false},
     {"GET", "/v1/jobs/{job}/events", api_events_list, false},
+    {"GET", "/v1/events", api_events_list, false}, /* the server's own (reloads) */
     {"GET", "/v1/decisions/{id}", api_decision_get, false},
     {"GET", "/v1/policies", api_policies_get, false},
     {"POST", "/v1/policies/reload", api_policies_reload, false},

@@ -280,6 +280,9 @@ int main(int argc, char **argv)
     case CLI_HELP:
         cli_usage(stdout);
         break;
+    case CLI_SERVE_HELP:
+        cli_serve_usage(stdout);
+        break;
     case CLI_VERSION:
         printf("governor %s\n", GOVERNOR_VERSION);
         break;

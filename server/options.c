@@ -321,7 +321,7 @@ static const struct opt_row opt_rows[] = {
     {JOB("excluded.periods"), .type = T_LIST, .def = "", .flags = F_PERIODS, .land = L_STR,
      CF(excluded_periods),
      .help = "Periods in which scaling is not executed: daily `H:M[:S]-H:M[:S]` or Quartz "
-             "cron, `&&` to combine one of each, `;` between periods (spec 4.5)."},
+             "cron, `&&` to combine one of each, `;` between periods."},
     {JOB("excluded.periods.timezone"), .type = T_TZ, .def = "UTC", .land = L_STR, CF(excluded_tz),
      .help = "IANA time zone in which excluded periods are read (governor)."},
     {JOB("utilization.target"), .type = T_DOUBLE, .def = "0.7", MIN(0), MAX(1),
@@ -1583,6 +1583,28 @@ void opt_print_table(FILE *out)
             fprintf(out, "  %-*s  %-9s  %-14s  %-28s  %s\n", w, r->name, type_name(r),
                     *r->def ? r->def : "(none)", allowed, help);
         }
+    }
+}
+
+bool opt_server_known(const char *name)
+{
+    int i = 0;
+    const struct opt_row *r = row_by_name(name, &i);
+    return r && r->scope == S_SERVER;
+}
+
+/* `governor serve --help`: each server option as a flag, with its default and meaning. */
+void opt_print_server_flags(FILE *out)
+{
+    for (int i = 0; i < N_ROWS; i++) {
+        const struct opt_row *r = &opt_rows[i];
+        if (r->scope != S_SERVER)
+            continue;
+        char allowed[256], help[1024];
+        allowed_text(allowed, sizeof allowed, r);
+        help_text(help, sizeof help, r);
+        fprintf(out, "  --%s %s (default %s%s%s)\n      %s\n", r->name, type_name(r),
+                *r->def ? r->def : "none", *allowed ? "; " : "", allowed, help);
     }
 }
 

@@ -129,6 +129,10 @@ int opt_server_load_file(struct opt_server *s, struct opt_job *jobdefaults, cons
 
 /* `governor options`: every row, name, type, default, range, help; aligned text. */
 void opt_print_table(FILE *out);
+/* True when name is a server option (a flag of `governor serve`). */
+bool opt_server_known(const char *name);
+/* `governor serve --help`: every server option as a flag, with type, default, range, help. */
+void opt_print_server_flags(FILE *out);
 /* The README's table (markdown), generated from the same rows. */
 void opt_print_markdown(FILE *out);
 

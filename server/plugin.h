@@ -59,6 +59,15 @@ struct plugin_limits {
 
 /* Fills l from the server options (srv NULL: the options table's defaults). */
 void plugin_limits_from(struct plugin_limits *l, const struct opt_server *srv);
+/*
+ * The limits of an offline run (`governor replay`, replay --db, `governor simulate`): the
+ * server's instruction and memory limits, which bound a plugin the same on every machine,
+ * with the wall-clock deadlines raised to PLUGIN_OFFLINE_TIMEOUT_MS, a safety net only. An
+ * offline run must give the same decisions on a busy or a slow (sanitized) machine as on an
+ * idle one, and the deadlines are the only limits that depend on the machine.
+ */
+#define PLUGIN_OFFLINE_TIMEOUT_MS 10000
+void plugin_limits_offline(struct plugin_limits *l, const struct opt_server *srv);
 
 enum plugin_kind { PLUGIN_EXCLUSION, PLUGIN_EVALUATOR, PLUGIN_EXECUTOR, PLUGIN_ALIGNMENT };
 /* "exclusion" | "evaluator" | "executor" | "alignment". */

@@ -269,7 +269,7 @@ int replay_main(int argc, char **argv)
     r = replay_new(defaults, rt);
     if (policies) {
         struct plugin_limits lim;
-        plugin_limits_from(&lim, &srv);
+        plugin_limits_offline(&lim, &srv);
         if (plugin_set_load(policies, &lim, &set, &err) < 0)
             goto fail;
         replay_set_policies(r, set);

@@ -502,7 +502,9 @@ int replay_db_main(int argc, char **argv)
         goto out;
     }
     if (policies) {
-        if (plugin_set_load(policies, NULL, &set, &err) < 0)
+        struct plugin_limits lim;
+        plugin_limits_offline(&lim, &srv);
+        if (plugin_set_load(policies, &lim, &set, &err) < 0)
             goto fail;
         o.policies = set;
     }

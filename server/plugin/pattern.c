@@ -1,8 +1,8 @@
 /*
- * pattern.c - the cost guard of Lua's pattern functions (see pattern.h): a step-counting
- * copy of the matching rules of Lua 5.4's lstrlib.c (MIT, see lua.h), run over the same
- * subject and pattern before Lua's own matcher, which executes no VM instructions and is
- * thus invisible to the count hook.
+ * pattern.c - the cost guard of Lua's pattern functions (see pattern.h): the matching rules
+ * of Lua 5.4's lstrlib.c rewritten to count their steps, run over the same subject and
+ * pattern before Lua's own matcher, which executes no VM instructions and is thus invisible
+ * to the count hook.
  */
 #include <ctype.h>
 #include <lauxlib.h>

@@ -46,6 +46,13 @@ void plugin_limits_from(struct plugin_limits *l, const struct opt_server *srv)
         opt_server_deinit(&defaults);
 }
 
+void plugin_limits_offline(struct plugin_limits *l, const struct opt_server *srv)
+{
+    plugin_limits_from(l, srv);
+    l->timeout_ms = PLUGIN_OFFLINE_TIMEOUT_MS;
+    l->decision_timeout_ms = PLUGIN_OFFLINE_TIMEOUT_MS;
+}
+
 static int64_t imax64(int64_t a, int64_t b)
 {
     return a > b ? a : b;

@@ -409,7 +409,7 @@ int sim_main(int argc, char **argv)
         }
     }
     struct plugin_limits lim;
-    plugin_limits_from(&lim, NULL);
+    plugin_limits_offline(&lim, NULL);
     if (plugin_set_load(a.policies, &lim, &set, &err) < 0) {
         if (a.policies_given) {
             fprintf(stderr, "governor simulate: --policies: %s\n", err);

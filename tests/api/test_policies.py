@@ -52,6 +52,17 @@ c.check(st == 200, "readyz stays ready after a failed reload")
 st, pol, _ = s.req("GET", "/v1/policies")
 c.check(pol["last_reload"]["ok"] is False and "broken.lua" in pol["last_reload"]["error"],
         "GET /v1/policies shows the failed reload")
+# The server's own events (reloads) are read at GET /v1/events, newest first.
+deadline = time.time() + 5  # the event is committed by the writer, after the 422
+while True:
+    st, body, _ = s.req("GET", "/v1/events")
+    reasons = [e["reason"] for e in body.get("events", [])] if st == 200 else []
+    if reasons[:1] == ["PolicyReloadFailed"] or time.time() > deadline:
+        break
+    time.sleep(0.05)
+c.check(st == 200 and reasons[:1] == ["PolicyReloadFailed"] and "PolicyReloaded" in reasons
+        and "broken.lua" in body["events"][0]["message"],
+        "GET /v1/events lists the reloads: %d %r" % (st, reasons))
 
 # Fixed: a new revision.
 write("broken.lua", "return {kind = 'executor', execute = function(d, ctx) return d end}\n")
