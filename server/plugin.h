@@ -190,12 +190,14 @@ const struct plugin_record *plugin_call_record(const struct plugin_call *c, int 
  * For `governor test` and unit tests: calls plugin `name`'s hook in the sandbox with the
  * arguments of args_json (a JSON array: the hook's arguments before ctx) and a ctx built
  * from ctx_json (NULL = {}): {"params": {...}, "config": {...}, "job": {...}, "now": ms,
- * "backlog": bool}; params, config and job are read-only in the plugin as they are in a
- * decision. The hook's return values are encoded as a JSON array in *outp (new; nil is
- * null, a table with keys 1..n an array, other tables objects). The results are not
- * checked against the hook's contract (that is plugin_call_hooks' job), so a test sees
- * exactly what the plugin returned. -1 with *errp (new) when the call fails (the plugin's
- * error with file:line, a limit, bad JSON).
+ * "backlog": bool}, handed to the plugin as a decision would hand them (marshal.c builds
+ * both): params and config as text (a number or boolean as its text; anything else is an
+ * error), integral numbers as integers, job read-only all the way down, backlog (false when
+ * not given) for evaluators only. The hook's return values are encoded as a JSON array in
+ * *outp (new; nil is null, a table with keys 1..n an array, other tables objects). The
+ * results are not checked against the hook's contract (that is plugin_call_hooks' job), so
+ * a test sees exactly what the plugin returned. -1 with *errp (new) when the call fails (the
+ * plugin's error with file:line, a limit, bad JSON).
  */
 int plugin_call_json(struct plugin_set *s, const char *name, const char *args_json,
                      const char *ctx_json, char **outp, char **errp);
