@@ -12,6 +12,7 @@
 
 #include "api.h"
 #include "log.h"
+#include "timeutil.h"
 #include "writer.h"
 #include "xmem.h"
 
@@ -150,20 +151,6 @@ const char *api_query(const struct req *q, const char *key)
     return NULL;
 }
 
-/* Reads exactly n digits at *p into *out. */
-static int digits(const char **p, int n, int *out)
-{
-    int v = 0;
-    for (int i = 0; i < n; i++) {
-        if (!isdigit((unsigned char)(*p)[i]))
-            return -1;
-        v = v * 10 + ((*p)[i] - '0');
-    }
-    *p += n;
-    *out = v;
-    return 0;
-}
-
 int api_parse_uint(const char *s, int64_t *out)
 {
     if (!s || !isdigit((unsigned char)*s) || (s[0] == '0' && s[1]))
@@ -195,52 +182,8 @@ int api_parse_time(const char *s, int64_t *ms)
         *ms = p != s ? -v : v;
         return 0;
     }
-    /* RFC 3339: YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM) */
-    int Y, M, D, h, m, sec, oh = 0, om = 0, frac_ms = 0;
-    p = s;
-    if (digits(&p, 4, &Y) || *p++ != '-' || digits(&p, 2, &M) || *p++ != '-' || digits(&p, 2, &D) ||
-        (*p != 'T' && *p != 't' && *p != ' ') || !*p++ || digits(&p, 2, &h) || *p++ != ':' ||
-        digits(&p, 2, &m) || *p++ != ':' || digits(&p, 2, &sec))
-        return -1;
-    if (*p == '.') {
-        p++;
-        int nd = 0;
-        while (isdigit((unsigned char)*p)) {
-            if (nd < 3)
-                frac_ms = frac_ms * 10 + (*p - '0');
-            nd++;
-            p++;
-        }
-        if (nd == 0)
-            return -1;
-        for (; nd < 3; nd++)
-            frac_ms *= 10;
-    }
-    int sign = 0;
-    if (*p == 'Z' || *p == 'z') {
-        p++;
-    } else if (*p == '+' || *p == '-') {
-        sign = *p == '+' ? 1 : -1;
-        p++;
-        if (digits(&p, 2, &oh) || *p++ != ':' || digits(&p, 2, &om))
-            return -1;
-    } else {
-        return -1;
-    }
-    if (*p || M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60 || oh > 23 ||
-        om > 59)
-        return -1;
-    struct tm tm = {0};
-    tm.tm_year = Y - 1900;
-    tm.tm_mon = M - 1;
-    tm.tm_mday = D;
-    tm.tm_hour = h;
-    tm.tm_min = m;
-    tm.tm_sec = sec;
-    int64_t t = (int64_t)timegm(&tm);
-    t -= (int64_t)sign * (oh * 3600 + om * 60);
-    *ms = t * 1000 + frac_ms;
-    return 0;
+    /* RFC 3339, as a sample's `at` (the time module's one grammar) */
+    return time_parse_rfc3339(s, ms, NULL);
 }
 
 int api_job_recover(struct api *a, const char *job, struct resp *r)

@@ -18,7 +18,8 @@
  * api_sql.c (POST /v1/sql), api_replay.c (POST /v1/replay), api_dashboard.c (GET /, the
  * page embedded from server/dashboard/index.html).
  *
- * May call: core, options, json, jobs, db (reads on the loop's connection), jansson, log.
+ * May call: core, options, json, jobs, db (reads on the loop's connection), timeutil, jansson,
+ * log.
  */
 #ifndef GOVERNOR_API_H
 #define GOVERNOR_API_H

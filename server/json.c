@@ -23,6 +23,7 @@
 
 #include "core/core_int.h"
 #include "json.h"
+#include "timeutil.h"
 
 /* ---------------------------------------------------------------- paths -- */
 
@@ -201,84 +202,6 @@ static int get_typed(const struct sink *k, const json_t *obj, const struct path 
 #define MS_MIN (-62167219200000LL) /* 0000-01-01T00:00:00Z */
 #define MS_MAX (253402300799999LL) /* 9999-12-31T23:59:59.999Z */
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil). */
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-    y -= m <= 2;
-    const int64_t era = (y >= 0 ? y : y - 399) / 400;
-    const unsigned yoe = (unsigned)(y - era * 400);
-    const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + (int64_t)doe - 719468;
-}
-
-static int digits(const char **s, int n)
-{
-    int v = 0;
-    for (int i = 0; i < n; i++) {
-        char c = (*s)[i];
-        if (c < '0' || c > '9')
-            return -1;
-        v = v * 10 + (c - '0');
-    }
-    *s += n;
-    return v;
-}
-
-/*
- * RFC 3339 date-time: YYYY-MM-DD(T|t| )HH:MM:SS[.frac](Z|z|+hh:mm|-hh:mm). Fractions
- * beyond milliseconds are truncated; a leap second (:60) counts as the next minute's :00.
- */
-static int parse_rfc3339(const char *s, int64_t *ms)
-{
-    int y, mo, d, h, mi, sec, frac = 0, off = 0;
-    if ((y = digits(&s, 4)) < 0 || *s++ != '-' || (mo = digits(&s, 2)) < 0 || *s++ != '-' ||
-        (d = digits(&s, 2)) < 0)
-        return -1;
-    if (*s != 'T' && *s != 't' && *s != ' ')
-        return -1;
-    s++;
-    if ((h = digits(&s, 2)) < 0 || *s++ != ':' || (mi = digits(&s, 2)) < 0 || *s++ != ':' ||
-        (sec = digits(&s, 2)) < 0)
-        return -1;
-    if (*s == '.') {
-        s++;
-        if (*s < '0' || *s > '9')
-            return -1;
-        int nd = 0;
-        for (; *s >= '0' && *s <= '9'; s++, nd++)
-            if (nd < 3) /* digits beyond milliseconds are truncated */
-                frac = frac * 10 + (*s - '0');
-        for (; nd < 3; nd++)
-            frac *= 10;
-    }
-    if (*s == 'Z' || *s == 'z') {
-        s++;
-    } else if (*s == '+' || *s == '-') {
-        int sign = *s++ == '-' ? -1 : 1;
-        int oh, om;
-        if ((oh = digits(&s, 2)) < 0 || *s++ != ':' || (om = digits(&s, 2)) < 0)
-            return -1;
-        if (oh > 23 || om > 59)
-            return -1;
-        off = sign * (oh * 60 + om);
-    } else {
-        return -1;
-    }
-    if (*s)
-        return -1;
-    static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] + (mo == 2 && leap))
-        return -1;
-    if (h > 23 || mi > 59 || sec > 60)
-        return -1;
-    int64_t t = days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 + sec -
-                (int64_t)off * 60;
-    *ms = t * 1000 + frac;
-    return 0;
-}
-
 /* `at` / `running_since`: epoch ms (integer, or an integral real) or an RFC 3339 string. */
 static int get_time(const struct sink *k, const json_t *obj, const char *key, int64_t *out)
 {
@@ -296,7 +219,7 @@ static int get_time(const struct sink *k, const json_t *obj, const char *key, in
         ms = (int64_t)x;
     } else if (json_is_string(v)) {
         const char *s = json_string_value(v);
-        if (parse_rfc3339(s, &ms) < 0)
+        if (time_parse_rfc3339(s, &ms, NULL) < 0)
             return fail(k, &p,
                         "\"%.64s\" is not an RFC 3339 date-time "
                         "(e.g. 2025-11-29T10:00:00Z or 2025-11-29T11:00:00.250+01:00)",

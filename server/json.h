@@ -3,7 +3,7 @@
  * into a struct core_sample, a struct core_decision into the response object, and a job's
  * struct core_state to JSON and back (the round trip must not change any later decision).
  *
- * May call: core, options (for the request's `config`), jansson. No I/O.
+ * May call: core, options (for the request's `config`), timeutil (RFC 3339), jansson. No I/O.
  */
 #ifndef GOVERNOR_JSON_H
 #define GOVERNOR_JSON_H

@@ -16,9 +16,23 @@
  * decisions in flight finish on the revision they started with while the server swaps a new
  * one in. Loading reads the directory (the only I/O here besides governor.log's log lines).
  *
+ * The implementation is the folder server/plugin/, a file per concern, each calling only
+ * those below it:
+ *   runner.c    `governor test` and plugin_call_json; luajson.c: JSON <-> Lua for it
+ *   hooks.c     plugin_call_*: a decision's calls, the executors' order, the records
+ *   load.c      plugin_set_*: reading a directory, revisions, loading and checking plugins
+ *   marshal.c   the Lua views of the core's structs, the ctx, results read back with their
+ *               ranges checked (the hooks and the test runner both marshal here)
+ *   sandbox.c   the allow list as data: what each library exposes and how it is charged
+ *   libstd.c    the standard functions the sandbox reimplements or wraps (they charge)
+ *   libgov.c    the `governor` table and the plugins' log lines
+ *   pattern.c   the pattern-cost dry run of string.find/match/gmatch/gsub
+ *   proxy.c     read-only views of tables
+ *   vm.c        the Lua state and its limits: allocator, count hook, watchdog, batches
+ *
  * May call: core (read-only: core.h, core/state.h for the metric window), options, cron,
- * log, Lua. Nothing here knows about HTTP or SQLite: the server wires reloads (see the
- * "server wiring" notes at plugin_set_load) and stores revisions.
+ * timeutil, log, Lua. Nothing here knows about HTTP or SQLite: the server wires reloads (see
+ * the "server wiring" notes at plugin_set_load) and stores revisions.
  */
 #ifndef GOVERNOR_PLUGIN_H
 #define GOVERNOR_PLUGIN_H
@@ -31,10 +45,10 @@
 
 /* Per-call, per-decision and per-state limits (the server options plugin-instructions,
  * plugin-timeout, plugin-decision-instructions, plugin-decision-timeout, plugin-memory). A
- * value <= 0 takes the default: 1,000,000 / 100 ms per call; per decision 10,000,000 and
- * 100 ms, or the per-call figure when that is larger; 64 MiB. The per-decision limits are
- * shared by every hook call of one decision (struct plugin_call), and by the top levels of
- * every file of one load (plugin_set_load), whose deadline is ten times the decision's. */
+ * value <= 0 takes the option's default from the options table; a per-decision one at
+ * least the per-call figure. The per-decision limits are shared by every hook call of one
+ * decision (struct plugin_call), and by the top levels of every file of one load
+ * (plugin_set_load), whose deadline is ten times the decision's. */
 struct plugin_limits {
     int64_t instructions;          /* VM instructions per call */
     int64_t timeout_ms;            /* wall clock per call */
@@ -43,7 +57,7 @@ struct plugin_limits {
     int64_t memory_bytes;          /* the whole Lua state */
 };
 
-/* Fills l from the server options (or defaults when srv is NULL). */
+/* Fills l from the server options (srv NULL: the options table's defaults). */
 void plugin_limits_from(struct plugin_limits *l, const struct opt_server *srv);
 /*
  * The limits of an offline run (`governor replay`, replay --db, `governor simulate`): the
@@ -176,12 +190,14 @@ const struct plugin_record *plugin_call_record(const struct plugin_call *c, int 
  * For `governor test` and unit tests: calls plugin `name`'s hook in the sandbox with the
  * arguments of args_json (a JSON array: the hook's arguments before ctx) and a ctx built
  * from ctx_json (NULL = {}): {"params": {...}, "config": {...}, "job": {...}, "now": ms,
- * "backlog": bool}; params, config and job are read-only in the plugin as they are in a
- * decision. The hook's return values are encoded as a JSON array in *outp (new; nil is
- * null, a table with keys 1..n an array, other tables objects). The results are not
- * checked against the hook's contract (that is plugin_call_hooks' job), so a test sees
- * exactly what the plugin returned. -1 with *errp (new) when the call fails (the plugin's
- * error with file:line, a limit, bad JSON).
+ * "backlog": bool}, handed to the plugin as a decision would hand them (marshal.c builds
+ * both): params and config as text (a number or boolean as its text; anything else is an
+ * error), integral numbers as integers, job read-only all the way down, backlog (false when
+ * not given) for evaluators only. The hook's return values are encoded as a JSON array in
+ * *outp (new; nil is null, a table with keys 1..n an array, other tables objects). The
+ * results are not checked against the hook's contract (that is plugin_call_hooks' job), so
+ * a test sees exactly what the plugin returned. -1 with *errp (new) when the call fails (the
+ * plugin's error with file:line, a limit, bad JSON).
  */
 int plugin_call_json(struct plugin_set *s, const char *name, const char *args_json,
                      const char *ctx_json, char **outp, char **errp);

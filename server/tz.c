@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "timeutil.h"
 #include "tz.h"
 #include "xmem.h"
 
@@ -86,42 +87,6 @@ static int64_t floor_div(int64_t a, int64_t b)
 static int64_t floor_mod(int64_t a, int64_t b)
 {
     return a - floor_div(a, b) * b;
-}
-
-/* Days since 1970-01-01 of the civil date y-m-d (m 1-12, d 1-31). */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
-/* The civil date of z days since 1970-01-01. */
-static void civil_from_days(int64_t z, int64_t *y, int *m, int *d)
-{
-    z += 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    int64_t doe = z - era * 146097;
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    int64_t mp = (5 * doy + 2) / 153;
-    *d = (int)(doy - (153 * mp + 2) / 5 + 1);
-    *m = (int)(mp < 10 ? mp + 3 : mp - 9);
-    *y = yoe + era * 400 + (*m <= 2);
-}
-
-static bool is_leap(int64_t y)
-{
-    return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-}
-
-static int month_len(int64_t y, int m)
-{
-    static const int len[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    return m == 2 && is_leap(y) ? 29 : len[m - 1];
 }
 
 /* 0 = Sunday; 1970-01-01 was a Thursday. */
@@ -264,15 +229,15 @@ static int parse_rule(const char *s, struct tz_rule *r)
 /* Seconds since the epoch, reckoned in local time, at which date d happens in year y. */
 static int64_t rule_local_secs(const struct tz_date *d, int64_t y)
 {
-    int64_t jan1 = days_from_civil(y, 1, 1), day;
+    int64_t jan1 = time_days_from_civil(y, 1, 1), day;
     if (d->kind == 'J') {
-        day = jan1 + d->n - 1 + (is_leap(y) && d->n >= 60);
+        day = jan1 + d->n - 1 + (time_is_leap(y) && d->n >= 60);
     } else if (d->kind == 'N') {
         day = jan1 + d->n;
     } else {
-        int64_t first = days_from_civil(y, d->m, 1);
+        int64_t first = time_days_from_civil(y, d->m, 1);
         int mday = 1 + (d->d - weekday(first) + 7) % 7 + 7 * (d->w - 1);
-        while (mday > month_len(y, d->m))
+        while (mday > time_month_days(y, d->m))
             mday -= 7;
         day = first + mday - 1;
     }
@@ -286,7 +251,7 @@ static struct tz_type rule_type(const struct tz_rule *r, int64_t t)
         return (struct tz_type){r->std_off, false};
     int64_t y;
     int m, d;
-    civil_from_days(floor_div(t + r->std_off, SECS_PER_DAY), &y, &m, &d);
+    time_civil_from_days(floor_div(t + r->std_off, SECS_PER_DAY), &y, &m, &d);
     /* The start is written in standard time, the end in daylight time (POSIX). */
     int64_t start = rule_local_secs(&r->start, y) - r->std_off;
     int64_t end = rule_local_secs(&r->end, y) - r->dst_off;
@@ -507,12 +472,12 @@ void tz_local(const struct tz *z, int64_t epoch_s, struct tz_tm *out)
     int64_t days = floor_div(local, SECS_PER_DAY);
     int64_t secs = floor_mod(local, SECS_PER_DAY);
     memset(out, 0, sizeof *out);
-    civil_from_days(days, &out->year, &out->mon, &out->mday);
+    time_civil_from_days(days, &out->year, &out->mon, &out->mday);
     out->hour = (int)(secs / 3600);
     out->min = (int)(secs / 60 % 60);
     out->sec = (int)(secs % 60);
     out->wday = weekday(days);
-    out->yday = (int)(days - days_from_civil(out->year, 1, 1));
+    out->yday = (int)(days - time_days_from_civil(out->year, 1, 1));
     out->utoff = ty.utoff;
     out->isdst = ty.isdst;
 }

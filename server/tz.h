@@ -8,6 +8,8 @@
  * Zones are loaded once by name and cached for the life of the process (a mutex guards the
  * cache, so any thread may call tz_get). Everything apart from reading the file is pure.
  * Leap-second ("right/...") zones are rejected: governor's instants are POSIX seconds.
+ *
+ * May call: timeutil (the calendar), libc.
  */
 #ifndef GOVERNOR_TZ_H
 #define GOVERNOR_TZ_H

@@ -255,6 +255,12 @@ static void test_helpers(void)
     ASSERT_EQ(t, 1764410400000LL);
     ASSERT_EQ(api_parse_time("yesterday", &t), -1);
     ASSERT_EQ(api_parse_time("2025-13-01T00:00:00Z", &t), -1);
+    /* the same grammar as a sample's `at`: a day its month does not have is refused, not
+     * carried into the next month (2025-02-30 was read as 2025-03-02) */
+    ASSERT_EQ(api_parse_time("2025-02-30T00:00:00Z", &t), -1);
+    ASSERT_EQ(api_parse_time("2025-04-31T00:00:00Z", &t), -1);
+    ASSERT_EQ(api_parse_time("2024-02-29T00:00:00Z", &t), 0);
+    ASSERT_EQ(t, 1709164800000LL);
 
     char *tokens[] = {"abc", "secret", NULL};
     ASSERT(http_auth_ok(tokens, "Bearer secret"));

@@ -1,5 +1,5 @@
 /*
- * Unit tests for the Lua host (server/plugin.c, plugin_api.c): loading and checking a
+ * Unit tests for the Lua host (server/plugin/): loading and checking a
  * policies directory (every load-time error names the file, and line when there is one),
  * revision ids, the limits (budget, deadline, memory cap: each fails the call alone and
  * the next call works), per-plugin counters, and the four hooks through struct core_hooks

@@ -1,5 +1,5 @@
 /*
- * Unit tests for the bounds of the Lua host (server/plugin.c, plugin_api.c) against a
+ * Unit tests for the bounds of the Lua host (server/plugin/) against a
  * hostile plugin: a message handler that loops (at call time and at load time), a pending
  * __close after a stop, VM instructions that each take milliseconds (the deadline's
  * watchdog), library calls charged before they run, the limits shared by the calls of one

@@ -1,6 +1,9 @@
 /*
- * plugin_test.c - `governor test [DIR]` (plugin_test_main, see plugin.h): policy tests run
- * in the real sandbox of a revision loaded from DIR.
+ * runner.c - `governor test [DIR]` (plugin_test_main, see plugin.h): policy tests run in the
+ * real sandbox of a revision loaded from DIR; and plugin_call_json, a hook called with its
+ * arguments and ctx given as JSON. The values a test gives reach the plugin as the server
+ * would hand them (marshal.c builds both): numbers by the same rule, ctx.params and
+ * ctx.config as text, the same read-only parts, ctx.backlog for evaluators only.
  *
  * Two kinds of files, both next to the plugins:
  *
@@ -18,6 +21,9 @@
  *    relative), test.near(a, b, tol), test.ok(v [, msg]), test.fails(fn, substring),
  *    test.plugin(name) (the table a plugin returned), test.ctx{params=, config=, now=, job=}.
  *    Each case runs as one host call with its own budget.
+ *
+ * May call: load (the revision's insides), vm, sandbox, marshal, proxy, luajson, jansson,
+ * Lua.
  */
 #include <dirent.h>
 #include <jansson.h>
@@ -27,11 +33,110 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugin_int.h"
+#include "plugin/marshal.h"
+#include "plugin/proxy.h"
+#include "plugin/sandbox.h"
+#include "plugin/load.h"
+#include "plugin/luajson.h"
+#include "plugin/vm.h"
+#include "xmem.h"
+
+struct json_job {
+    int idx;
+    const char *args, *ctx;
+    char *out;
+};
+
+/* A ctx part of the JSON ctx at 1 as the server passes it: params and config as text,
+ * job read-only all the way down; a part that is no object is an empty one. */
+static void push_json_part(lua_State *L, const char *part)
+{
+    char what[32];
+    snprintf(what, sizeof what, "ctx.%s", part);
+    if (lua_getfield(L, 1, part) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+    }
+    if (strcmp(part, "job") == 0) {
+        proxy_readonly_deep(L, what);
+    } else {
+        marshal_push_text_table(L, -1, what);
+        lua_remove(L, -2);
+    }
+}
+
+static int json_tramp(lua_State *L)
+{
+    struct json_job *j = lua_touserdata(L, 1);
+    struct plugin_set *s = plugin__set(L);
+    struct plugin_one *p = &s->p[j->idx];
+    lua_settop(L, 0);
+    luajson_push(L, j->ctx ? j->ctx : "{}", "ctx");
+    if (!lua_istable(L, 1))
+        luaL_error(L, "ctx: a JSON object is needed");
+    push_json_part(L, "params");
+    push_json_part(L, "config");
+    push_json_part(L, "job");
+    struct marshal_ctx ctx = {.params = 2, .config = 3, .job = 4, .backlog = -1};
+    lua_getfield(L, 1, "now");
+    ctx.now = (int64_t)lua_tonumber(L, -1);
+    lua_pop(L, 1);
+    if (p->kind == PLUGIN_EVALUATOR) { /* as the server: evaluators only, a boolean */
+        lua_getfield(L, 1, "backlog");
+        ctx.backlog = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+    }
+    luajson_push(L, j->args ? j->args : "[]", "args");
+    int args = lua_gettop(L);
+    int base = args;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, p->ref_fn);
+    int n = (int)lua_rawlen(L, args);
+    luaL_checkstack(L, n + 4, "args");
+    for (int i = 1; i <= n; i++)
+        lua_rawgeti(L, args, i);
+    marshal_push_ctx(L, &ctx);
+    lua_call(L, n + 1, LUA_MULTRET);
+    int nres = lua_gettop(L) - base;
+    json_t *a = json_array();
+    for (int i = 1; i <= nres; i++)
+        json_array_append_new(a, luajson_from_lua(L, base + i));
+    j->out = json_dumps(a, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+    json_decref(a);
+    return 0;
+}
+
+int plugin_call_json(struct plugin_set *s, const char *name, const char *args_json,
+                     const char *ctx_json, char **outp, char **errp)
+{
+    *outp = NULL;
+    int idx = plugin_set_find(s, name);
+    if (idx < 0) {
+        *errp = xasprintf("no plugin named \"%s\" in policy revision %s", name, s->revision);
+        return -1;
+    }
+    struct json_job j = {.idx = idx, .args = args_json, .ctx = ctx_json};
+    char err[1024];
+    pthread_mutex_lock(&s->mu);
+    int rc = vm_run(&s->vm, &s->p[idx].owner, name, json_tramp, &j, NULL, err, sizeof err);
+    pthread_mutex_unlock(&s->mu);
+    if (rc < 0) {
+        free(j.out);
+        *errp = xstrdup(err);
+        return -1;
+    }
+    *outp = j.out;
+    return 0;
+}
 
 struct tally {
     int passed, failed;
 };
+
+/* Runs fn protected under the per-call limits, charged to no plugin. */
+static int run(struct plugin_set *s, int (*fn)(lua_State *L), void *ud, char *err, size_t err_len)
+{
+    return vm_run(&s->vm, NULL, "governor", fn, ud, NULL, err, err_len);
+}
 
 /* ------------------------------------------------------------- .test files -- */
 
@@ -95,10 +200,9 @@ static void run_block(struct plugin_set *s, const char *file, int line, char **l
     if (idx >= 0) {
         struct plugin_info in;
         plugin_set_info(s, idx, &in);
-        static const char *const hooks[] = {"excluded", "evaluate", "execute", "align"};
-        if (strcmp(hooks[in.kind], hook) != 0) {
+        if (strcmp(plugin__hook_name(in.kind), hook) != 0) {
             snprintf(why, sizeof why, "%s is an %s plugin: its hook is %s, not %s", plugin,
-                     plugin_kind_name(in.kind), hooks[in.kind], hook);
+                     plugin_kind_name(in.kind), plugin__hook_name(in.kind), hook);
             goto done;
         }
     }
@@ -174,7 +278,7 @@ static void run_test_file(struct plugin_set *s, const char *dir, const char *nam
         if (n == 0)
             start = lineno;
         if (n < 16)
-            lines[n++] = strdup(buf);
+            lines[n++] = xstrdup(buf);
     }
     free(buf);
     fclose(f);
@@ -182,7 +286,8 @@ static void run_test_file(struct plugin_set *s, const char *dir, const char *nam
 
 /* -------------------------------------------------------- *_test.lua files -- */
 
-int plugin__deep_eq(lua_State *L, int a, int b, int depth)
+/* Deep equality with a relative tolerance on numbers (1e-9). */
+static int deep_eq(lua_State *L, int a, int b, int depth)
 {
     a = lua_absindex(L, a);
     b = lua_absindex(L, b);
@@ -198,7 +303,7 @@ int plugin__deep_eq(lua_State *L, int a, int b, int depth)
         while (lua_next(L, x)) {
             lua_pushvalue(L, -2);
             lua_gettable(L, y);
-            bool ok = pass ? !lua_isnil(L, -1) : plugin__deep_eq(L, -2, -1, depth + 1);
+            bool ok = pass ? !lua_isnil(L, -1) : deep_eq(L, -2, -1, depth + 1);
             lua_pop(L, 2);
             if (!ok) {
                 lua_pop(L, 1);
@@ -211,7 +316,7 @@ int plugin__deep_eq(lua_State *L, int a, int b, int depth)
 
 static const char *show(lua_State *L, int i)
 {
-    char *j = plugin__to_json(L, i);
+    char *j = luajson_text(L, i);
     const char *r = lua_pushstring(L, j ? j : "?");
     free(j);
     return r;
@@ -220,7 +325,7 @@ static const char *show(lua_State *L, int i)
 static int t_eq(lua_State *L)
 {
     lua_settop(L, 3);
-    if (!plugin__deep_eq(L, 1, 2, 0)) {
+    if (!deep_eq(L, 1, 2, 0)) {
         const char *a = show(L, 1), *b = show(L, 2);
         return luaL_error(L, "%s%sexpected %s, got %s",
                           lua_isstring(L, 3) ? lua_tostring(L, 3) : "",
@@ -251,8 +356,7 @@ static int t_fails(lua_State *L)
     const char *sub = luaL_optstring(L, 2, "");
     lua_pushvalue(L, 1);
     int st = lua_pcall(L, 0, 0, 0);
-    struct plugin_set *s = plugin__set(L);
-    if (st != LUA_OK && s->killed)
+    if (st != LUA_OK && vm_of(L)->killed)
         return lua_error(L);
     if (st == LUA_OK)
         return luaL_error(L, "expected an error containing \"%s\", got none", sub);
@@ -288,6 +392,25 @@ static int t_plugin(lua_State *L)
     return 1;
 }
 
+/* A deep copy of the table at the top (8 levels; deeper tables are shared), replacing it. */
+static void deep_copy(lua_State *L, int depth)
+{
+    int src = lua_gettop(L);
+    lua_newtable(L);
+    lua_pushnil(L);
+    while (lua_next(L, src)) {
+        if (lua_istable(L, -1) && depth < 8)
+            deep_copy(L, depth + 1);
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_rawset(L, -4);
+    }
+    lua_replace(L, src);
+}
+
+/* test.ctx{params =, config =, job =, now =, backlog =}: the ctx the server would build of
+ * these: params and config as text, job read-only all the way down (a copy: the table given
+ * is not changed), backlog a boolean when given. */
 static int t_ctx(lua_State *L)
 {
     if (lua_isnoneornil(L, 1))
@@ -300,30 +423,28 @@ static int t_ctx(lua_State *L)
             lua_pop(L, 1);
             lua_newtable(L);
         }
-        /* a copy, made read-only as the host's are */
-        lua_newtable(L);
-        lua_pushnil(L);
-        while (lua_next(L, -3)) {
-            lua_pushvalue(L, -2);
-            lua_insert(L, -2);
-            lua_settable(L, -4);
-        }
-        lua_remove(L, -2);
         char what[32];
         snprintf(what, sizeof what, "ctx.%s", parts[i]);
-        plugin__readonly(L, what);
+        if (i < 2) {
+            marshal_push_text_table(L, -1, what);
+            lua_remove(L, -2);
+        } else {
+            deep_copy(L, 0);
+            proxy_readonly_deep(L, what);
+        }
     }
+    struct marshal_ctx ctx = {.params = 2, .config = 3, .job = 4, .backlog = -1};
     lua_getfield(L, 1, "now");
-    int64_t now = (int64_t)lua_tonumber(L, -1);
-    lua_pop(L, 1);
-    plugin__push_ctx(L, "test", 2, 3, 4, now);
-    lua_getfield(L, 1, "backlog");
-    lua_setfield(L, -2, "backlog");
+    ctx.now = (int64_t)lua_tonumber(L, -1);
+    if (lua_getfield(L, 1, "backlog") != LUA_TNIL)
+        ctx.backlog = lua_toboolean(L, -1);
+    lua_pop(L, 2);
+    marshal_push_ctx(L, &ctx);
     return 1;
 }
 
 struct lua_file_job {
-    const struct plugin__file *f;
+    const struct sandbox_file *f;
 };
 
 static int lua_file_tramp(lua_State *L)
@@ -331,16 +452,18 @@ static int lua_file_tramp(lua_State *L)
     struct lua_file_job *j = lua_touserdata(L, 1);
     lua_newtable(L);
     lua_setfield(L, LUA_REGISTRYINDEX, "governor.cases");
+    struct plugin_set *s = plugin__set(L);
     char owner[256];
     snprintf(owner, sizeof owner, "%.*s", (int)(strlen(j->f->path) - 9), j->f->path);
-    plugin__load_chunk(L, j->f, owner);
+    int idx = plugin_set_find(s, owner); /* logs as the plugin it tests, if there is one */
+    sandbox_load_chunk(L, j->f, owner, idx >= 0 ? &s->p[idx].owner : NULL);
     /* add `test` to the chunk's environment */
     lua_getupvalue(L, -1, 1);
     static const luaL_Reg fns[] = {{"case", t_case}, {"eq", t_eq},       {"near", t_near},
                                    {"ok", t_ok},     {"fails", t_fails}, {"plugin", t_plugin},
                                    {"ctx", t_ctx},   {NULL, NULL}};
     luaL_newlib(L, fns);
-    plugin__readonly(L, "test");
+    proxy_readonly(L, "test");
     lua_setfield(L, -2, "test");
     lua_pop(L, 1);
     lua_call(L, 0, 0);
@@ -384,24 +507,24 @@ static int case_name_tramp(lua_State *L)
     return 0;
 }
 
-static void run_lua_file(struct plugin_set *s, const struct plugin__file *f, struct tally *t)
+static void run_lua_file(struct plugin_set *s, const struct sandbox_file *f, struct tally *t)
 {
     char err[1024];
     struct lua_file_job j = {f};
     pthread_mutex_lock(&s->mu);
-    if (plugin__run(s, NULL, lua_file_tramp, &j, err, sizeof err) < 0) {
+    if (run(s, lua_file_tramp, &j, err, sizeof err) < 0) {
         printf("FAIL %s: %s\n", f->path, err);
         t->failed++;
         pthread_mutex_unlock(&s->mu);
         return;
     }
     int n = 0;
-    plugin__run(s, NULL, case_count_tramp, &n, err, sizeof err);
+    run(s, case_count_tramp, &n, err, sizeof err);
     for (int i = 1; i <= n; i++) {
         struct name_job nj = {.i = i};
-        plugin__run(s, NULL, case_name_tramp, &nj, err, sizeof err);
+        run(s, case_name_tramp, &nj, err, sizeof err);
         struct case_job cj = {i};
-        if (plugin__run(s, NULL, case_tramp, &cj, err, sizeof err) < 0) {
+        if (run(s, case_tramp, &cj, err, sizeof err) < 0) {
             printf("FAIL %s: %s: %s\n", f->path, nj.name, err);
             t->failed++;
         } else {
@@ -476,10 +599,8 @@ int plugin_test_main(int argc, char **argv)
     while (d && (e = readdir(d))) {
         size_t n = strlen(e->d_name);
         if (n > 5 && strcmp(e->d_name + n - 5, ".test") == 0 && e->d_name[0] != '.') {
-            names = realloc(names, (size_t)(nn + 1) * sizeof *names);
-            if (!names)
-                abort();
-            names[nn++] = strdup(e->d_name);
+            names = xrealloc(names, (size_t)(nn + 1) * sizeof *names);
+            names[nn++] = xstrdup(e->d_name);
         }
     }
     if (d)

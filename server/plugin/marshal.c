@@ -1,0 +1,441 @@
+/*
+ * marshal.c - values between C and a plugin (see marshal.h).
+ */
+#include <lauxlib.h>
+#include <limits.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugin/libgov.h"
+#include "plugin/marshal.h"
+#include "plugin/proxy.h"
+
+/* ------------------------------------------------------------------ values -- */
+
+void marshal_push_number(lua_State *L, double v)
+{
+    if (isnan(v))
+        lua_pushnil(L);
+    else if (v == floor(v) && fabs(v) < 9e15)
+        lua_pushinteger(L, (lua_Integer)v);
+    else
+        lua_pushnumber(L, v);
+}
+
+/* t[k] = v at the top, by the number rule; absent (not even nil) for NaN. */
+static void set_number(lua_State *L, const char *k, double v)
+{
+    if (isnan(v))
+        return;
+    marshal_push_number(L, v);
+    lua_setfield(L, -2, k);
+}
+
+void marshal_push_text_table(lua_State *L, int idx, const char *what)
+{
+    idx = lua_absindex(L, idx);
+    lua_newtable(L);
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        int t = lua_type(L, -1);
+        if (t == LUA_TBOOLEAN) {
+            lua_pushstring(L, lua_toboolean(L, -1) ? "true" : "false");
+            lua_replace(L, -2);
+        } else if (t == LUA_TNUMBER) {
+            lua_tostring(L, -1); /* converts the copy on the stack, not the table's */
+        } else if (t != LUA_TSTRING) {
+            lua_pushvalue(L, -2);
+            return (void)luaL_error(L, "%s.%s must be text, as the server passes it (got %s)", what,
+                                    luaL_tolstring(L, -1, NULL), luaL_typename(L, -2));
+        }
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_settable(L, -4);
+    }
+    proxy_readonly(L, what);
+}
+
+/* ------------------------------------------------------------------ the ctx -- */
+
+static void text_cb(void *ud, const char *key, const char *value)
+{
+    lua_State *L = ud;
+    lua_pushstring(L, value);
+    lua_setfield(L, -2, key);
+}
+
+static void config_cb(void *ud, const char *key, const char *value, enum opt_layer layer)
+{
+    (void)layer;
+    if (value)
+        text_cb(ud, key, value);
+}
+
+void marshal_push_params(lua_State *L, const struct opt_job *opts, const char *prefix)
+{
+    lua_newtable(L);
+    if (opts && prefix)
+        opt_job_params(opts, prefix, text_cb, L);
+    proxy_readonly(L, "ctx.params");
+}
+
+void marshal_push_config(lua_State *L, const struct opt_job *opts)
+{
+    lua_newtable(L);
+    if (opts)
+        opt_job_each(opts, config_cb, L);
+    proxy_readonly(L, "ctx.config");
+}
+
+void marshal_push_job(lua_State *L, const char *name, const struct core_sample *sm)
+{
+    lua_createtable(L, 0, 5);
+    lua_pushstring(L, name ? name : "");
+    lua_setfield(L, -2, "name");
+    if (sm) {
+        lua_pushinteger(L, sm->at);
+        lua_setfield(L, -2, "at");
+        lua_pushinteger(L, sm->running_since);
+        lua_setfield(L, -2, "running_since");
+        lua_pushboolean(L, sm->running);
+        lua_setfield(L, -2, "running");
+        lua_createtable(L, sm->n_vertices, 0);
+        for (int i = 0; i < sm->n_vertices; i++) {
+            marshal_push_vertex(L, &sm->vertices[i]);
+            lua_rawseti(L, -2, i + 1);
+        }
+        lua_setfield(L, -2, "vertices");
+    }
+    proxy_readonly_deep(L, "ctx.job");
+}
+
+/* ctx.log(msg): governor.log of its first argument. */
+static int ctx_log(lua_State *L)
+{
+    lua_settop(L, 1);
+    return libgov_log(L);
+}
+
+static void set_part(lua_State *L, const char *name, int idx)
+{
+    if (idx)
+        lua_pushvalue(L, idx);
+    else
+        lua_newtable(L);
+    lua_setfield(L, -2, name);
+}
+
+void marshal_push_ctx(lua_State *L, const struct marshal_ctx *c)
+{
+    lua_createtable(L, 0, 6);
+    set_part(L, "params", c->params);
+    set_part(L, "config", c->config);
+    set_part(L, "job", c->job);
+    lua_pushinteger(L, c->now);
+    lua_setfield(L, -2, "now");
+    lua_pushcfunction(L, ctx_log);
+    lua_setfield(L, -2, "log");
+    if (c->backlog >= 0) {
+        lua_pushboolean(L, c->backlog);
+        lua_setfield(L, -2, "backlog");
+    }
+}
+
+/* ---------------------------------------------------------- hook arguments -- */
+
+/*
+ * The figures of struct core_evaluated as plugins see them, with what an evaluator may
+ * return for each: a number in [lo, hi] (finite, unless inf_ok allows +math.huge, which the
+ * core itself uses for "no limit"), an integral one when integral. Anything else fails the
+ * call naming the figure, so no overflowed or nonsensical figure reaches a decision.
+ */
+#define RATE_MAX 1e15 /* records/s: far above any real job, far below overflow */
+static const struct figure {
+    const char *name;
+    size_t off;
+    double lo, hi;
+    bool inf_ok, integral;
+} figures[] = {
+#define F(x, lo, hi, inf_ok, integral)                                                             \
+    {                                                                                              \
+#x, offsetof(struct core_evaluated, x), lo, hi, inf_ok, integral                           \
+    }
+    F(load, 0, 1, false, false),
+    F(true_processing_rate, 0, RATE_MAX, true, false),
+    F(target_data_rate, 0, RATE_MAX, false, false),
+    F(catch_up_data_rate, 0, RATE_MAX, false, false),
+    F(lag, 0, RATE_MAX, false, false),
+    F(scale_up_rate_threshold, 0, RATE_MAX, false, false),
+    F(scale_down_rate_threshold, 0, RATE_MAX, true, false),
+    F(expected_processing_rate, 0, RATE_MAX, false, false),
+    F(parallelism, 1, INT_MAX, false, true),
+    F(max_parallelism, 1, INT_MAX, false, true),
+    F(num_source_partitions, 0, INT_MAX, false, true),
+    F(busy_max_avg_ratio, 0, 1e9, false, false),
+    F(hot_key_share, 0, 1, false, false),
+    F(key_rate_bound, 0, RATE_MAX, true, false),
+    F(salting_fanout, 1, INT_MAX, false, true),
+#undef F
+};
+#define N_FIGURES ((int)(sizeof figures / sizeof figures[0]))
+
+static double *figure_at(struct core_evaluated *ev, int i)
+{
+    return (double *)((char *)ev + figures[i].off);
+}
+
+void marshal_push_evaluated(lua_State *L, const struct core_evaluated *ev)
+{
+    lua_createtable(L, 0, N_FIGURES);
+    for (int i = 0; i < N_FIGURES; i++)
+        set_number(L, figures[i].name, *figure_at((struct core_evaluated *)ev, i));
+}
+
+void marshal_push_vertex(lua_State *L, const struct core_vertex_in *v)
+{
+    lua_createtable(L, 0, 10);
+    lua_pushstring(L, v->id);
+    lua_setfield(L, -2, "id");
+    lua_pushinteger(L, v->parallelism);
+    lua_setfield(L, -2, "parallelism");
+    lua_pushinteger(L, v->max_parallelism);
+    lua_setfield(L, -2, "max_parallelism");
+    if (v->partitions > 0) {
+        lua_pushinteger(L, v->partitions);
+        lua_setfield(L, -2, "partitions");
+    }
+    if (v->slot_sharing_group) {
+        lua_pushstring(L, v->slot_sharing_group);
+        lua_setfield(L, -2, "slot_sharing_group");
+    }
+    lua_pushboolean(L, v->finished);
+    lua_setfield(L, -2, "finished");
+    lua_createtable(L, v->n_inputs, 0);
+    for (int i = 0; i < v->n_inputs; i++) {
+        lua_createtable(L, 0, 2);
+        lua_pushstring(L, v->inputs[i].from);
+        lua_setfield(L, -2, "from");
+        lua_pushstring(L, core_ship_name(v->inputs[i].ship));
+        lua_setfield(L, -2, "ship");
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "inputs");
+    lua_createtable(L, 0, 11);
+    set_number(L, "busy_min", v->busy_min);
+    set_number(L, "busy_avg", v->busy_avg);
+    set_number(L, "busy_max", v->busy_max);
+    set_number(L, "backpressured", v->backpressured);
+    set_number(L, "records_in", v->records_in);
+    set_number(L, "records_out", v->records_out);
+    set_number(L, "accumulated_busy_ms", v->accumulated_busy_ms);
+    set_number(L, "records_in_per_s", v->records_in_per_s);
+    set_number(L, "records_out_per_s", v->records_out_per_s);
+    set_number(L, "pending_records", v->pending_records);
+    lua_setfield(L, -2, "metrics");
+}
+
+void marshal_push_decision(lua_State *L, const struct core_decision *d)
+{
+    lua_createtable(L, 0, 6);
+    lua_pushinteger(L, d->at);
+    lua_setfield(L, -2, "at");
+    lua_pushstring(L, core_action_name(d->action));
+    lua_setfield(L, -2, "action");
+    lua_pushstring(L, core_reason_name(d->reason));
+    lua_setfield(L, -2, "reason");
+    lua_pushstring(L, d->message ? d->message : "");
+    lua_setfield(L, -2, "message");
+    lua_createtable(L, d->n_vertices, 0);
+    for (int k = 0; k < d->n_vertices; k++) {
+        const struct core_vdecision *v = &d->vertices[k];
+        lua_createtable(L, 0, 9);
+        lua_pushstring(L, v->id);
+        lua_setfield(L, -2, "id");
+        lua_pushinteger(L, v->current);
+        lua_setfield(L, -2, "current");
+        lua_pushinteger(L, v->raw_target);
+        lua_setfield(L, -2, "raw_target");
+        lua_pushinteger(L, v->target);
+        lua_setfield(L, -2, "target");
+        lua_pushstring(L, core_reason_name(v->reason));
+        lua_setfield(L, -2, "reason");
+        lua_pushboolean(L, v->outside_bounds);
+        lua_setfield(L, -2, "outside_bounds");
+        lua_pushboolean(L, v->excluded);
+        lua_setfield(L, -2, "excluded");
+        lua_newtable(L);
+        int n = 0;
+        for (int b = 0; b < CORE_C__COUNT; b++)
+            if (v->constraints & (1u << b)) {
+                lua_pushstring(L, core_constraint_name(b));
+                lua_rawseti(L, -2, ++n);
+            }
+        lua_setfield(L, -2, "constraints");
+        marshal_push_evaluated(L, &v->ev);
+        lua_setfield(L, -2, "evaluated");
+        lua_rawseti(L, -2, k + 1);
+    }
+    lua_setfield(L, -2, "vertices");
+}
+
+void marshal_push_align(lua_State *L, const struct core_align_ctx *a)
+{
+    lua_createtable(L, 0, 10);
+    lua_pushstring(L, a->vertex);
+    lua_setfield(L, -2, "vertex");
+    lua_pushinteger(L, a->current);
+    lua_setfield(L, -2, "current");
+    lua_pushinteger(L, a->proposed);
+    lua_setfield(L, -2, "proposed");
+    lua_pushinteger(L, a->lower);
+    lua_setfield(L, -2, "lower");
+    lua_pushinteger(L, a->upper);
+    lua_setfield(L, -2, "upper");
+    lua_pushinteger(L, a->max_parallelism);
+    lua_setfield(L, -2, "max_parallelism");
+    lua_pushinteger(L, a->partitions);
+    lua_setfield(L, -2, "partitions");
+    lua_createtable(L, a->n_inputs, 0);
+    for (int i = 0; i < a->n_inputs; i++) {
+        lua_pushstring(L, core_ship_name(a->input_ships[i]));
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "input_ships");
+    if (a->ev) {
+        marshal_push_evaluated(L, a->ev);
+        lua_setfield(L, -2, "evaluated");
+    }
+}
+
+/* ------------------------------------------------------------ hook results -- */
+
+/* "1e+300", "inf", "nan", "4294967301": a returned number as the messages show it. */
+static const char *num_text(lua_State *L, int i, char *buf, size_t n)
+{
+    double x = (double)lua_tonumber(L, i);
+    if (lua_isinteger(L, i))
+        snprintf(buf, n, "%lld", (long long)lua_tointeger(L, i));
+    else if (isnan(x))
+        snprintf(buf, n, "nan");
+    else
+        for (int prec = 15; prec <= 17; prec++) { /* the shortest that reads back as x */
+            snprintf(buf, n, "%.*g", prec, x);
+            if (strtod(buf, NULL) == x)
+                break;
+        }
+    return buf;
+}
+
+lua_Integer marshal_read_int(lua_State *L, int i, const char *what, lua_Integer lo, lua_Integer hi)
+{
+    char buf[64];
+    if (lua_type(L, i) != LUA_TNUMBER)
+        luaL_error(L, "%s must be an integer in [%I, %I] (got %s)", what, (LUAI_UACINT)lo,
+                   (LUAI_UACINT)hi, luaL_typename(L, i));
+    int isint = 0;
+    lua_Integer v = lua_tointegerx(L, i, &isint);
+    if (!isint || v < lo || v > hi)
+        luaL_error(L, "%s must be an integer in [%I, %I] (got %s)", what, (LUAI_UACINT)lo,
+                   (LUAI_UACINT)hi, num_text(L, i, buf, sizeof buf));
+    return v;
+}
+
+/* Checks the number at the top against figure i's rule; returns it. */
+static double read_figure(lua_State *L, const char *file, int i)
+{
+    const struct figure *f = &figures[i];
+    char buf[64], rule[96];
+    if (lua_type(L, -1) != LUA_TNUMBER)
+        luaL_error(L, "%s: evaluate: metric '%s' must be a number (got %s)", file, f->name,
+                   luaL_typename(L, -1));
+    double x = lua_tonumber(L, -1);
+    bool ok =
+        x >= f->lo && (x <= f->hi || (f->inf_ok && isinf(x))) && (!f->integral || x == floor(x));
+    if (ok)
+        return x;
+    if (f->integral)
+        snprintf(rule, sizeof rule, "an integer in [%.0f, %.0f]", f->lo, f->hi);
+    else
+        snprintf(rule, sizeof rule, "a finite number in [%g, %g]%s", f->lo, f->hi,
+                 f->inf_ok ? " or math.huge" : "");
+    return luaL_error(L, "%s: evaluate: metric '%s' must be %s (got %s)", file, f->name, rule,
+                      num_text(L, -1, buf, sizeof buf));
+}
+
+void marshal_read_evaluated(lua_State *L, int idx, struct core_evaluated *ev, const char *file)
+{
+    idx = lua_absindex(L, idx);
+    struct core_evaluated out = *ev;
+    for (int i = 0; i < N_FIGURES; i++)
+        *figure_at(&out, i) = NAN;
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+        int fi = -1;
+        for (int i = 0; k && i < N_FIGURES; i++)
+            if (strcmp(figures[i].name, k) == 0)
+                fi = i;
+        if (fi < 0)
+            luaL_error(L, "%s: evaluate returned an unknown metric '%s'", file,
+                       k ? k : luaL_typename(L, -2));
+        *figure_at(&out, fi) = read_figure(L, file, fi);
+        lua_pop(L, 1);
+    }
+    for (int i = 0; i < N_FIGURES; i++)
+        if (!isnan(*figure_at(&out, i)))
+            *figure_at(ev, i) = *figure_at(&out, i);
+}
+
+/* Sets next[k] for vertex id of d from the integer at stack index vi. */
+static void target_of(lua_State *L, const struct core_decision *d, int *next, const char *id,
+                      int vi)
+{
+    int k;
+    for (k = 0; k < d->n_vertices; k++)
+        if (strcmp(d->vertices[k].id, id) == 0)
+            break;
+    if (k == d->n_vertices)
+        luaL_error(L, "execute returned an unknown vertex '%s'", id);
+    char what[160];
+    snprintf(what, sizeof what, "execute: vertex '%.100s' target", id);
+    next[k] = (int)marshal_read_int(L, vi, what, 1, MARSHAL_MAX_TARGET);
+}
+
+void marshal_read_targets(lua_State *L, int idx, struct core_decision *d)
+{
+    idx = lua_absindex(L, idx);
+    if (lua_getfield(L, idx, "vertices") != LUA_TTABLE)
+        luaL_error(L, "execute: the returned decision has no 'vertices' table");
+    int vs = lua_gettop(L);
+    int n = d->n_vertices;
+    int *next = lua_newuserdatauv(L, (size_t)(n > 0 ? n : 1) * sizeof(int), 0);
+    for (int k = 0; k < n; k++)
+        next[k] = d->vertices[k].target;
+    lua_pushnil(L);
+    while (lua_next(L, vs)) {
+        int val = lua_gettop(L);
+        if (lua_type(L, -2) == LUA_TSTRING) {
+            const char *id = lua_tostring(L, -2);
+            if (lua_istable(L, val))
+                lua_getfield(L, val, "target");
+            else
+                lua_pushvalue(L, val);
+            target_of(L, d, next, id, lua_gettop(L));
+        } else if (lua_istable(L, val)) {
+            lua_getfield(L, val, "id");
+            const char *id = lua_tostring(L, -1);
+            if (!id)
+                luaL_error(L, "execute: a returned vertex has no id");
+            lua_getfield(L, val, "target");
+            target_of(L, d, next, id, lua_gettop(L));
+        } else {
+            luaL_error(L, "execute: 'vertices' entries must be tables");
+        }
+        lua_settop(L, val - 1);
+    }
+    for (int k = 0; k < n; k++)
+        d->vertices[k].target = next[k];
+}
