@@ -107,7 +107,7 @@ struct db_write {
     char *job_config_json;
     /* DB_W_DECISION */
     unsigned char *state_bin; /* the job's state after the decision, without its window's
-                                 samples (statebin_dump_meta) */
+                                 samples (core_state_encode_meta) */
     size_t state_bin_len;
     int64_t window_seq0; /* window samples below this number are dropped */
     int n_ws;

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "jobs.h"
-#include "statebin.h"
 #include "json.h"
 #include "log.h"
 #include "xmem.h"
@@ -184,7 +183,7 @@ struct window_ctx {
 static int add_sample(void *ud, int64_t seq, const void *blob, size_t len)
 {
     struct window_ctx *wc = ud;
-    return statebin_add_sample(wc->st, seq, blob, len, wc->msg, wc->msg_len) < 0 ? -1 : 0;
+    return core_state_decode_sample(wc->st, seq, blob, len, wc->msg, wc->msg_len) < 0 ? -1 : 0;
 }
 
 static int load_row(void *ud, const char *id, int64_t created_at, const char *config_json,
@@ -217,11 +216,11 @@ static int load_row(void *ud, const char *id, int64_t created_at, const char *co
     jobs_set_layer_take(e, layer, opts);
     if (state_bin) {
         bool meta = false;
-        int rc = statebin_load_meta(state_bin, state_bin_len, e->state, &meta, msg, sizeof msg);
+        int rc = core_state_decode(state_bin, state_bin_len, e->state, &meta, msg, sizeof msg);
         if (rc == 0 && meta) {
             struct window_ctx wc = {e->state, msg, sizeof msg};
             char *derr = NULL;
-            rc = db_window_each(lc->db, id, statebin_seq0(e->state), add_sample, &wc, &derr);
+            rc = db_window_each(lc->db, id, core_state_seq0(e->state), add_sample, &wc, &derr);
             if (derr) {
                 snprintf(msg, sizeof msg, "%s", derr);
                 free(derr);
@@ -234,7 +233,7 @@ static int load_row(void *ud, const char *id, int64_t created_at, const char *co
         }
         /* Everything stored is in the state now; new samples start after it. Rows above a
          * failed load's point are overwritten (INSERT OR REPLACE) and older ones dropped. */
-        e->stored_seq = statebin_seq_end(e->state);
+        e->stored_seq = core_state_seq_end(e->state);
     } else if (state_json) {
         st = json_loads(state_json, 0, NULL);
         if (!st || json_state_load(st, e->state, msg, sizeof msg) < 0) {

@@ -7,6 +7,7 @@
  *                  [Numbers, Events]
  *   config.c       built-in defaults [Options]
  *   topo.c         topology validation and topological order [Topology]
+ *   state.c        the job state's creation, release and binary form [State]
  *   window.c       per-sample metrics, the metric window and its aggregates [Window]
  *   evaluate.c     backlog, target/catch-up rate, true processing rate, thresholds
  *                  [Evaluation]

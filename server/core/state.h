@@ -1,8 +1,8 @@
 /*
  * state.h - the layout of a job's autoscaler state (struct core_state; core/README.md,
- * State). Meant to be opaque to the server: besides the core, only the state codecs
- * (server/statebin.c, server/json.c) and the plugin host's read access to the window
- * (server/plugin_api.c) look inside. Everything here is owned by the state: arrays grow with
+ * State). Meant to be opaque to the server, which stores a state in its binary form (core.h,
+ * State codec, in state.c): besides the core, only server/json.c's JSON form and the plugin
+ * host's read access to the window (server/plugin_api.c) look inside. Everything here is owned by the state: arrays grow with
  * core__grow and strings are core__strdup copies, all released by core_state_free.
  *
  * What it holds (each described in the core/README.md section named):

@@ -13,7 +13,6 @@
 #include "cron.h"
 #include "json.h"
 #include "options.h"
-#include "statebin.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -48,8 +47,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         /* Both state forms must load back what they dumped. */
         unsigned char *blob;
         size_t len;
-        statebin_dump(st, &blob, &len);
-        if (statebin_load(blob, len, st, err, sizeof err) < 0)
+        core_state_encode(st, &blob, &len);
+        if (core_state_decode(blob, len, st, NULL, err, sizeof err) < 0)
             abort();
         free(blob);
         json_t *sj = json_state_dump(st);

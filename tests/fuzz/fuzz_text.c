@@ -11,7 +11,6 @@
 #include "core/core.h"
 #include "cron.h"
 #include "options.h"
-#include "statebin.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -65,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case 4: {
         struct core_state *st = core_state_new();
         char e[128];
-        statebin_load(data + 1, size - 1, st, e, sizeof e);
+        core_state_decode(data + 1, size - 1, st, NULL, e, sizeof e);
         core_state_free(st);
         break;
     }
