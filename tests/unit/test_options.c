@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "options.h"
+#include "testfile.h"
 
 #define KEY(k) "job.autoscaler." k
 
@@ -1343,28 +1344,13 @@ static void table_lists_every_option(void)
     free(m);
 }
 
-static char *read_all(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t got = fread(s, 1, (size_t)n, f);
-    s[got] = '\0';
-    fclose(f);
-    return s;
-}
-
 #define BEGIN "<!-- options:begin -->\n"
 #define END   "<!-- options:end -->"
 
 /* README.md's generated block equals opt_print_markdown(); UPDATE_GOLDEN=1 rewrites it. */
 static void readme_table_is_current(void)
 {
-    char *readme = read_all("README.md");
+    char *readme = testfile_read("README.md");
     ASSERT(readme != NULL);
     char *md = capture(opt_print_markdown);
     char *b = strstr(readme, BEGIN);

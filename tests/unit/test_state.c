@@ -12,9 +12,8 @@
 static void round_trip_is_exact(void)
 {
     struct core_state *a = rich_state();
-    unsigned char *blob;
     size_t len;
-    core_state_encode(a, &blob, &len);
+    unsigned char *blob = blob_of(a, &len);
     struct core_state *b = core_state_new();
     char err[128];
     bool meta = true;
@@ -41,9 +40,8 @@ static void round_trip_is_exact(void)
 static void every_truncation_is_refused(void)
 {
     struct core_state *a = rich_state();
-    unsigned char *blob;
     size_t len;
-    core_state_encode(a, &blob, &len);
+    unsigned char *blob = blob_of(a, &len);
     struct core_state *b = core_state_new();
     char err[128];
     for (size_t n = 0; n < len; n++) {
@@ -71,9 +69,8 @@ static void every_truncation_is_refused(void)
 static void version_2_blob_loads(void)
 {
     struct core_state *a = rich_state();
-    unsigned char *blob;
     size_t len;
-    core_state_encode(a, &blob, &len);
+    unsigned char *blob = blob_of(a, &len);
     /* the tail: started_at, full_from, hash, 6 counters, rejected, pending (at, n, "agg", 4, 7) */
     size_t tail = 8 + 8 + 8 + 6 * sizeof(struct core_wcounter) + 4 + 8 + 4 + 4 + 3 + 4 + 4;
     memcpy(blob, "GVS2", 4);
