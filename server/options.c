@@ -4,6 +4,13 @@
  * deprecated alias, help text, and where the parsed value lands (an offset into struct
  * core_config or struct opt_server, or an apply hook). The parsers, layering, validation,
  * `governor options` and the README table are all driven by that one table.
+ *
+ * The default column is the one home of every default: the core has none of its own and is
+ * always handed a struct core_config resolved from these rows (every field of it has a row,
+ * whose default text lands in it like a value a user wrote), and the server's limits take
+ * theirs from opt_server_init. Text and not a typed value, because the text is what
+ * `governor options` and the README show ("15 min", "1.0", "128 mb"), and parsing it is the
+ * path every user value takes anyway, so a default cannot mean something its text does not.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -244,8 +251,9 @@ struct val {
 };
 
 struct opt_row;
+/* A row's apply hook: lands v (text, from layer) in c; j is the job being resolved. */
 typedef void (*apply_fn)(struct core_config *c, const struct opt_row *r, const struct val *v,
-                         const char *text, enum opt_layer layer);
+                         const char *text, enum opt_layer layer, const struct opt_job *j);
 
 struct opt_row {
     const char *name; /* canonical */
@@ -290,15 +298,16 @@ static const char *const level_values[] = {"debug", "info", "warn", "error", NUL
 static const char *const profile_values[] = {"governor", "flink", NULL};
 
 static void apply_aggregator(struct core_config *c, const struct opt_row *r, const struct val *v,
-                             const char *text, enum opt_layer layer);
+                             const char *text, enum opt_layer layer, const struct opt_job *j);
 static void apply_adjust_mode(struct core_config *c, const struct opt_row *r, const struct val *v,
-                              const char *text, enum opt_layer layer);
+                              const char *text, enum opt_layer layer, const struct opt_job *j);
 static void apply_align_mode(struct core_config *c, const struct opt_row *r, const struct val *v,
-                             const char *text, enum opt_layer layer);
+                             const char *text, enum opt_layer layer, const struct opt_job *j);
 static void apply_profile(struct core_config *c, const struct opt_row *r, const struct val *v,
-                          const char *text, enum opt_layer layer);
+                          const char *text, enum opt_layer layer, const struct opt_job *j);
 static void apply_safeguard(struct core_config *c, const struct opt_row *r, const struct val *v,
-                            const char *text, enum opt_layer layer);
+                            const char *text, enum opt_layer layer, const struct opt_job *j);
+static bool adjust_mode_set(const struct opt_job *j);
 
 /*
  * The rows. Order matters in three places only: the legacy adjust.mode row comes before the
@@ -587,18 +596,18 @@ static const char *const plugin_prefixes[] = {
 #define GOV_PREFIX    "governor."
 
 static void apply_aggregator(struct core_config *c, const struct opt_row *r, const struct val *v,
-                             const char *text, enum opt_layer layer)
+                             const char *text, enum opt_layer layer, const struct opt_job *j)
 {
-    (void)r, (void)text, (void)layer;
+    (void)r, (void)text, (void)layer, (void)j;
     static const enum core_aggregator map[] = {CORE_AGG_MAX, CORE_AGG_AVG, CORE_AGG_MIN};
     c->busy_aggregator = map[v->e];
 }
 
 /* Spec 3.2 step 2: the deprecated key counts only when set explicitly (above the defaults). */
 static void apply_adjust_mode(struct core_config *c, const struct opt_row *r, const struct val *v,
-                              const char *text, enum opt_layer layer)
+                              const char *text, enum opt_layer layer, const struct opt_job *j)
 {
-    (void)r, (void)text;
+    (void)r, (void)text, (void)j;
     if (layer == OPT_BUILTIN || v->unset)
         return;
     c->align_mode =
@@ -607,12 +616,13 @@ static void apply_adjust_mode(struct core_config *c, const struct opt_row *r, co
 }
 
 /* Spec 3.2 step 1: an explicit new key wins over the legacy one; a non-built-in name is a
- * plugin. At the default layer it leaves what the legacy key chose (or BALANCED). */
+ * plugin. At the default layer it leaves what the legacy key chose, if it chose one (its row
+ * comes first). */
 static void apply_align_mode(struct core_config *c, const struct opt_row *r, const struct val *v,
-                             const char *text, enum opt_layer layer)
+                             const char *text, enum opt_layer layer, const struct opt_job *j)
 {
     (void)r;
-    if (layer == OPT_BUILTIN)
+    if (layer == OPT_BUILTIN && adjust_mode_set(j))
         return;
     static const enum core_align_mode map[] = {CORE_ALIGN_BALANCED, CORE_ALIGN_EVENLY_SPREAD,
                                                CORE_ALIGN_OFF};
@@ -627,18 +637,18 @@ static void apply_align_mode(struct core_config *c, const struct opt_row *r, con
 
 /* governor.profile: which defaults the safeguard rows below it take. */
 static void apply_profile(struct core_config *c, const struct opt_row *r, const struct val *v,
-                          const char *text, enum opt_layer layer)
+                          const char *text, enum opt_layer layer, const struct opt_job *j)
 {
-    (void)r, (void)text, (void)layer;
+    (void)r, (void)text, (void)layer, (void)j;
     c->profile = v->e == 1 ? CORE_PROFILE_FLINK : CORE_PROFILE_GOVERNOR;
 }
 
 /* A safeguard of the governor profile (a bool at r->off): unset follows governor.profile,
  * whose row comes first. */
 static void apply_safeguard(struct core_config *c, const struct opt_row *r, const struct val *v,
-                            const char *text, enum opt_layer layer)
+                            const char *text, enum opt_layer layer, const struct opt_job *j)
 {
-    (void)text, (void)layer;
+    (void)text, (void)layer, (void)j;
     *(bool *)((char *)c + r->off) = v->unset ? c->profile == CORE_PROFILE_GOVERNOR : v->b;
 }
 
@@ -1170,7 +1180,7 @@ static void land_value(void *base, const struct opt_row *r, const struct val *v,
         break;
     }
     case L_HOOK:
-        r->apply(base, r, v, text, layer);
+        r->apply(base, r, v, text, layer, j);
         break;
     }
 }
@@ -1191,6 +1201,19 @@ static const char *row_text(const struct opt_job *j, int i, enum opt_layer *laye
 {
     const char *v = slot_value(&j->rows[i], layer);
     return v ? v : opt_rows[i].def;
+}
+
+/* Whether the legacy adjust.mode key chose an alignment mode: set above the defaults, to a
+ * value (spec 3.2 step 2; apply_adjust_mode lands it). */
+static bool adjust_mode_set(const struct opt_job *j)
+{
+    int i = 0;
+    const struct opt_row *r =
+        row_by_name(JOB_PREFIX "scaling.key-group.partitions.adjust.mode", &i);
+    enum opt_layer layer;
+    const char *text = row_text(j, i, &layer);
+    struct val v;
+    return layer != OPT_BUILTIN && parse_row_value(r, text, &v, NULL) == 0 && !v.unset;
 }
 
 /* The index of the utilization.target row. */
@@ -1215,7 +1238,6 @@ static int range_error(char **errp, const struct opt_job *j, const char *name, d
 /* Resolves the effective options into cfg and runs spec 6.4; see options.h. */
 int opt_job_resolve(struct opt_job *j, struct core_config *cfg, char **errp)
 {
-    core_config_defaults(cfg);
     lists_free(j);
     for (int i = 0; i < N_ROWS; i++) {
         const struct opt_row *r = &opt_rows[i];
@@ -1277,6 +1299,15 @@ int opt_job_resolve(struct opt_job *j, struct core_config *cfg, char **errp)
         }
     }
     return 0;
+}
+
+/* The built-in defaults: a job without options, resolved. Its strings are the table's. */
+void opt_config_defaults(struct core_config *cfg)
+{
+    struct opt_job *j = opt_job_new();
+    if (opt_job_resolve(j, cfg, NULL) < 0)
+        abort(); /* a bad default in the table: caught by the tests */
+    opt_job_free(j);
 }
 
 static int cmp_str_ptr(const void *a, const void *b)

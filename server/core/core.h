@@ -120,7 +120,9 @@ struct core_tm_memory {
 
 /*
  * The effective options of one job (core/README.md, Options), already parsed and
- * validated by the options module. Strings and lists are borrowed from whoever built it.
+ * validated by the options module, every field set: the core has no defaults of its own
+ * (the server's options table holds them all; opt_config_defaults gives them unchanged).
+ * Strings and lists are borrowed from whoever built it.
  */
 struct core_config {
     bool enabled;         /* job.autoscaler.enabled (governor default: true) */
@@ -180,13 +182,6 @@ struct core_config {
 /* A duration as Flink writes it, in the largest unit that divides it: "90 d", "1 h",
  * "15 min", "30 s", "500 ms" (the options table prints defaults this way too). */
 void core_format_duration(char *buf, size_t n, int64_t ms);
-
-/*
- * Fills c with the built-in defaults of every option (core/README.md, Options). The options
- * table's default column must agree (tests/unit/test_options.c checks every row against
- * this).
- */
-void core_config_defaults(struct core_config *c);
 
 /* ----------------------------------------------------------------- sample -- */
 

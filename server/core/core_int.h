@@ -5,7 +5,6 @@
  *
  *   util.c         rounding, allocation, the decision arena, events, enum names
  *                  [Numbers, Events]
- *   config.c       built-in defaults [Options]
  *   topo.c         topology validation and topological order [Topology]
  *   state.c        the job state's creation, release and binary form [State]
  *   window.c       per-sample metrics, the metric window and its aggregates [Window]

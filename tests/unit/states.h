@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "options.h"
+
 /* A state with something in every part: a window (with what it knows of the counters),
  * history, tracking, delayed scale-downs, the event table, a rejected-sample count and a
  * pending scaling. */
@@ -56,7 +58,7 @@ static struct core_state *rich_state(void)
     core__history_add(st, "agg", &e);
     core__tracking_add(st, 5);
     struct core_config cfg;
-    core_config_defaults(&cfg);
+    opt_config_defaults(&cfg);
     bool out;
     core__delayed_scale_down(st, &cfg, "src", 4, 2, true, 7, &out);
     struct core_decision d;

@@ -11,6 +11,7 @@
 
 #include "core/core_int.h"
 #include "json.h"
+#include "options.h"
 
 #define T0 1764410400000LL
 
@@ -27,7 +28,7 @@ struct fx {
 static void fx_init(struct fx *f)
 {
     memset(f, 0, sizeof *f);
-    core_config_defaults(&f->cfg);
+    opt_config_defaults(&f->cfg);
     f->cfg.stabilization_ms = 60000;
     f->cfg.metrics_window_ms = 120000;
     f->st = core_state_new();

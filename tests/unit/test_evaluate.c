@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "core/core_int.h"
+#include "options.h"
 
 #define SEC   1000LL
 #define MIN   (60 * SEC)
@@ -31,7 +32,7 @@ struct ef {
 static void ef_init(struct ef *f)
 {
     memset(f, 0, sizeof *f);
-    core_config_defaults(&f->cfg);
+    opt_config_defaults(&f->cfg);
     f->s.vertices = f->v;
     f->s.running = true;
     f->st = core_state_new();
