@@ -38,11 +38,8 @@ static int fail(char **errp, const char *fmt, ...)
         return -1;
     va_list ap;
     va_start(ap, fmt);
-    char *m = NULL;
-    if (vasprintf(&m, fmt, ap) < 0)
-        abort();
+    *errp = xvasprintf(fmt, ap);
     va_end(ap);
-    *errp = m;
     return -1;
 }
 

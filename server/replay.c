@@ -35,9 +35,7 @@ struct replay {
 
 struct replay *replay_new(const struct opt_job *defaults, bool roundtrip)
 {
-    struct replay *r = calloc(1, sizeof *r);
-    if (!r)
-        abort();
+    struct replay *r = xcalloc(1, sizeof *r);
     r->defaults = defaults;
     r->roundtrip = roundtrip;
     json_sample_init(&r->js);
@@ -74,15 +72,11 @@ static struct replay_job *job_get(struct replay *r, const char *name)
             return &r->jobs[i];
     if (r->n == r->cap) {
         r->cap = r->cap ? r->cap * 2 : 4;
-        r->jobs = realloc(r->jobs, (size_t)r->cap * sizeof *r->jobs);
-        if (!r->jobs)
-            abort();
+        r->jobs = xrealloc(r->jobs, (size_t)r->cap * sizeof *r->jobs);
     }
     struct replay_job *j = &r->jobs[r->n++];
-    j->name = strdup(name);
+    j->name = xstrdup(name);
     j->st = core_state_new();
-    if (!j->name)
-        abort();
     return j;
 }
 

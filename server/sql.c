@@ -501,7 +501,7 @@ static char *request_line(const char *sql, json_t *params, char **body, int *sta
     char *text = json_dumps(req, JSON_COMPACT);
     json_decref(req);
     if (!text)
-        abort(); /* jansson is out of memory */
+        xmem_oom(); /* jansson is out of memory */
     size_t n = strlen(text);
     char *line = xmalloc(n + 2);
     memcpy(line, text, n);
