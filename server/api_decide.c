@@ -22,7 +22,6 @@
 #include "cron.h"
 #include "jarena.h"
 #include "plugin.h"
-#include "statebin.h"
 #include "log.h"
 #include "writer.h"
 #include "xmem.h"
@@ -309,15 +308,15 @@ static void decide(const struct req *q, struct resp *r)
         memcpy(e->cfg_hash, hash, sizeof hash);
     }
     /* The state without its window, and the window's new samples, one row each. */
-    statebin_dump_meta(e->state, &w->state_bin, &w->state_bin_len);
-    int64_t seq0 = statebin_seq0(e->state), end = statebin_seq_end(e->state);
+    core_state_encode_meta(e->state, &w->state_bin, &w->state_bin_len);
+    int64_t seq0 = core_state_seq0(e->state), end = core_state_seq_end(e->state);
     int64_t from = e->stored_seq > seq0 ? e->stored_seq : seq0;
     w->window_seq0 = seq0;
     w->n_ws = (int)(end - from);
     w->ws = xcalloc((size_t)(w->n_ws > 0 ? w->n_ws : 1), sizeof *w->ws);
     for (int k = 0; k < w->n_ws; k++) {
         w->ws[k].seq = from + k;
-        statebin_dump_sample(e->state, (int)(from + k - seq0), &w->ws[k].blob, &w->ws[k].len);
+        core_state_encode_sample(e->state, from + k, &w->ws[k].blob, &w->ws[k].len);
     }
     e->stored_seq = end;
     /* The body was parsed as a JSON object: store it as sent. */

@@ -70,19 +70,6 @@ struct cron_expr {
 
 /* ------------------------------------------------------------- helpers -- */
 
-static char *vfmt(const char *fmt, va_list ap)
-{
-    va_list aq;
-    va_copy(aq, ap);
-    int n = vsnprintf(NULL, 0, fmt, aq);
-    va_end(aq);
-    char *s = malloc((size_t)(n < 0 ? 0 : n) + 1);
-    if (!s)
-        abort();
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
-    return s;
-}
-
 static bool is_space(char c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
@@ -167,7 +154,7 @@ static int perr(struct pctx *c, size_t pos, const char *f, ...)
 {
     va_list ap;
     va_start(ap, f);
-    char *inner = vfmt(f, ap);
+    char *inner = xvasprintf(f, ap);
     va_end(ap);
     if (c->field >= 0)
         c->msg = xasprintf("cron \"%s\": %s field: %s (at char %zu)", c->expr,

@@ -10,8 +10,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/core.h"
 #include "db.h"
 #include "log.h"
+#include "statejson.h"
 #include "xmem.h"
 
 #define DB_CACHE 48
@@ -121,6 +123,25 @@ int db_user_version(struct db *db)
     return v;
 }
 
+static int convert_states(struct db *db, char **errp);
+
+/* The steps of migrations that SQL cannot do, each run in its migration's transaction before
+ * the migration's SQL. */
+static const struct {
+    int version;
+    int (*run)(struct db *db, char **errp);
+} c_steps[] = {
+    {8, convert_states},
+};
+
+static int run_c_step(struct db *db, int version, char **errp)
+{
+    for (size_t i = 0; i < sizeof c_steps / sizeof c_steps[0]; i++)
+        if (c_steps[i].version == version)
+            return c_steps[i].run(db, errp);
+    return 0;
+}
+
 /* Applies every migration newer than user_version, each in its own transaction. */
 static int migrate(struct db *db, char **errp)
 {
@@ -136,8 +157,8 @@ static int migrate(struct db *db, char **errp)
         char *e = NULL;
         char ver[64];
         snprintf(ver, sizeof ver, "PRAGMA user_version = %d", m->version);
-        if (exec(db, "BEGIN IMMEDIATE", &e) < 0 || exec(db, m->sql, &e) < 0 ||
-            exec(db, ver, &e) < 0 || exec(db, "COMMIT", &e) < 0) {
+        if (exec(db, "BEGIN IMMEDIATE", &e) < 0 || run_c_step(db, m->version, &e) < 0 ||
+            exec(db, m->sql, &e) < 0 || exec(db, ver, &e) < 0 || exec(db, "COMMIT", &e) < 0) {
             *errp = xasprintf("migration %s: %s", m->name, e);
             free(e);
             sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
@@ -360,8 +381,7 @@ static int run(struct db *db, sqlite3_stmt *st, const char *what, char **errp)
 
 static const char SQL_JOB_STATE[] =
     "INSERT INTO jobs (job, created_at, state_bin, last_at) VALUES (?1, ?2, ?3, ?4) "
-    "ON CONFLICT (job) DO UPDATE SET state_bin = excluded.state_bin, state_json = NULL, "
-    "last_at = excluded.last_at";
+    "ON CONFLICT (job) DO UPDATE SET state_bin = excluded.state_bin, last_at = excluded.last_at";
 static const char SQL_JOB_CONFIG[] =
     "INSERT INTO jobs (job, created_at, config_json) VALUES (?1, ?2, ?3) "
     "ON CONFLICT (job) DO UPDATE SET config_json = excluded.config_json";
@@ -432,6 +452,137 @@ int db_window_each(struct db *db, const char *job, int64_t from_seq,
     }
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
+    return rc;
+}
+
+/* ------------------------------------------------------------ migration 008 -- */
+
+/*
+ * Migration 008's step: every job state still stored in an older form is rewritten in
+ * today's (the state without its window in jobs.state_bin, one job_window row per sample),
+ * before the migration's SQL drops jobs.state_json. The older forms are JSON in
+ * jobs.state_json (rows written before migration 002; statejson.h) and a whole-state blob in
+ * jobs.state_bin (written before migration 005), whose samples a decision would otherwise not
+ * store again, so that the second start after it lost the window. A JSON state that does not
+ * read is dropped with an error in the log and the job starts empty, as loading such a row
+ * always did; a blob that does not decode is left for the load to refuse, as before.
+ */
+static const char SQL_STATE_JOBS[] =
+    "SELECT job FROM jobs WHERE state_json IS NOT NULL OR state_bin IS NOT NULL";
+static const char SQL_STATE_ROW[] = "SELECT state_json, state_bin FROM jobs WHERE job = ?1";
+static const char SQL_STATE_SET[] =
+    "UPDATE jobs SET state_bin = ?2, state_json = NULL WHERE job = ?1";
+
+/* The state st of job, stored in today's form; st NULL stores none. */
+static int store_state(struct db *db, sqlite3_stmt *set, const char *job, struct core_state *st,
+                       char **errp)
+{
+    struct db_write w = {.job = (char *)job};
+    int rc = -1;
+    if (st) {
+        core_state_encode_meta(st, &w.state_bin, &w.state_bin_len);
+        w.window_seq0 = core_state_seq0(st);
+        w.n_ws = (int)(core_state_seq_end(st) - w.window_seq0);
+        w.ws = xcalloc((size_t)w.n_ws, sizeof *w.ws);
+        for (int i = 0; i < w.n_ws; i++) {
+            w.ws[i].seq = w.window_seq0 + i;
+            core_state_encode_sample(st, w.ws[i].seq, &w.ws[i].blob, &w.ws[i].len);
+        }
+    }
+    sqlite3_stmt *forget = stmt(db, SQL_WINDOW_FORGET, errp);
+    if (!forget)
+        goto out;
+    bind_text(forget, 1, job);
+    if (run(db, forget, "forget window samples", errp) < 0 || apply_window(db, &w, errp) < 0)
+        goto out;
+    bind_text(set, 1, job);
+    if (w.state_bin)
+        sqlite3_bind_blob(set, 2, w.state_bin, (int)w.state_bin_len, SQLITE_STATIC);
+    rc = run(db, set, "store a converted state", errp);
+out:
+    for (int i = 0; i < w.n_ws; i++)
+        free(w.ws[i].blob);
+    free(w.ws);
+    free(w.state_bin);
+    return rc;
+}
+
+/* Converts the state of one job if it is in an older form; *converted, *dropped count. */
+static int convert_state(struct db *db, sqlite3_stmt *row, sqlite3_stmt *set, const char *job,
+                         struct core_state *st, int *converted, int *dropped, char **errp)
+{
+    char msg[256], q1[160], q2[300];
+    bool meta = false;
+    int rc = 0;
+    bind_text(row, 1, job);
+    if (sqlite3_step(row) != SQLITE_ROW) {
+        *errp = dberr(db, "read a job's state");
+        rc = -1;
+        goto out;
+    }
+    const void *bin = sqlite3_column_blob(row, 1);
+    if (bin) {
+        if (core_state_decode(bin, (size_t)sqlite3_column_bytes(row, 1), st, &meta, msg,
+                              sizeof msg) < 0 ||
+            meta)
+            goto out; /* today's form, or one the load refuses as it always did */
+        rc = store_state(db, set, job, st, errp);
+        ++*converted;
+    } else if (statejson_read((const char *)sqlite3_column_text(row, 0), st, msg, sizeof msg) ==
+               0) {
+        rc = store_state(db, set, job, st, errp);
+        ++*converted;
+    } else {
+        log_msg(LOG_ERROR, "db", "stored state unreadable, starting empty", "job=%s error=%s",
+                log_quote(q1, sizeof q1, job), log_quote(q2, sizeof q2, msg));
+        rc = store_state(db, set, job, NULL, errp);
+        ++*dropped;
+    }
+out:
+    sqlite3_reset(row);
+    sqlite3_clear_bindings(row);
+    return rc;
+}
+
+static int convert_states(struct db *db, char **errp)
+{
+    sqlite3_stmt *jobs = NULL, *row = NULL, *set = NULL;
+    struct core_state *st = core_state_new();
+    char **names = NULL;
+    int n = 0, cap = 0, converted = 0, dropped = 0, rc = -1, step;
+    if (sqlite3_prepare_v2(db->h, SQL_STATE_JOBS, -1, &jobs, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db->h, SQL_STATE_ROW, -1, &row, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db->h, SQL_STATE_SET, -1, &set, NULL) != SQLITE_OK) {
+        *errp = dberr(db, "prepare");
+        goto out;
+    }
+    /* The names first: the rows are then rewritten outside this scan of the table. */
+    while ((step = sqlite3_step(jobs)) == SQLITE_ROW) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            names = xrealloc(names, (size_t)cap * sizeof *names);
+        }
+        names[n++] = xstrdup((const char *)sqlite3_column_text(jobs, 0));
+    }
+    if (step != SQLITE_DONE) {
+        *errp = dberr(db, "read jobs");
+        goto out;
+    }
+    for (int i = 0; i < n; i++)
+        if (convert_state(db, row, set, names[i], st, &converted, &dropped, errp) < 0)
+            goto out;
+    if (converted || dropped)
+        log_msg(LOG_INFO, "db", "job states in an older form converted", "converted=%d dropped=%d",
+                converted, dropped);
+    rc = 0;
+out:
+    for (int i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    core_state_free(st);
+    sqlite3_finalize(set);
+    sqlite3_finalize(row);
+    sqlite3_finalize(jobs);
     return rc;
 }
 
@@ -686,15 +837,13 @@ int db_write_apply(struct db *db, struct db_write *w, char **errp)
 /* ----------------------------------------------------------------- reads -- */
 
 static const char SQL_JOBS_ALL[] =
-    "SELECT job, created_at, config_json, state_json, last_at, state_bin FROM jobs ORDER BY job";
+    "SELECT job, created_at, config_json, last_at, state_bin FROM jobs ORDER BY job";
 static const char SQL_JOBS_ONE[] =
-    "SELECT job, created_at, config_json, state_json, last_at, state_bin FROM jobs "
-    "WHERE job = ?1";
+    "SELECT job, created_at, config_json, last_at, state_bin FROM jobs WHERE job = ?1";
 
 int db_jobs_each(struct db *db, const char *job,
                  int (*fn)(void *ud, const char *job, int64_t created_at, const char *config_json,
-                           const char *state_json, const void *state_bin, size_t state_bin_len,
-                           int64_t last_at),
+                           const void *state_bin, size_t state_bin_len, int64_t last_at),
                  void *ud, char **errp)
 {
     sqlite3_stmt *st = stmt(db, job ? SQL_JOBS_ONE : SQL_JOBS_ALL, errp);
@@ -705,10 +854,10 @@ int db_jobs_each(struct db *db, const char *job,
         bind_text(st, 1, job);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t last =
-            sqlite3_column_type(st, 4) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(st, 4);
+            sqlite3_column_type(st, 3) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(st, 3);
         if (fn(ud, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1),
-               (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3),
-               sqlite3_column_blob(st, 5), (size_t)sqlite3_column_bytes(st, 5), last) != 0) {
+               (const char *)sqlite3_column_text(st, 2), sqlite3_column_blob(st, 4),
+               (size_t)sqlite3_column_bytes(st, 4), last) != 0) {
             *errp =
                 xasprintf("job \"%s\": bad stored row", (const char *)sqlite3_column_text(st, 0));
             n = -1;

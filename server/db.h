@@ -3,10 +3,13 @@
  * schema/NNN_name.sql (embedded into the binary at build time by schema/schema.cmake and
  * tracked with PRAGMA user_version), a prepared-statement cache per connection, the rows
  * one write unit (a decision, a job config change, a job deletion) puts in a transaction,
- * and the reads of the HTTP API (history, one decision, events, job rows at start).
+ * and the reads of the HTTP API (history, one decision, events, job rows at start). A
+ * migration may have a step in C besides its SQL, run in the same transaction, for what SQL
+ * cannot do: 008 rewrites job states stored in older forms in today's binary one.
  *
  * One struct db is one connection and is used by one thread only: the loop owns one (reads),
- * the writer thread owns another (writes). May call: SQLite, jansson, log.
+ * the writer thread owns another (writes). May call: SQLite, jansson, log; the core's state
+ * codec and statejson (migration 008 only).
  */
 #ifndef GOVERNOR_DB_H
 #define GOVERNOR_DB_H
@@ -107,7 +110,7 @@ struct db_write {
     char *job_config_json;
     /* DB_W_DECISION */
     unsigned char *state_bin; /* the job's state after the decision, without its window's
-                                 samples (statebin_dump_meta) */
+                                 samples (core_state_encode_meta) */
     size_t state_bin_len;
     int64_t window_seq0; /* window samples below this number are dropped */
     int n_ws;
@@ -187,14 +190,13 @@ int db_probe(struct db *db, int64_t now, int busy_ms, char **errp);
 
 /*
  * Calls fn for each row of the jobs table (job = NULL) or for the one job named; strings
- * are borrowed for the call; state_json and state_bin may be NULL (state_bin wins when both are
- * set); last_at is INT64_MIN when NULL. Returns the number of rows, or -1 with *errp (fn returning
- * non-zero stops with -1 too).
+ * and the state blob are borrowed for the call; state_bin may be NULL (no state); last_at is
+ * INT64_MIN when NULL. Returns the number of rows, or -1 with *errp (fn returning non-zero
+ * stops with -1 too).
  */
 int db_jobs_each(struct db *db, const char *job,
                  int (*fn)(void *ud, const char *job, int64_t created_at, const char *config_json,
-                           const char *state_json, const void *state_bin, size_t state_bin_len,
-                           int64_t last_at),
+                           const void *state_bin, size_t state_bin_len, int64_t last_at),
                  void *ud, char **errp);
 
 /*

@@ -11,6 +11,8 @@
  * with jarena_dump (malloc'd), never json_dumps. Outside an arena, jansson behaves as usual
  * (json_dumps output is freed with free()).
  *
+ * Where it fits among governor's allocators: server/xmem.h (the allocation rule).
+ *
  * May call: jansson, libc.
  */
 #ifndef GOVERNOR_JARENA_H

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "jobs.h"
-#include "statebin.h"
 #include "json.h"
 #include "log.h"
 #include "xmem.h"
@@ -184,16 +183,15 @@ struct window_ctx {
 static int add_sample(void *ud, int64_t seq, const void *blob, size_t len)
 {
     struct window_ctx *wc = ud;
-    return statebin_add_sample(wc->st, seq, blob, len, wc->msg, wc->msg_len) < 0 ? -1 : 0;
+    return core_state_decode_sample(wc->st, seq, blob, len, wc->msg, wc->msg_len) < 0 ? -1 : 0;
 }
 
 static int load_row(void *ud, const char *id, int64_t created_at, const char *config_json,
-                    const char *state_json, const void *state_bin, size_t state_bin_len,
-                    int64_t last_at)
+                    const void *state_bin, size_t state_bin_len, int64_t last_at)
 {
     struct load_ctx *lc = ud;
     struct jobs *js = lc->js;
-    json_t *layer = NULL, *st = NULL;
+    json_t *layer = NULL;
     struct opt_job *opts = NULL;
     char *err = NULL;
     char bad[256], msg[256];
@@ -217,11 +215,11 @@ static int load_row(void *ud, const char *id, int64_t created_at, const char *co
     jobs_set_layer_take(e, layer, opts);
     if (state_bin) {
         bool meta = false;
-        int rc = statebin_load_meta(state_bin, state_bin_len, e->state, &meta, msg, sizeof msg);
+        int rc = core_state_decode(state_bin, state_bin_len, e->state, &meta, msg, sizeof msg);
         if (rc == 0 && meta) {
             struct window_ctx wc = {e->state, msg, sizeof msg};
             char *derr = NULL;
-            rc = db_window_each(lc->db, id, statebin_seq0(e->state), add_sample, &wc, &derr);
+            rc = db_window_each(lc->db, id, core_state_seq0(e->state), add_sample, &wc, &derr);
             if (derr) {
                 snprintf(msg, sizeof msg, "%s", derr);
                 free(derr);
@@ -232,17 +230,11 @@ static int load_row(void *ud, const char *id, int64_t created_at, const char *co
                     "job=%s error=\"%s\"", id, msg);
             core_state_clear(e->state);
         }
-        /* Everything stored is in the state now; new samples start after it. Rows above a
-         * failed load's point are overwritten (INSERT OR REPLACE) and older ones dropped. */
-        e->stored_seq = statebin_seq_end(e->state);
-    } else if (state_json) {
-        st = json_loads(state_json, 0, NULL);
-        if (!st || json_state_load(st, e->state, msg, sizeof msg) < 0) {
-            log_msg(LOG_ERROR, "jobs", "stored state unreadable, starting empty",
-                    "job=%s error=\"%s\"", id, st ? msg : "not JSON");
-            core_state_clear(e->state);
-        }
-        json_decref(st);
+        /* Everything stored is in the state now; new samples start after it (all of them
+         * when the blob held its samples itself, which no row does since migration 008). Rows
+         * above a failed load's point are overwritten (INSERT OR REPLACE) and older ones
+         * dropped. */
+        e->stored_seq = meta ? core_state_seq_end(e->state) : core_state_seq0(e->state);
     }
     return 0;
 }

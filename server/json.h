@@ -1,9 +1,10 @@
 /*
  * json.h - jansson in and out of the core (prefix json_): the decide request (DESIGN 3.1)
- * into a struct core_sample, a struct core_decision into the response object, and a job's
- * struct core_state to JSON and back (the round trip must not change any later decision).
+ * into a struct core_sample, and a struct core_decision into the response object. (A job's
+ * state has one form, the core's binary one: core.h, State codec.)
  *
- * May call: core, options (for the request's `config`), timeutil (RFC 3339), jansson. No I/O.
+ * May call: core, options (for the request's `config`), timeutil (RFC 3339), jansson, xmem.
+ * No I/O.
  */
 #ifndef GOVERNOR_JSON_H
 #define GOVERNOR_JSON_H
@@ -62,13 +63,5 @@ int json_parse_sample(json_t *body, int64_t now_ms, struct json_sample *js, stru
  */
 json_t *json_render_decision(const struct core_decision *d, const char *job,
                              const char *policy_revision, const char *config_hash);
-
-/* new: the whole state as JSON (objects and arrays; non-finite doubles as strings
- * "NaN"/"Infinity"/"-Infinity" so the round trip is exact). Dump it with jansson's default
- * real precision (17 digits, i.e. no JSON_REAL_PRECISION flag): fewer digits lose bits. */
-json_t *json_state_dump(const struct core_state *st);
-/* Loads a dumped state into st (cleared first). -1 with a message in err on a bad one
- * (naming the spot, e.g. "window.samples[3].v[1][0]: ..."); st is then empty. */
-int json_state_load(json_t *in, struct core_state *st, char *err, size_t err_len);
 
 #endif

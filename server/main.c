@@ -32,6 +32,7 @@
 #include "sim/sim.h"
 #include "sql.h"
 #include "writer.h"
+#include "xmem.h"
 
 struct serve {
     struct event_base *base;
@@ -87,22 +88,20 @@ static void policy_changed(void *ud, const struct pol_outcome *o)
     metrics_reload(s->api->metrics, o->error == NULL);
     struct db_write *w = db_write_new(DB_W_POLICY, "");
     w->at = w->now = o->loaded_at;
-    w->revision = o->revision ? strdup(o->revision) : NULL;
-    w->files_json = o->files_json ? strdup(o->files_json) : NULL;
+    w->revision = xstrdup(o->revision);
+    w->files_json = xstrdup(o->files_json);
     w->loaded_at = o->loaded_at;
     w->n_e = 1;
-    w->e = calloc(1, sizeof *w->e);
-    if (!w->e)
-        abort();
+    w->e = xcalloc(1, sizeof *w->e);
     char msg[1200];
     if (o->error)
         snprintf(msg, sizeof msg, "policy reload (%s) failed, the previous revision stays: %s",
                  o->trigger, o->error);
     else
         snprintf(msg, sizeof msg, "policy revision %s active (%s)", o->revision, o->trigger);
-    w->e[0].type = strdup(o->error ? "Warning" : "Normal");
-    w->e[0].reason = strdup(o->error ? "PolicyReloadFailed" : "PolicyReloaded");
-    w->e[0].message = strdup(msg);
+    w->e[0].type = xstrdup(o->error ? "Warning" : "Normal");
+    w->e[0].reason = xstrdup(o->error ? "PolicyReloadFailed" : "PolicyReloaded");
+    w->e[0].message = xstrdup(msg);
     w->e[0].count = 1;
     if (strcmp(o->trigger, "start") == 0 && s->db) {
         /* At start, before anything is served: stored at once, so that the database is
@@ -177,7 +176,7 @@ static int serve(struct cli *c)
     raise_nofile();
     evthread_use_pthreads();
     if (!(s.base = event_base_new())) {
-        err = strdup("cannot create the event loop");
+        err = xstrdup("cannot create the event loop");
         goto out;
     }
     if (!(db = db_open(c->srv.db, c->srv.synchronous, &err)))

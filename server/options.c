@@ -4,6 +4,13 @@
  * deprecated alias, help text, and where the parsed value lands (an offset into struct
  * core_config or struct opt_server, or an apply hook). The parsers, layering, validation,
  * `governor options` and the README table are all driven by that one table.
+ *
+ * The default column is the one home of every default: the core has none of its own and is
+ * always handed a struct core_config resolved from these rows (every field of it has a row,
+ * whose default text lands in it like a value a user wrote), and the server's limits take
+ * theirs from opt_server_init. Text and not a typed value, because the text is what
+ * `governor options` and the README show ("15 min", "1.0", "128 mb"), and parsing it is the
+ * path every user value takes anyway, so a default cannot mean something its text does not.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -31,11 +38,8 @@ static int fail(char **errp, const char *fmt, ...)
         return -1;
     va_list ap;
     va_start(ap, fmt);
-    char *m = NULL;
-    if (vasprintf(&m, fmt, ap) < 0)
-        abort();
+    *errp = xvasprintf(fmt, ap);
     va_end(ap);
-    *errp = m;
     return -1;
 }
 
@@ -244,8 +248,9 @@ struct val {
 };
 
 struct opt_row;
+/* A row's apply hook: lands v (text, from layer) in c; j is the job being resolved. */
 typedef void (*apply_fn)(struct core_config *c, const struct opt_row *r, const struct val *v,
-                         const char *text, enum opt_layer layer);
+                         const char *text, enum opt_layer layer, const struct opt_job *j);
 
 struct opt_row {
     const char *name; /* canonical */
@@ -262,6 +267,8 @@ struct opt_row {
     enum land land;
     size_t off, off2;
     apply_fn apply;
+    const char *gov_def; /* a number that follows governor.profile: its value under the
+                            governor profile when unset (none under flink) */
 };
 
 #define JOB(n)     .name = "job.autoscaler." n, .scope = S_JOB
@@ -290,17 +297,20 @@ static const char *const level_values[] = {"debug", "info", "warn", "error", NUL
 static const char *const profile_values[] = {"governor", "flink", NULL};
 
 static void apply_aggregator(struct core_config *c, const struct opt_row *r, const struct val *v,
-                             const char *text, enum opt_layer layer);
+                             const char *text, enum opt_layer layer, const struct opt_job *j);
 static void apply_adjust_mode(struct core_config *c, const struct opt_row *r, const struct val *v,
-                              const char *text, enum opt_layer layer);
+                              const char *text, enum opt_layer layer, const struct opt_job *j);
 static void apply_align_mode(struct core_config *c, const struct opt_row *r, const struct val *v,
-                             const char *text, enum opt_layer layer);
+                             const char *text, enum opt_layer layer, const struct opt_job *j);
 static void apply_profile(struct core_config *c, const struct opt_row *r, const struct val *v,
-                          const char *text, enum opt_layer layer);
+                          const char *text, enum opt_layer layer, const struct opt_job *j);
 static void apply_safeguard(struct core_config *c, const struct opt_row *r, const struct val *v,
-                            const char *text, enum opt_layer layer);
+                            const char *text, enum opt_layer layer, const struct opt_job *j);
 static void apply_profile_double(struct core_config *c, const struct opt_row *r,
-                                 const struct val *v, const char *text, enum opt_layer layer);
+                                 const struct val *v, const char *text, enum opt_layer layer,
+                                 const struct opt_job *j);
+static bool adjust_mode_set(const struct opt_job *j);
+static int parse_row_value(const struct opt_row *r, const char *t, struct val *v, char **errp);
 
 /*
  * The rows. Order matters in three places only: the legacy adjust.mode row comes before the
@@ -504,7 +514,7 @@ static const struct opt_row opt_rows[] = {
      .help = "How long a scale-down of a vertex below its lower bound waits with "
              "governor.scale-down.early."},
     {GOV("utilization.ceiling"), .type = T_DOUBLE, .def = "", MINX(0), MAX(1), .flags = F_OPTIONAL,
-     .land = L_HOOK, CF(util_ceiling), .apply = apply_profile_double,
+     .land = L_HOOK, CF(util_ceiling), .apply = apply_profile_double, .gov_def = "0.9",
      .help = "While utilization.max is unset, the upper utilization bound is target + boundary "
              "but at most this (and never below the target): a vertex busy all the time falls "
              "behind before a window mean can pass 1.0 (unset: 0.9 under the governor profile, "
@@ -655,18 +665,18 @@ static const char *const plugin_prefixes[] = {
 #define GOV_PREFIX    "governor."
 
 static void apply_aggregator(struct core_config *c, const struct opt_row *r, const struct val *v,
-                             const char *text, enum opt_layer layer)
+                             const char *text, enum opt_layer layer, const struct opt_job *j)
 {
-    (void)r, (void)text, (void)layer;
+    (void)r, (void)text, (void)layer, (void)j;
     static const enum core_aggregator map[] = {CORE_AGG_MAX, CORE_AGG_AVG, CORE_AGG_MIN};
     c->busy_aggregator = map[v->e];
 }
 
 /* Spec 3.2 step 2: the deprecated key counts only when set explicitly (above the defaults). */
 static void apply_adjust_mode(struct core_config *c, const struct opt_row *r, const struct val *v,
-                              const char *text, enum opt_layer layer)
+                              const char *text, enum opt_layer layer, const struct opt_job *j)
 {
-    (void)r, (void)text;
+    (void)r, (void)text, (void)j;
     if (layer == OPT_BUILTIN || v->unset)
         return;
     c->align_mode =
@@ -675,12 +685,13 @@ static void apply_adjust_mode(struct core_config *c, const struct opt_row *r, co
 }
 
 /* Spec 3.2 step 1: an explicit new key wins over the legacy one; a non-built-in name is a
- * plugin. At the default layer it leaves what the legacy key chose (or BALANCED). */
+ * plugin. At the default layer it leaves what the legacy key chose, if it chose one (its row
+ * comes first). */
 static void apply_align_mode(struct core_config *c, const struct opt_row *r, const struct val *v,
-                             const char *text, enum opt_layer layer)
+                             const char *text, enum opt_layer layer, const struct opt_job *j)
 {
     (void)r;
-    if (layer == OPT_BUILTIN)
+    if (layer == OPT_BUILTIN && adjust_mode_set(j))
         return;
     static const enum core_align_mode map[] = {CORE_ALIGN_BALANCED, CORE_ALIGN_EVENLY_SPREAD,
                                                CORE_ALIGN_OFF};
@@ -695,34 +706,35 @@ static void apply_align_mode(struct core_config *c, const struct opt_row *r, con
 
 /* governor.profile: which defaults the safeguard rows below it take. */
 static void apply_profile(struct core_config *c, const struct opt_row *r, const struct val *v,
-                          const char *text, enum opt_layer layer)
+                          const char *text, enum opt_layer layer, const struct opt_job *j)
 {
-    (void)r, (void)text, (void)layer;
+    (void)r, (void)text, (void)layer, (void)j;
     c->profile = v->e == 1 ? CORE_PROFILE_FLINK : CORE_PROFILE_GOVERNOR;
 }
 
 /* A safeguard of the governor profile (a bool at r->off): unset follows governor.profile,
  * whose row comes first. */
 static void apply_safeguard(struct core_config *c, const struct opt_row *r, const struct val *v,
-                            const char *text, enum opt_layer layer)
+                            const char *text, enum opt_layer layer, const struct opt_job *j)
 {
-    (void)text, (void)layer;
+    (void)text, (void)layer, (void)j;
     *(bool *)((char *)c + r->off) = v->unset ? c->profile == CORE_PROFILE_GOVERNOR : v->b;
 }
 
-/* A number of the governor profile (a double at r->off): unset, the built-in default under
- * the governor profile, none (NaN) under flink. */
+/* A number of the governor profile (a double at r->off): unset, the row's gov_def under the
+ * governor profile, none (NaN) under flink. */
 static void apply_profile_double(struct core_config *c, const struct opt_row *r,
-                                 const struct val *v, const char *text, enum opt_layer layer)
+                                 const struct val *v, const char *text, enum opt_layer layer,
+                                 const struct opt_job *j)
 {
-    (void)text, (void)layer;
+    (void)text, (void)layer, (void)j;
     double x = v->d;
     if (v->unset) {
-        struct core_config def;
-        core_config_defaults(&def);
-        memcpy(&x, (const char *)&def + r->off, sizeof x);
-        if (c->profile != CORE_PROFILE_GOVERNOR)
-            x = NAN;
+        struct val g = {.unset = true};
+        x = NAN;
+        if (c->profile == CORE_PROFILE_GOVERNOR && r->gov_def &&
+            parse_row_value(r, r->gov_def, &g, NULL) == 0 && !g.unset)
+            x = g.d;
     }
     memcpy((char *)c + r->off, &x, sizeof x);
 }
@@ -1255,7 +1267,7 @@ static void land_value(void *base, const struct opt_row *r, const struct val *v,
         break;
     }
     case L_HOOK:
-        r->apply(base, r, v, text, layer);
+        r->apply(base, r, v, text, layer, j);
         break;
     }
 }
@@ -1276,6 +1288,19 @@ static const char *row_text(const struct opt_job *j, int i, enum opt_layer *laye
 {
     const char *v = slot_value(&j->rows[i], layer);
     return v ? v : opt_rows[i].def;
+}
+
+/* Whether the legacy adjust.mode key chose an alignment mode: set above the defaults, to a
+ * value (spec 3.2 step 2; apply_adjust_mode lands it). */
+static bool adjust_mode_set(const struct opt_job *j)
+{
+    int i = 0;
+    const struct opt_row *r =
+        row_by_name(JOB_PREFIX "scaling.key-group.partitions.adjust.mode", &i);
+    enum opt_layer layer;
+    const char *text = row_text(j, i, &layer);
+    struct val v;
+    return layer != OPT_BUILTIN && parse_row_value(r, text, &v, NULL) == 0 && !v.unset;
 }
 
 /* The index of the utilization.target row. */
@@ -1300,7 +1325,6 @@ static int range_error(char **errp, const struct opt_job *j, const char *name, d
 /* Resolves the effective options into cfg and runs spec 6.4; see options.h. */
 int opt_job_resolve(struct opt_job *j, struct core_config *cfg, char **errp)
 {
-    core_config_defaults(cfg);
     lists_free(j);
     for (int i = 0; i < N_ROWS; i++) {
         const struct opt_row *r = &opt_rows[i];
@@ -1362,6 +1386,24 @@ int opt_job_resolve(struct opt_job *j, struct core_config *cfg, char **errp)
         }
     }
     return 0;
+}
+
+/* The built-in defaults: a job without options, resolved. Its strings are the table's. */
+void opt_config_defaults(struct core_config *cfg)
+{
+    struct opt_job *j = opt_job_new();
+    if (opt_job_resolve(j, cfg, NULL) < 0)
+        abort(); /* a bad default in the table: caught by the tests */
+    opt_job_free(j);
+}
+
+void opt_config_set_profile(struct core_config *cfg, enum core_profile p)
+{
+    struct val unset = {.unset = true};
+    cfg->profile = p;
+    for (int i = 0; i < N_ROWS; i++)
+        if (opt_rows[i].apply == apply_safeguard || opt_rows[i].apply == apply_profile_double)
+            opt_rows[i].apply(cfg, &opt_rows[i], &unset, NULL, OPT_BUILTIN, NULL);
 }
 
 static int cmp_str_ptr(const void *a, const void *b)

@@ -6,7 +6,10 @@
  * 6.4), layering (built-in < server < job < request), `governor options`, the `--flag`
  * parser of `governor serve`, the config file reader, and the README's option table.
  *
- * May call: core (core_config_defaults, enum names), libc. No I/O except opt_print_*
+ * The table's default column is the one home of every default (the core has none: it is
+ * handed a struct core_config this module resolved, opt_config_defaults when nothing is set).
+ *
+ * May call: core (struct core_config, enum names), cron, tz, libc. No I/O except opt_print_*
  * (to a FILE the caller gives) and opt_server_load_file (reads the config file).
  */
 #ifndef GOVERNOR_OPTIONS_H
@@ -58,13 +61,23 @@ int opt_job_set(struct opt_job *j, enum opt_layer layer, const char *key, const 
                 char **errp);
 
 /*
- * Resolves the effective options (highest layer wins per key) into cfg, which borrows
- * strings and lists from j (valid until j is changed or freed), and runs the cross-field
- * checks of spec 6.4 (utilization.max in [target, 1], ...; feature-gated ones only when
- * the feature is on; excluded-period syntax via cron_validate). -1 with *errp on the first
- * error.
+ * Resolves the effective options (highest layer wins per key, the table's default below them)
+ * into cfg, every field of which it writes (each has its row), and which borrows strings and
+ * lists from j (valid until j is changed or freed), and runs the cross-field checks of spec
+ * 6.4 (utilization.max in [target, 1], ...; feature-gated ones only when the feature is on;
+ * excluded-period syntax via cron_validate). -1 with *errp on the first error.
  */
 int opt_job_resolve(struct opt_job *j, struct core_config *cfg, char **errp);
+
+/* Fills cfg with the built-in defaults of every option: opt_job_resolve of a job with none
+ * set. cfg borrows only the table's own strings (static). For callers of the core with no
+ * options of their own: tests, tools. */
+void opt_config_defaults(struct core_config *cfg);
+/* Sets cfg->profile to p and every option that follows governor.profile (its rows apply an
+ * unset value) to what p gives it, leaving the rest of cfg alone: opt_config_defaults then
+ * opt_config_set_profile(cfg, CORE_PROFILE_FLINK) is the reference algorithm with governor's
+ * first differences only. For tests and tools. */
+void opt_config_set_profile(struct core_config *cfg, enum core_profile p);
 
 /* Calls fn for each effective key (every table row, plus set plugin keys), in table order:
  * key, value as text, and the layer it came from. */

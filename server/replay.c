@@ -15,6 +15,7 @@
 #include "plugin.h"
 #include "replay.h"
 #include "replay_db.h"
+#include "xmem.h"
 
 struct replay_job {
     char *name;
@@ -34,9 +35,7 @@ struct replay {
 
 struct replay *replay_new(const struct opt_job *defaults, bool roundtrip)
 {
-    struct replay *r = calloc(1, sizeof *r);
-    if (!r)
-        abort();
+    struct replay *r = xcalloc(1, sizeof *r);
     r->defaults = defaults;
     r->roundtrip = roundtrip;
     json_sample_init(&r->js);
@@ -73,15 +72,11 @@ static struct replay_job *job_get(struct replay *r, const char *name)
             return &r->jobs[i];
     if (r->n == r->cap) {
         r->cap = r->cap ? r->cap * 2 : 4;
-        r->jobs = realloc(r->jobs, (size_t)r->cap * sizeof *r->jobs);
-        if (!r->jobs)
-            abort();
+        r->jobs = xrealloc(r->jobs, (size_t)r->cap * sizeof *r->jobs);
     }
     struct replay_job *j = &r->jobs[r->n++];
-    j->name = strdup(name);
+    j->name = xstrdup(name);
     j->st = core_state_new();
-    if (!j->name)
-        abort();
     return j;
 }
 
@@ -98,17 +93,27 @@ static void print_error(FILE *out, int lineno, const char *job, int status, cons
     json_decref(o);
 }
 
-/* Dumps and reloads the state through JSON; the decision must not notice. */
+/* Stores and reloads the state in the form the server keeps it in (core.h, State codec: the
+ * state without its window, then each window sample); the decision must not notice. */
 static int roundtrip(struct replay_job *j, char *err, size_t err_len)
 {
-    json_t *doc = json_state_dump(j->st);
-    char *text = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(17));
-    json_decref(doc);
-    json_error_t je;
-    json_t *back = json_loads(text, 0, &je);
-    free(text);
-    int rc = back ? json_state_load(back, j->st, err, err_len) : -1;
-    json_decref(back);
+    unsigned char *meta, **smp;
+    size_t len, *slen;
+    int64_t seq0 = core_state_seq0(j->st), n = core_state_seq_end(j->st) - seq0;
+    core_state_encode_meta(j->st, &meta, &len);
+    smp = xcalloc((size_t)n + 1, sizeof *smp);
+    slen = xcalloc((size_t)n + 1, sizeof *slen);
+    for (int64_t k = 0; k < n; k++)
+        core_state_encode_sample(j->st, seq0 + k, &smp[k], &slen[k]);
+    int rc = core_state_decode(meta, len, j->st, NULL, err, err_len);
+    for (int64_t k = 0; k < n; k++) {
+        if (rc == 0)
+            rc = core_state_decode_sample(j->st, seq0 + k, smp[k], slen[k], err, err_len);
+        free(smp[k]);
+    }
+    free(smp);
+    free(slen);
+    free(meta);
     return rc;
 }
 

@@ -22,8 +22,9 @@ struct replay;
 
 /*
  * new: a replay session whose jobs all start from `defaults` (the server layer: config file
- * and --set values; borrowed, must outlive the session). roundtrip: dump and reload every
- * job's state through JSON before each sample (proves the round trip changes nothing).
+ * and --set values; borrowed, must outlive the session). roundtrip: store and reload every
+ * job's state in the form the server stores it in (the state without its window, then each
+ * window sample) before each sample (proves the round trip changes nothing).
  */
 struct replay *replay_new(const struct opt_job *defaults, bool roundtrip);
 void replay_free(struct replay *r);

@@ -25,14 +25,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "options.h"
 #include "sql.h"
 #include "sql_conn.h"
 #include "xmem.h"
 
-#define DEF_TIMEOUT_MS  2000
-#define DEF_MAX_ROWS    10000
-#define DEF_MAX_BYTES   (8 * 1024 * 1024)
-#define DEF_MAX_VALUE   (4 * 1024 * 1024)
+/* The limits without an option (those with one default to the options table's). */
 #define DEF_MAX_SQL_LEN 100000
 #define DEF_WORKERS     2
 #define DEF_MAX_QUEUE   64
@@ -503,7 +501,7 @@ static char *request_line(const char *sql, json_t *params, char **body, int *sta
     char *text = json_dumps(req, JSON_COMPACT);
     json_decref(req);
     if (!text)
-        abort(); /* jansson is out of memory */
+        xmem_oom(); /* jansson is out of memory */
     size_t n = strlen(text);
     char *line = xmalloc(n + 2);
     memcpy(line, text, n);
@@ -591,16 +589,19 @@ int sql_submit(struct sql_engine *e, const char *sql, json_t *params, sql_done_c
 struct sql_engine *sql_engine_new(const char *db_path, const struct sql_limits *lim, char **errp)
 {
     struct sql_engine *e = xcalloc(1, sizeof *e);
+    struct opt_server def;
+    opt_server_init(&def);
     if (lim)
         e->lim = *lim;
     if (e->lim.timeout_ms <= 0)
-        e->lim.timeout_ms = DEF_TIMEOUT_MS;
+        e->lim.timeout_ms = def.sql_timeout_ms;
     if (e->lim.max_rows <= 0)
-        e->lim.max_rows = DEF_MAX_ROWS;
+        e->lim.max_rows = def.sql_max_rows;
     if (e->lim.max_bytes <= 0)
-        e->lim.max_bytes = DEF_MAX_BYTES;
+        e->lim.max_bytes = def.sql_max_bytes;
     if (e->lim.max_value <= 0)
-        e->lim.max_value = DEF_MAX_VALUE;
+        e->lim.max_value = def.sql_max_value;
+    opt_server_deinit(&def);
     if (e->lim.max_sql_len <= 0)
         e->lim.max_sql_len = DEF_MAX_SQL_LEN;
     if (e->lim.workers <= 0)

@@ -33,7 +33,8 @@
  * sql_engine_stop may be called from any thread at any time. Readers never block the
  * server's writer (the database is in WAL mode) and the writer never blocks them.
  *
- * May call: sql_conn, jansson, pthreads, posix_spawn. Knows nothing of HTTP or of the schema.
+ * May call: sql_conn, options (the defaults of its limits), jansson, pthreads, posix_spawn.
+ * Knows nothing of HTTP or of the schema.
  */
 #ifndef GOVERNOR_SQL_H
 #define GOVERNOR_SQL_H
@@ -46,12 +47,13 @@
 /* How long past its time limit a query process may take to answer before it is killed. */
 #define SQL_GRACE_MS 500
 
-/* Limits of one engine; a field left 0 takes the default in brackets. */
+/* Limits of one engine; a field left 0 takes the default in brackets: the options table's
+ * (`governor options`) for the four that are `governor serve` options. */
 struct sql_limits {
-    int64_t timeout_ms; /* wall-clock time per query, from the start of its run [2000] */
-    int max_rows;       /* rows returned before "truncated": true [10000] */
-    int64_t max_bytes;  /* the body, so also one row [8 MiB] */
-    int64_t max_value;  /* one string or blob, as SQLite builds it and as JSON [4 MiB] */
+    int64_t timeout_ms; /* wall-clock time per query, from the start of its run [sql-timeout] */
+    int max_rows;       /* rows returned before "truncated": true [sql-max-rows] */
+    int64_t max_bytes;  /* the body, so also one row [sql-max-bytes] */
+    int64_t max_value;  /* one string or blob, as SQLite builds it and as JSON [sql-max-value] */
     int max_sql_len;    /* bytes of SQL text [100000] */
     int workers;        /* threads running sql_submit's queries [2] */
     int max_queue;      /* queries waiting for a worker before sql_submit refuses [64] */

@@ -56,7 +56,7 @@ char *sql_conn_error_text(const char *code, const char *field, const char *fmt, 
     char *s = json_dumps(body, JSON_COMPACT);
     json_decref(body);
     if (!s)
-        abort(); /* jansson is out of memory */
+        xmem_oom(); /* jansson is out of memory */
     size_t n = strlen(s);
     char *out = xmalloc(n + 2);
     memcpy(out, s, n);

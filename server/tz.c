@@ -65,15 +65,8 @@ static void set_err(char **errp, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    *errp = xvasprintf(fmt, ap);
     va_end(ap);
-    char *s = malloc((size_t)(n < 0 ? 0 : n) + 1);
-    if (!s)
-        abort();
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    *errp = s;
 }
 
 static int64_t floor_div(int64_t a, int64_t b)

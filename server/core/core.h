@@ -120,7 +120,9 @@ struct core_tm_memory {
 
 /*
  * The effective options of one job (core/README.md, Options), already parsed and
- * validated by the options module. Strings and lists are borrowed from whoever built it.
+ * validated by the options module, every field set: the core has no defaults of its own
+ * (the server's options table holds them all; opt_config_defaults gives them unchanged).
+ * Strings and lists are borrowed from whoever built it.
  */
 struct core_config {
     bool enabled;         /* job.autoscaler.enabled (governor default: true) */
@@ -195,22 +197,6 @@ struct core_config {
 /* A duration as Flink writes it, in the largest unit that divides it: "90 d", "1 h",
  * "15 min", "30 s", "500 ms" (the options table prints defaults this way too). */
 void core_format_duration(char *buf, size_t n, int64_t ms);
-
-/*
- * Fills c with the built-in defaults of every option (core/README.md, Options). The options
- * table's default column must agree (tests/unit/test_options.c checks every row against
- * this).
- */
-void core_config_defaults(struct core_config *c);
-
-/*
- * Sets c->profile to p and every option that follows the profile when unset to that
- * profile's value, leaving the rest of c alone: what the options table gives for those rows
- * when only governor.profile is set (tests/unit/test_options.c checks that the two agree).
- * core_config_profile(c, CORE_PROFILE_FLINK) after core_config_defaults is the reference
- * algorithm with governor's first differences only.
- */
-void core_config_profile(struct core_config *c, enum core_profile p);
 
 /* ----------------------------------------------------------------- sample -- */
 
@@ -368,6 +354,41 @@ void core_state_free(struct core_state *s);
 void core_state_clear(struct core_state *s);
 /* The `at` of the last sample the state accepted, or INT64_MIN. */
 int64_t core_state_last_at(const struct core_state *s);
+
+/*
+ * The binary form of a state (core/README.md, State): the one form a state is stored and
+ * copied in. Pure, bytes in and out. Format: "GVS3", then the fields of state.h in order,
+ * little-endian, int32 counts and lengths, IEEE-754 doubles copied bit for bit (so the round
+ * trip is exact, NaN payloads included). Storage keeps a job's window samples apart, one row
+ * each ("GVM3": the state without them, then one core_state_encode_sample per sample), so
+ * that a decision writes its one new sample instead of the whole window. After the events
+ * come the window's stabilization start, full-from instant, topology hash and counters, the
+ * rejected-sample count and the pending scaling; a version 2 blob ("GVS2", "GVM2", written
+ * before they existed) decodes without them. Blobs are read back by the same build (the byte
+ * order of the machine). Encoders abort on out-of-memory; *out is new (free() it).
+ */
+/* The whole state, window samples included ("GVS3"). */
+void core_state_encode(const struct core_state *st, unsigned char **out, size_t *len);
+/* The state without its window samples ("GVM3"). */
+void core_state_encode_meta(const struct core_state *st, unsigned char **out, size_t *len);
+/* Window sample number seq, core_state_seq0(st) <= seq < core_state_seq_end(st). */
+void core_state_encode_sample(const struct core_state *st, int64_t seq, unsigned char **out,
+                              size_t *len);
+/* Decodes either form into st (cleared first; in is borrowed). *meta (when meta is not NULL)
+ * tells that the blob was a "GVM" one, whose samples are to be added with
+ * core_state_decode_sample. -1 with a message in err on a truncated or bad blob; st is then
+ * empty. */
+int core_state_decode(const unsigned char *in, size_t len, struct core_state *st, bool *meta,
+                      char *err, size_t err_len);
+/* Appends window sample number seq, which must be the next one (core_state_seq_end(st)). -1
+ * with a message in err otherwise, or when in is not a sample of the window's vertices; st is
+ * then unchanged. */
+int core_state_decode_sample(struct core_state *st, int64_t seq, const unsigned char *in,
+                             size_t len, char *err, size_t err_len);
+/* The number of the window's first sample, and one past its last (samples are numbered over
+ * the job's life, never reusing a number: core/README.md, State). */
+int64_t core_state_seq0(const struct core_state *st);
+int64_t core_state_seq_end(const struct core_state *st);
 
 /* ----------------------------------------------------------------- decide -- */
 

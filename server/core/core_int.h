@@ -5,8 +5,8 @@
  *
  *   util.c         rounding, allocation, the decision arena, events, enum names
  *                  [Numbers, Events]
- *   config.c       built-in defaults [Options]
  *   topo.c         topology validation and topological order [Topology]
+ *   state.c        the job state's creation, release and binary form [State]
  *   window.c       per-sample metrics, the metric window and its aggregates [Window]
  *   evaluate.c     backlog, target/catch-up rate, true processing rate, thresholds
  *                  [Evaluation]
@@ -54,6 +54,9 @@ int64_t core__java_round(double x);
 int64_t core__time_add(int64_t t, int64_t d);
 int64_t core__time_sub(int64_t t, int64_t d);
 
+/* The core's own allocators (it includes no server header; the rule for all of governor is in
+ * server/xmem.h): plain malloc, aborting on failure, so what a state keeps is free()d by
+ * whoever releases it. */
 void *core__xmalloc(size_t n);              /* aborts on failure */
 void *core__xcalloc(size_t n, size_t size); /* aborts on failure */
 void *core__xrealloc(void *p, size_t n);    /* aborts on failure */

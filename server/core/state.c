@@ -1,6 +1,10 @@
 /*
- * state.c - creation and release of a job's autoscaler state (the layout is in state.h).
+ * state.c - creation and release of a job's autoscaler state (the layout is in state.h), and
+ * its binary form (core.h, State codec; core/README.md, State).
  */
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,4 +88,345 @@ void core_state_clear(struct core_state *s)
 int64_t core_state_last_at(const struct core_state *s)
 {
     return s->last_at;
+}
+
+/* ------------------------------------------------------------ binary form -- */
+
+#define MAGIC      "GVS3" /* everything */
+#define MAGIC_META "GVM3" /* everything but the window's samples (core_state_encode_meta) */
+/* Written before the part after the events (restarts, counters, the pending scaling)
+ * existed: loaded with that part empty. */
+#define MAGIC_V2      "GVS2"
+#define MAGIC_META_V2 "GVM2"
+
+/* ------------------------------------------------------------------ writer -- */
+
+struct wbuf {
+    unsigned char *p;
+    size_t n, cap;
+};
+
+static void put(struct wbuf *b, const void *x, size_t n)
+{
+    if (n == 0)
+        return; /* x may be NULL then (an empty array) */
+    if (b->n + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 1024;
+        while (cap < b->n + n)
+            cap *= 2;
+        b->p = core__xrealloc(b->p, cap);
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, x, n);
+    b->n += n;
+}
+
+/* x86 and ARM Linux are little-endian; the blob is only read back by the same build. */
+static void put_i32(struct wbuf *b, int32_t v)
+{
+    put(b, &v, sizeof v);
+}
+
+static void put_i64(struct wbuf *b, int64_t v)
+{
+    put(b, &v, sizeof v);
+}
+
+static void put_str(struct wbuf *b, const char *s)
+{
+    int32_t n = (int32_t)strlen(s);
+    put_i32(b, n);
+    put(b, s, (size_t)n);
+}
+
+/* One window sample: at, the global metrics, then one vmetrics per window vertex. */
+static void put_sample(struct wbuf *b, const struct core_window *w, int i)
+{
+    put_i64(b, w->s[i].at);
+    put(b, &w->s[i].g, sizeof w->s[i].g);
+    put(b, w->s[i].v, (size_t)w->n_vertices * sizeof *w->s[i].v);
+}
+
+static void encode(const struct core_state *st, bool samples, unsigned char **out, size_t *len)
+{
+    struct wbuf b = {0};
+    put(&b, samples ? MAGIC : MAGIC_META, 4);
+    put_i64(&b, st->last_at);
+    const struct core_window *w = &st->w;
+    put_i64(&b, w->running_since);
+    put_i64(&b, w->seq0);
+    put_i32(&b, w->n_vertices);
+    for (int i = 0; i < w->n_vertices; i++) {
+        put_str(&b, w->ids[i]);
+        put_i32(&b, w->parallelism[i]);
+    }
+    put_i32(&b, samples ? w->n : 0);
+    for (int i = 0; samples && i < w->n; i++)
+        put_sample(&b, w, i);
+    put_i32(&b, st->n_hist);
+    for (int i = 0; i < st->n_hist; i++) {
+        put_str(&b, st->hist[i].id);
+        put_i32(&b, st->hist[i].n);
+        put(&b, st->hist[i].e, (size_t)st->hist[i].n * sizeof *st->hist[i].e);
+    }
+    put_i32(&b, st->n_track);
+    put(&b, st->track, (size_t)st->n_track * sizeof *st->track);
+    put_i32(&b, st->n_delayed);
+    for (int i = 0; i < st->n_delayed; i++) {
+        put_str(&b, st->delayed[i].id);
+        put_i64(&b, st->delayed[i].first_trigger);
+        put_i32(&b, st->delayed[i].n);
+        put(&b, st->delayed[i].r, (size_t)st->delayed[i].n * sizeof *st->delayed[i].r);
+    }
+    put_i32(&b, st->n_events);
+    for (int i = 0; i < st->n_events; i++) {
+        put_str(&b, st->events[i].key);
+        put_i64(&b, st->events[i].first_at);
+        put_i64(&b, st->events[i].last_at);
+        put_i32(&b, st->events[i].count);
+    }
+    put_i64(&b, w->started_at);
+    put_i64(&b, w->full_from);
+    put(&b, &w->topo_hash, sizeof w->topo_hash);
+    for (int i = 0; i < w->n_vertices * CORE_CTR__COUNT; i++) {
+        /* a window built without them (by hand) knows no counters */
+        struct core_wcounter c = w->ctr ? w->ctr[i] : (struct core_wcounter){NAN, 0.0};
+        put(&b, &c, sizeof c);
+    }
+    put_i32(&b, st->rejected);
+    put_i64(&b, st->pending.at);
+    put_i32(&b, st->pending.n);
+    for (int i = 0; i < st->pending.n; i++) {
+        put_str(&b, st->pending.v[i].id);
+        put_i32(&b, st->pending.v[i].from);
+        put_i32(&b, st->pending.v[i].to);
+    }
+    *out = b.p;
+    *len = b.n;
+}
+
+void core_state_encode(const struct core_state *st, unsigned char **out, size_t *len)
+{
+    encode(st, true, out, len);
+}
+
+void core_state_encode_meta(const struct core_state *st, unsigned char **out, size_t *len)
+{
+    encode(st, false, out, len);
+}
+
+void core_state_encode_sample(const struct core_state *st, int64_t seq, unsigned char **out,
+                              size_t *len)
+{
+    struct wbuf b = {0};
+    assert(seq >= st->w.seq0 && seq < st->w.seq0 + st->w.n);
+    put_sample(&b, &st->w, (int)(seq - st->w.seq0));
+    *out = b.p;
+    *len = b.n;
+}
+
+/* ------------------------------------------------------------------ reader -- */
+
+struct rbuf {
+    const unsigned char *p;
+    size_t n, off;
+    bool bad;
+};
+
+static void get(struct rbuf *b, void *x, size_t n)
+{
+    if (n == 0)
+        return; /* x may be NULL then (an empty array) */
+    if (b->bad || n > b->n - b->off) {
+        b->bad = true;
+        memset(x, 0, n);
+        return;
+    }
+    memcpy(x, b->p + b->off, n);
+    b->off += n;
+}
+
+static int32_t get_i32(struct rbuf *b)
+{
+    int32_t v;
+    get(b, &v, sizeof v);
+    return v;
+}
+
+static int64_t get_i64(struct rbuf *b)
+{
+    int64_t v;
+    get(b, &v, sizeof v);
+    return v;
+}
+
+/* A count that the rest of the blob can hold at elem bytes each. */
+static int get_count(struct rbuf *b, size_t elem)
+{
+    int32_t n = get_i32(b);
+    if (n < 0 || (elem && (size_t)n > (b->n - b->off) / elem))
+        b->bad = true;
+    return b->bad ? 0 : n;
+}
+
+static char *get_str(struct rbuf *b)
+{
+    int n = get_count(b, 1);
+    char *s = core__xmalloc((size_t)n + 1);
+    get(b, s, (size_t)n);
+    s[n] = '\0';
+    return s;
+}
+
+/* Reads one sample into the window's next slot. */
+static void get_sample(struct rbuf *b, struct core_window *w)
+{
+    size_t vsz = (size_t)w->n_vertices * sizeof(struct core_vmetrics);
+    core__grow(&w->s, &w->cap, w->n + 1, sizeof *w->s);
+    struct core_wsample *ws = &w->s[w->n];
+    ws->at = get_i64(b);
+    get(b, &ws->g, sizeof ws->g);
+    ws->v = core__xmalloc(vsz ? vsz : 1);
+    get(b, ws->v, vsz);
+    w->n++;
+}
+
+/* The part after the events; a version 2 blob (v2) has none, which leaves the window's
+ * counters unknown, its stabilization counting from running_since, and no pending scaling. */
+static void load_ext(struct rbuf *b, struct core_state *st, bool v2)
+{
+    struct core_window *w = &st->w;
+    size_t nc = (size_t)w->n_vertices * CORE_CTR__COUNT;
+    w->ctr = core__xcalloc(nc ? nc : 1, sizeof *w->ctr);
+    for (size_t k = 0; k < nc; k++)
+        w->ctr[k].sent = NAN;
+    w->started_at = w->n_vertices ? w->running_since : INT64_MIN;
+    if (b->bad || v2)
+        return;
+    w->started_at = get_i64(b);
+    w->full_from = get_i64(b);
+    get(b, &w->topo_hash, sizeof w->topo_hash);
+    get(b, w->ctr, nc * sizeof *w->ctr);
+    st->rejected = get_i32(b);
+    st->pending.at = get_i64(b);
+    int np = get_count(b, 12);
+    core__grow(&st->pending.v, &st->pending.cap, np, sizeof *st->pending.v);
+    for (int i = 0; i < np; i++) {
+        struct core_pending_vertex *v = &st->pending.v[i];
+        v->id = get_str(b);
+        st->pending.n = i + 1;
+        v->from = get_i32(b);
+        v->to = get_i32(b);
+    }
+}
+
+int core_state_decode(const unsigned char *in, size_t len, struct core_state *st, bool *meta,
+                      char *err, size_t err_len)
+{
+    bool is_meta;
+    struct rbuf b = {.p = in, .n = len};
+    char magic[4];
+    core_state_clear(st);
+    get(&b, magic, 4);
+    bool v2 = memcmp(magic, MAGIC_V2, 4) == 0 || memcmp(magic, MAGIC_META_V2, 4) == 0;
+    if (b.bad || (memcmp(magic, MAGIC, 4) != 0 && memcmp(magic, MAGIC_META, 4) != 0 && !v2)) {
+        snprintf(err, err_len, "not a governor state blob");
+        return -1;
+    }
+    is_meta = memcmp(magic, MAGIC_META, 4) == 0 || memcmp(magic, MAGIC_META_V2, 4) == 0;
+    if (meta)
+        *meta = is_meta;
+    st->last_at = get_i64(&b);
+    struct core_window *w = &st->w;
+    w->running_since = get_i64(&b);
+    w->seq0 = get_i64(&b);
+    int nv = get_count(&b, 8);
+    w->ids = core__xcalloc((size_t)nv, sizeof *w->ids);
+    w->parallelism = core__xcalloc((size_t)nv, sizeof *w->parallelism);
+    w->n_vertices = nv;
+    for (int i = 0; i < nv; i++) {
+        w->ids[i] = get_str(&b);
+        w->parallelism[i] = get_i32(&b);
+    }
+    size_t vsz = (size_t)nv * sizeof(struct core_vmetrics);
+    int ns = get_count(&b, sizeof(int64_t) + sizeof(struct core_gmetrics) + vsz);
+    if (is_meta && ns != 0)
+        b.bad = true;
+    for (int i = 0; i < ns && !b.bad; i++)
+        get_sample(&b, w);
+    int nh = get_count(&b, 8);
+    core__grow(&st->hist, &st->cap_hist, nh, sizeof *st->hist);
+    for (int i = 0; i < nh; i++) {
+        struct core_vhistory *h = &st->hist[i];
+        h->id = get_str(&b);
+        st->n_hist = i + 1;
+        int ne = get_count(&b, sizeof *h->e);
+        core__grow(&h->e, &h->cap, ne, sizeof *h->e);
+        get(&b, h->e, (size_t)ne * sizeof *h->e);
+        h->n = ne;
+    }
+    int nt = get_count(&b, sizeof *st->track);
+    core__grow(&st->track, &st->cap_track, nt, sizeof *st->track);
+    get(&b, st->track, (size_t)nt * sizeof *st->track);
+    st->n_track = nt;
+    int nd = get_count(&b, 8);
+    core__grow(&st->delayed, &st->cap_delayed, nd, sizeof *st->delayed);
+    for (int i = 0; i < nd; i++) {
+        struct core_delayed *d = &st->delayed[i];
+        d->id = get_str(&b);
+        st->n_delayed = i + 1;
+        d->first_trigger = get_i64(&b);
+        int nr = get_count(&b, sizeof *d->r);
+        core__grow(&d->r, &d->cap, nr, sizeof *d->r);
+        get(&b, d->r, (size_t)nr * sizeof *d->r);
+        d->n = nr;
+    }
+    int nev = get_count(&b, 8);
+    core__grow(&st->events, &st->cap_events, nev, sizeof *st->events);
+    for (int i = 0; i < nev; i++) {
+        struct core_event_seen *e = &st->events[i];
+        e->key = get_str(&b);
+        st->n_events = i + 1;
+        e->first_at = get_i64(&b);
+        e->last_at = get_i64(&b);
+        e->count = get_i32(&b);
+    }
+    load_ext(&b, st, v2);
+    if (b.bad || b.off != b.n) {
+        snprintf(err, err_len, "truncated or corrupt state blob (at byte %zu of %zu)", b.off, b.n);
+        core_state_clear(st);
+        st->last_at = INT64_MIN;
+        return -1;
+    }
+    return 0;
+}
+
+int core_state_decode_sample(struct core_state *st, int64_t seq, const unsigned char *in,
+                             size_t len, char *err, size_t err_len)
+{
+    struct core_window *w = &st->w;
+    if (seq != w->seq0 + w->n) {
+        snprintf(err, err_len, "window sample %lld is out of order (expected %lld)", (long long)seq,
+                 (long long)(w->seq0 + w->n));
+        return -1;
+    }
+    struct rbuf b = {.p = in, .n = len};
+    get_sample(&b, w);
+    if (b.bad || b.off != b.n) {
+        free(w->s[--w->n].v);
+        snprintf(err, err_len, "window sample %lld: %zu bytes, not a sample of %d vertices",
+                 (long long)seq, len, w->n_vertices);
+        return -1;
+    }
+    return 0;
+}
+
+int64_t core_state_seq0(const struct core_state *st)
+{
+    return st->w.seq0;
+}
+
+int64_t core_state_seq_end(const struct core_state *st)
+{
+    return st->w.seq0 + st->w.n;
 }

@@ -1,9 +1,11 @@
 /*
  * state.h - the layout of a job's autoscaler state (struct core_state; core/README.md,
- * State). Meant to be opaque to the server: besides the core, only the state codecs
- * (server/statebin.c, server/json.c) and the plugin host's read access to the window
- * (server/plugin/libgov.c) look inside. Everything here is owned by the state: arrays grow with
- * core__grow and strings are core__strdup copies, all released by core_state_free.
+ * State). Meant to be opaque to the server, which stores a state in its binary form (core.h,
+ * State codec, in state.c): besides the core, only the plugin host's read access to the
+ * window (server/plugin/libgov.c) and the one-time reader of the old JSON form for migration 008
+ * (server/statejson.c) look inside. Everything here is owned by the state: arrays grow with
+ * core__grow and strings are core__strdup copies (statejson.c allocates with the server's
+ * xmalloc, the same malloc), all released by core_state_free.
  *
  * What it holds (each described in the core/README.md section named):
  *  - the metric window (Window): samples of collected per-vertex and global metrics,

@@ -1,8 +1,9 @@
 /*
  * fuzz_text.c - libFuzzer target for the text parsers users write by hand: the first byte
  * picks one, the rest is the text: an excluded-periods list (validated, then matched at a
- * few instants in a few zones), a duration, a memory size, an option value set by key, and a
- * binary state blob. Refusing is fine; crashing, leaking or a sanitizer report is not.
+ * few instants in a few zones), a duration, a memory size, an option value set by key, a
+ * binary state blob, and a state in the old JSON form (read by migration 008). Refusing is
+ * fine; crashing, leaking or a sanitizer report is not.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -11,7 +12,7 @@
 #include "core/core.h"
 #include "cron.h"
 #include "options.h"
-#include "statebin.h"
+#include "statejson.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -21,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(s, data + 1, size - 1);
     s[size - 1] = '\0';
     char *err = NULL;
-    switch (data[0] % 5) {
+    switch (data[0] % 6) {
     case 0: {
         if (cron_validate(s, &err) == 0) {
             static const char *const zones[] = {"UTC", "America/New_York", "Europe/Berlin"};
@@ -65,7 +66,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case 4: {
         struct core_state *st = core_state_new();
         char e[128];
-        statebin_load(data + 1, size - 1, st, e, sizeof e);
+        core_state_decode(data + 1, size - 1, st, NULL, e, sizeof e);
+        core_state_free(st);
+        break;
+    }
+    case 5: {
+        struct core_state *st = core_state_new();
+        char e[128];
+        statejson_read(s, st, e, sizeof e);
         core_state_free(st);
         break;
     }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "test.h"
+#include "options.h"
 #include "testfile.h"
 
 #include "core/core_int.h"
@@ -192,7 +193,7 @@ static int align_case(void *ud, const struct testfile_case *c, struct testfile_o
         return -1;
     }
     struct core_config cfg;
-    core_config_defaults(&cfg);
+    opt_config_defaults(&cfg);
     struct hook_log log = {0};
     struct core_hooks h = {.ud = &log};
     bool with_hooks;

@@ -11,6 +11,7 @@
 
 #include "core/core_int.h"
 #include "json.h"
+#include "options.h"
 
 #define T0 1764410400000LL
 
@@ -27,7 +28,7 @@ struct fx {
 static void fx_init(struct fx *f)
 {
     memset(f, 0, sizeof *f);
-    core_config_defaults(&f->cfg);
+    opt_config_defaults(&f->cfg);
     f->cfg.stabilization_ms = 60000;
     f->cfg.metrics_window_ms = 120000;
     f->st = core_state_new();
@@ -236,8 +237,8 @@ static void topology_error_changes_nothing(void)
 
 static void state_round_trip_changes_no_decision(void)
 {
-    /* Two runs over the same samples, one with the state dumped and reloaded before every
-     * sample: every decision's action, targets and reason agree. */
+    /* Two runs over the same samples, one with the state encoded and decoded (core.h, State
+     * codec) before every sample: every decision's action, targets and reason agree. */
     struct fx a, b;
     fx_init(&a);
     fx_init(&b);
@@ -245,9 +246,11 @@ static void state_round_trip_changes_no_decision(void)
     for (int t = 0; t <= 180; t += 30) {
         fx_sample(&a, t);
         fx_sample(&b, t);
-        json_t *doc = json_state_dump(b.st);
-        ASSERT_EQ(json_state_load(doc, b.st, err, sizeof err), 0);
-        json_decref(doc);
+        unsigned char *blob;
+        size_t len;
+        core_state_encode(b.st, &blob, &len);
+        ASSERT_EQ(core_state_decode(blob, len, b.st, NULL, err, sizeof err), 0);
+        free(blob);
         ASSERT_EQ(core_decide(a.st, &a.sm, &a.cfg, &a.hooks, &a.d, err, sizeof err), 0);
         ASSERT_EQ(core_decide(b.st, &b.sm, &b.cfg, &b.hooks, &b.d, err, sizeof err), 0);
         ASSERT_EQ(a.d.action, b.d.action);
@@ -350,7 +353,7 @@ static void implausible_sample_decides_nothing(void)
         struct fx f;
         fx_init(&f);
         if (flink)
-            core_config_profile(&f.cfg, CORE_PROFILE_FLINK);
+            opt_config_set_profile(&f.cfg, CORE_PROFILE_FLINK);
         char err[256];
         for (int t = 0; t <= 180; t += 30) {
             fx_sample(&f, t);

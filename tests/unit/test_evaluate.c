@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "core/core_int.h"
+#include "options.h"
 
 #define SEC   1000LL
 #define MIN   (60 * SEC)
@@ -31,8 +32,8 @@ struct ef {
 static void ef_init(struct ef *f)
 {
     memset(f, 0, sizeof *f);
-    core_config_defaults(&f->cfg);
-    core_config_profile(&f->cfg, CORE_PROFILE_FLINK); /* the reference algorithm */
+    opt_config_defaults(&f->cfg);
+    opt_config_set_profile(&f->cfg, CORE_PROFILE_FLINK); /* the reference algorithm */
     f->s.vertices = f->v;
     f->s.running = true;
     f->st = core_state_new();

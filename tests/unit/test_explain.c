@@ -2,6 +2,7 @@
 #include "test.h"
 
 #include "core/core_int.h"
+#include "options.h"
 
 static void utc_dates(void)
 {
@@ -40,7 +41,7 @@ static void durations_and_rates(void)
 static void move_names_the_figures_and_limits(void)
 {
     struct core_config cfg;
-    core_config_defaults(&cfg);
+    opt_config_defaults(&cfg);
     struct core_decision d;
     core_decision_init(&d);
     struct core_vertex_in v = {

@@ -2,13 +2,14 @@
 #include "test.h"
 
 #include "core/core_int.h"
+#include "options.h"
 
 static void delayed_scale_down_takes_max_in_window(void)
 {
     /* Spec 4.2's example: interval 60 s, p = 100: t=0 -> 80 (delayed), t=10 -> 90,
      * t=40 -> 72, t=59 -> 64, t=60 -> 70: window [0, 60] max = 90, flag of the t=10 entry. */
     struct core_config cfg;
-    core_config_defaults(&cfg);
+    opt_config_defaults(&cfg);
     cfg.scale_down_interval_ms = 60000;
     struct core_state *st = core_state_new();
     bool out;
@@ -28,7 +29,7 @@ static void delayed_scale_down_evicts_old_maximum(void)
      * applies: at t=71 the window is [11, 71]. The list after t=60 is 90@10, 70@60. A new
      * 65 at t=71 keeps 70@60 (greater) and appends. Max in [11, 71] is 70. */
     struct core_config cfg;
-    core_config_defaults(&cfg);
+    opt_config_defaults(&cfg);
     cfg.scale_down_interval_ms = 60000;
     struct core_state *st = core_state_new();
     bool out;
@@ -43,7 +44,7 @@ static void delayed_scale_down_evicts_old_maximum(void)
 static void delayed_scale_down_disabled_and_cleared(void)
 {
     struct core_config cfg;
-    core_config_defaults(&cfg);
+    opt_config_defaults(&cfg);
     cfg.scale_down_interval_ms = 0; /* <= 0: no delay */
     struct core_state *st = core_state_new();
     bool out;
@@ -66,7 +67,7 @@ static void delayed_proposal_never_above_current(void)
      * 2. The 7 is no scale-down of 4: dropped, and the wait starts again at the new
      * proposal instead of applying 7 (a scale-up) once the old wait is over. */
     struct core_config cfg;
-    core_config_defaults(&cfg);
+    opt_config_defaults(&cfg);
     cfg.scale_down_interval_ms = 60000;
     struct core_state *st = core_state_new();
     bool out;
@@ -92,7 +93,7 @@ static struct core_vhistory one_scale_up(struct core_hist_entry *e)
 static void ineffective_scale_up_blocked_only_when_enabled(void)
 {
     struct core_config cfg;
-    core_config_defaults(&cfg);
+    opt_config_defaults(&cfg);
     struct core_hist_entry e;
     struct core_vhistory h = one_scale_up(&e);
     struct core_decision d;
@@ -119,7 +120,7 @@ static void ineffective_scale_up_blocked_only_when_enabled(void)
 static void ineffective_after_scale_down_is_not_checked(void)
 {
     struct core_config cfg;
-    core_config_defaults(&cfg);
+    opt_config_defaults(&cfg);
     cfg.effectiveness_detection = true;
     struct core_hist_entry e;
     struct core_vhistory h = one_scale_up(&e);
@@ -134,7 +135,7 @@ static void ineffective_after_scale_down_is_not_checked(void)
 static void memory_pressure_thresholds(void)
 {
     struct core_config cfg;
-    core_config_defaults(&cfg);
+    opt_config_defaults(&cfg);
     struct core_decision d;
     core_decision_init(&d);
     struct core_global_eval g = {.gc_pressure = NAN, .heap_ratio_avg = NAN};
@@ -155,7 +156,7 @@ static void memory_pressure_thresholds(void)
 static void history_retention_by_age_and_count(void)
 {
     struct core_config cfg;
-    core_config_defaults(&cfg); /* max count 3, max age 24 h */
+    opt_config_defaults(&cfg); /* max count 3, max age 24 h */
     struct core_state *st = core_state_new();
     int64_t day = 24 * 3600 * 1000LL;
     for (int i = 0; i < 5; i++) {
@@ -182,7 +183,7 @@ static void history_retention_by_age_and_count(void)
 static void restart_time_tracking(void)
 {
     struct core_config cfg;
-    core_config_defaults(&cfg);
+    opt_config_defaults(&cfg);
     struct core_state *st = core_state_new();
     struct core_hist_entry e = {.at = 1000, .current_parallelism = 2, .new_parallelism = 4};
     core__history_add(st, "v", &e);
@@ -217,7 +218,7 @@ static void time_arithmetic_saturates(void)
     ASSERT_EQ(core__time_sub(1000, 2000), -1000);
 
     struct core_config cfg;
-    core_config_defaults(&cfg);
+    opt_config_defaults(&cfg);
     cfg.scale_down_interval_ms = INT64_MAX;
     struct core_state *st = core_state_new();
     bool out;

@@ -11,6 +11,7 @@
 #include "test.h"
 
 #include "core/core_int.h"
+#include "options.h"
 
 #define MIB (1024LL * 1024LL)
 #define GIB (1024LL * MIB)
@@ -48,7 +49,7 @@ static void model_30gib_process_size(void)
 {
     /* The spec's reproduction note. */
     struct core_config c;
-    core_config_defaults(&c);
+    opt_config_defaults(&c);
     c.tm.process_size = 30 * GIB; /* 32 212 254 720 */
     struct core_tm_pools p;
     char err[256];
@@ -73,7 +74,7 @@ static void model_30gib_process_size(void)
 static void model_flink_size_only(void)
 {
     struct core_config c;
-    core_config_defaults(&c);
+    opt_config_defaults(&c);
     c.tm.flink_size = 1280 * MIB; /* 1 342 177 280 */
     struct core_tm_pools p;
     char err[256];
@@ -95,7 +96,7 @@ static void model_flink_size_only(void)
 static void model_task_heap_and_managed(void)
 {
     struct core_config c;
-    core_config_defaults(&c);
+    opt_config_defaults(&c);
     c.tm.task_heap = 512 * MIB;
     c.tm.managed_size = 512 * MIB;
     struct core_tm_pools p;
@@ -125,37 +126,37 @@ static void model_invalid(void)
     struct core_tm_pools p;
     char err[256];
 
-    core_config_defaults(&c); /* nothing set */
+    opt_config_defaults(&c); /* nothing set */
     ASSERT_EQ(core__tm_derive(&c.tm, &p, err, sizeof err), -1);
     ASSERT_CONTAINS(err, "taskmanager.memory.process.size");
 
     /* 300 MiB: overhead 0.1 x 300 MiB < 192 MiB -> 192 MiB; 256 + 192 > 300 */
-    core_config_defaults(&c);
+    opt_config_defaults(&c);
     c.tm.process_size = 300 * MIB;
     ASSERT_EQ(core__tm_derive(&c.tm, &p, err, sizeof err), -1);
     ASSERT_CONTAINS(err, "exceed");
 
     /* task heap larger than the Flink memory */
-    core_config_defaults(&c);
+    opt_config_defaults(&c);
     c.tm.flink_size = 1 * GIB;
     c.tm.task_heap = 2 * GIB;
     ASSERT_EQ(core__tm_derive(&c.tm, &p, err, sizeof err), -1);
 
     /* process.size leaves an overhead below its minimum: 1 GiB - 1491308091 - 256 MiB < 0 */
-    core_config_defaults(&c);
+    opt_config_defaults(&c);
     c.tm.task_heap = 512 * MIB;
     c.tm.managed_size = 512 * MIB;
     c.tm.process_size = 1 * GIB;
     ASSERT_EQ(core__tm_derive(&c.tm, &p, err, sizeof err), -1);
 
     /* min above max */
-    core_config_defaults(&c);
+    opt_config_defaults(&c);
     c.tm.process_size = 4 * GIB;
     c.tm.network_min = 2 * GIB;
     ASSERT_EQ(core__tm_derive(&c.tm, &p, err, sizeof err), -1);
 
     /* NaN fraction */
-    core_config_defaults(&c);
+    opt_config_defaults(&c);
     c.tm.process_size = 4 * GIB;
     c.tm.managed_fraction = NAN;
     ASSERT_EQ(core__tm_derive(&c.tm, &p, err, sizeof err), -1);
@@ -175,7 +176,7 @@ static void model_invalid(void)
  */
 static void cfg_4gib(struct core_config *c)
 {
-    core_config_defaults(c);
+    opt_config_defaults(c);
     c->tm.process_size = 4 * GIB;
     c->mem_tuning_enabled = true;
 }
@@ -507,7 +508,7 @@ static void tune_skipped_without_event(void)
     core_decision_init(&d);
 
     struct core_config c;
-    core_config_defaults(&c); /* process size unknown: no process, flink or explicit pools */
+    opt_config_defaults(&c); /* process size unknown: no process, flink or explicit pools */
     c.mem_tuning_enabled = true;
     core__memory_tune(&c, &sm, &t, p, &g, &d);
     ASSERT_EQ(d.n_events, 0);

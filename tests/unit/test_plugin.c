@@ -506,7 +506,7 @@ static void test_exclusion_falls_back_to_native(void)
     rm_dir();
     ASSERT(err == NULL);
     struct core_config cfg;
-    core_config_defaults(&cfg);
+    opt_config_defaults(&cfg);
     struct plugin_call *c = plugin_call_new(s, "j", NULL, &cfg, NULL, NULL);
     struct core_hooks h;
     plugin_call_hooks(c, &h);

@@ -5,6 +5,7 @@
 #include "test.h"
 
 #include "core/core_int.h"
+#include "options.h"
 
 static struct core_evaluated ev_of(double tdr, double catch_up)
 {
@@ -23,12 +24,12 @@ static struct core_evaluated ev_of(double tdr, double catch_up)
 static void capacity_in_headroom(void)
 {
     struct core_config cfg;
-    core_config_defaults(&cfg);
+    opt_config_defaults(&cfg);
     struct core_evaluated e = ev_of(1000, 0);
     ASSERT_DEQ(core__capacity_cfg(&cfg, &e, 0.7, true, 300000), 1429.0);
     e.catch_up_data_rate = 600;
     ASSERT_DEQ(core__capacity_cfg(&cfg, &e, 0.7, true, 300000), 1767.0);
-    core_config_profile(&cfg, CORE_PROFILE_FLINK);
+    opt_config_set_profile(&cfg, CORE_PROFILE_FLINK);
     e.catch_up_data_rate = 0;
     ASSERT_DEQ(core__capacity_cfg(&cfg, &e, 0.7, true, 300000), 1595.0);
 }
@@ -39,7 +40,7 @@ static void capacity_in_headroom(void)
 static void upper_bound_ceiling(void)
 {
     struct core_config cfg;
-    core_config_defaults(&cfg);
+    opt_config_defaults(&cfg);
     struct core_evaluated e = ev_of(1000, 0);
     core__thresholds(&e, &cfg, false, 0);
     ASSERT_DEQ(e.scale_up_rate_threshold, 1111.0);
@@ -50,7 +51,7 @@ static void upper_bound_ceiling(void)
     cfg.util_target = 0.95;
     core__thresholds(&e, &cfg, false, 0);
     ASSERT_DEQ(e.scale_up_rate_threshold, 1053.0); /* round(1000 / 0.95) */
-    core_config_profile(&cfg, CORE_PROFILE_FLINK);
+    opt_config_set_profile(&cfg, CORE_PROFILE_FLINK);
     cfg.util_target = 0.7;
     core__thresholds(&e, &cfg, false, 0);
     ASSERT_DEQ(e.scale_up_rate_threshold, 1000.0);
@@ -62,7 +63,7 @@ static void upper_bound_ceiling(void)
 static void skew_knee_by_key_groups(void)
 {
     struct core_config cfg;
-    core_config_defaults(&cfg);
+    opt_config_defaults(&cfg);
     static char id[] = "v";
     static char *ids[] = {id};
     static int par[1];
@@ -89,7 +90,7 @@ static void skew_knee_by_key_groups(void)
     ASSERT_EQ(core__skew_limit(&cfg, &w, 0, 8, &e), 40);
     /* The most it processes at 40: mu / 0.3175 = 6000 / 0.3175 = 18897.6/s. */
     ASSERT_NEAR(core__skew_capacity(&cfg, &e, 40), 18897.6, 0.5);
-    core_config_profile(&cfg, CORE_PROFILE_FLINK);
+    opt_config_set_profile(&cfg, CORE_PROFILE_FLINK);
     ASSERT_EQ(core__skew_limit(&cfg, &w, 0, 8, &e), 47);
 }
 
@@ -99,7 +100,7 @@ static void skew_knee_by_key_groups(void)
 static void scale_down_early_when_clearly_low(void)
 {
     struct core_config cfg;
-    core_config_defaults(&cfg);
+    opt_config_defaults(&cfg);
     struct core_state *st = core_state_new();
     bool out;
     const int64_t M = 60000;
@@ -111,7 +112,7 @@ static void scale_down_early_when_clearly_low(void)
     ASSERT_EQ(core__delayed_scale_down(st, &cfg, "v", 10, 6, true, 5 * M, &out), 10);
     ASSERT_EQ(core__delayed_scale_down(st, &cfg, "v", 10, 7, true, 10 * M, &out), 10);
     core__delayed_clear(st, "v");
-    core_config_profile(&cfg, CORE_PROFILE_FLINK);
+    opt_config_set_profile(&cfg, CORE_PROFILE_FLINK);
     ASSERT_EQ(core__delayed_scale_down(st, &cfg, "v", 10, 8, true, 0, &out), 10);
     ASSERT_EQ(core__delayed_scale_down(st, &cfg, "v", 10, 7, true, 10 * M, &out), 10);
     core_state_free(st);

@@ -5,6 +5,7 @@
 #include "test.h"
 
 #include "core/core_int.h"
+#include "options.h"
 
 #define GIB (1024LL * 1024LL * 1024LL)
 
@@ -48,7 +49,7 @@ static void slots_after_sharing_and_not(void)
 
 static void quota_cfg(struct core_config *c)
 {
-    core_config_defaults(c);
+    opt_config_defaults(c);
     c->slots_per_tm = 1;
     c->tm_cpu = 1.0;
     c->tm.process_size = 4 * GIB;

@@ -7,6 +7,7 @@
 #include "test.h"
 
 #include "core/core_int.h"
+#include "options.h"
 
 /*
  * Two vertices: "src" (index 0, a source) and "op" (index 1, one input from src with the
@@ -36,8 +37,8 @@ struct fx {
 static void fx_init(struct fx *f, enum core_ship ship)
 {
     memset(f, 0, sizeof *f);
-    core_config_defaults(&f->cfg);
-    core_config_profile(&f->cfg, CORE_PROFILE_FLINK); /* the reference algorithm */
+    opt_config_defaults(&f->cfg);
+    opt_config_set_profile(&f->cfg, CORE_PROFILE_FLINK); /* the reference algorithm */
     f->cfg.util_target = 1.0;
     f->restart_ms = 0;
     f->v[0] = (struct core_vertex_in){.id = "src", .parallelism = 4, .max_parallelism = 128};
@@ -576,7 +577,7 @@ static void observed_scalability_softens_factor(void)
 static void alpha_needs_enough_observations(void)
 {
     struct core_config cfg;
-    core_config_defaults(&cfg);
+    opt_config_defaults(&cfg);
     struct core_hist_entry e[4];
     struct core_vhistory h = {.id = "op", .e = e};
     ASSERT_DEQ(core__scalability_alpha(&cfg, NULL), 1.0);
@@ -594,7 +595,7 @@ static void alpha_needs_enough_observations(void)
 static void alpha_baseline_at_parallelism_one(void)
 {
     struct core_config cfg;
-    core_config_defaults(&cfg);
+    opt_config_defaults(&cfg);
     struct core_hist_entry e[4];
     struct core_vhistory h = {.id = "op", .e = e};
     /* Oldest first: 1/80, 1/100, 2/180. Newest to oldest: 2 (min so far), then P = 1 with
@@ -610,7 +611,7 @@ static void alpha_baseline_at_parallelism_one(void)
 static void alpha_baseline_newest_on_ties(void)
 {
     struct core_config cfg;
-    core_config_defaults(&cfg);
+    opt_config_defaults(&cfg);
     struct core_hist_entry e[4];
     struct core_vhistory h = {.id = "op", .e = e};
     /* Oldest first: 2/100, 2/120, 4/200. Smallest P = 2, newest on ties: R = 120, beta = 60.
@@ -625,7 +626,7 @@ static void alpha_baseline_newest_on_ties(void)
 static void alpha_nan_rates(void)
 {
     struct core_config cfg;
-    core_config_defaults(&cfg);
+    opt_config_defaults(&cfg);
     struct core_hist_entry e[4];
     struct core_vhistory h = {.id = "op", .e = e};
     /* A NaN rate anywhere: 1. */
@@ -650,7 +651,7 @@ static void alpha_nan_rates(void)
 static void alpha_clamped(void)
 {
     struct core_config cfg;
-    core_config_defaults(&cfg);
+    opt_config_defaults(&cfg);
     struct core_hist_entry e[4];
     struct core_vhistory h = {.id = "op", .e = e};
     /* Super-linear: 2/100, 4/400, 8/800: beta 50; sum PR = 200 + 1600 + 6400 = 8200; sum P^2
@@ -673,7 +674,7 @@ static void alpha_clamped(void)
 static void alpha_ceiling_on_shortest_decimal(void)
 {
     struct core_config cfg;
-    core_config_defaults(&cfg);
+    opt_config_defaults(&cfg);
     struct core_hist_entry e[4];
     struct core_vhistory h = {.id = "op", .e = e};
     /* Oldest first: 1/100, 2/160, 2/163.5: beta 100 (P = 1); sum PR = 100 + 320 + 327 = 747;

@@ -4,6 +4,7 @@
 #include "test.h"
 
 #include "core/core_int.h"
+#include "options.h"
 
 /* A one-vertex window of two samples 60 s apart: records_in grows `rate`/s, busy avg/max
  * loads as given (fractions of a second). */
@@ -54,7 +55,7 @@ static void seed_case_thirty_percent_on_one_key(void)
      * P_sat = ceil(0.7 / (0.3 x 0.05)) = ceil(46.67) = 47. fanout = ceil(0.3 x 25000 /
      * (6000 x 0.7)) = ceil(1.786) = 2. */
     struct core_config cfg;
-    core_config_defaults(&cfg);
+    opt_config_defaults(&cfg);
     struct core_window w;
     double rate = 6000.0 / 0.3875, lavg = rate / 8 / 6000;
     window_of(&w, rate, lavg, 1.0);
@@ -71,7 +72,7 @@ static void even_load_is_not_skew(void)
 {
     /* r = 0.6 / 0.5 = 1.2 < min-ratio 1.5: no diagnosis, but r is reported. */
     struct core_config cfg;
-    core_config_defaults(&cfg);
+    opt_config_defaults(&cfg);
     struct core_window w;
     window_of(&w, 1000, 0.5, 0.6);
     struct core_evaluated ev = ev_with(1000, 0);
@@ -83,7 +84,7 @@ static void even_load_is_not_skew(void)
 static void single_subtask_and_disabled(void)
 {
     struct core_config cfg;
-    core_config_defaults(&cfg);
+    opt_config_defaults(&cfg);
     struct core_window w;
     window_of(&w, 1000, 0.2, 1.0);
     struct core_evaluated ev = ev_with(1000, 0);
@@ -96,7 +97,7 @@ static void saturation_option_moves_the_stop(void)
 {
     /* h = 0.3 with s = 0.1: ceil(0.7 / 0.03) = ceil(23.33) = 24. */
     struct core_config cfg;
-    core_config_defaults(&cfg);
+    opt_config_defaults(&cfg);
     cfg.skew_saturation = 0.1;
     struct core_window w;
     double rate = 6000.0 / 0.3875, lavg = rate / 8 / 6000;

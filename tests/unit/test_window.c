@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "core/core_int.h"
+#include "options.h"
 
 #define SEC   1000LL
 #define MIN   (60 * SEC)
@@ -37,7 +38,7 @@ static void vertex_blank(struct core_vertex_in *v, const char *id, int p)
 static void fx_init(struct fx *f)
 {
     memset(f, 0, sizeof *f);
-    core_config_defaults(&f->cfg);
+    opt_config_defaults(&f->cfg);
     /* The reference's observed-rate rule (the governor profile's guard: observed_tpr_guarded). */
     f->cfg.source_rate_guard = false;
     vertex_blank(&f->v[0], "src", 2);

@@ -46,6 +46,23 @@
 
 #define TESTFILE_MAX_FIELDS 16
 
+/* new (free() it): the whole text of the file at path, or NULL when it cannot be read. For
+ * data a test reads whole (a document, the README) rather than as cases. */
+static inline char *testfile_read(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = n < 0 ? NULL : malloc((size_t)n + 1);
+    if (s)
+        s[fread(s, 1, (size_t)n, f)] = '\0';
+    fclose(f);
+    return s;
+}
+
 /* One case as the handler sees it. Everything is borrowed from the runner for the call. */
 struct testfile_case {
     const char *file;
