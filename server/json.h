@@ -63,6 +63,12 @@ int json_parse_sample(json_t *body, int64_t now_ms, struct json_sample *js, stru
 json_t *json_render_decision(const struct core_decision *d, const char *job,
                              const char *policy_revision, const char *config_hash);
 
+/* new: a vertex's evaluated figures as the response shows them (the core's figure table:
+ * null when undefined, a figure of a diagnosis left out when it was not made). */
+json_t *json_render_evaluated(const struct core_evaluated *ev);
+/* new: the names of the constraint bits set in bits, in bit order. */
+json_t *json_render_constraints(unsigned bits);
+
 /* new: the whole state as JSON (objects and arrays; non-finite doubles as strings
  * "NaN"/"Infinity"/"-Infinity" so the round trip is exact). Dump it with jansson's default
  * real precision (17 digits, i.e. no JSON_REAL_PRECISION flag): fewer digits lose bits. */
