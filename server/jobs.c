@@ -33,7 +33,7 @@ static void entry_free(struct jobs_entry *e)
         return;
     core_state_free(e->state);
     opt_job_free(e->opts);
-    free(e->cfg_json);
+    decision_cache_deinit(&e->cache);
     json_decref(e->config);
     free(e->id);
     free(e);
@@ -165,7 +165,7 @@ void jobs_set_layer_take(struct jobs_entry *e, json_t *layer, struct opt_job *op
     opt_job_free(e->opts);
     e->config = layer;
     e->opts = opts;
-    e->resolved = false;
+    decision_cache_reset(&e->cache);
 }
 
 struct load_ctx {
