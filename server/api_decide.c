@@ -139,12 +139,9 @@ static int store_ready(void *ud, struct decision_err *err)
     if (!g->q->api->wr || writer_health(g->q->api->wr, why, sizeof why, &retry) == 0)
         return 0;
     g->r->retry_after = retry;
-    err->status = 503;
-    snprintf(err->code, sizeof err->code, "%s", api_code(503));
-    err->field[0] = '\0';
-    snprintf(err->message, sizeof err->message,
-             "the store cannot be written (%s); nothing was stored, retry after %d s", why, retry);
-    return -1;
+    return decision_refuse(err, 503, api_code(503), NULL,
+                           "the store cannot be written (%s); nothing was stored, retry after %d s",
+                           why, retry);
 }
 
 static void decide(const struct req *q, struct resp *r)

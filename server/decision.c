@@ -37,15 +37,13 @@ void decision_cache_deinit(struct decision_cache *c)
     c->options_json = NULL;
 }
 
-static int refuse(struct decision_err *e, int status, const char *code, const char *field,
-                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-static int refuse(struct decision_err *e, int status, const char *code, const char *field,
-                  const char *fmt, ...)
+int decision_refuse(struct decision_err *e, int status, const char *code, const char *field,
+                    const char *fmt, ...)
 {
     va_list ap;
     e->status = status;
     snprintf(e->code, sizeof e->code, "%s", code);
-    snprintf(e->field, sizeof e->field, "%s", field);
+    snprintf(e->field, sizeof e->field, "%s", field ? field : "");
     va_start(ap, fmt);
     vsnprintf(e->message, sizeof e->message, fmt, ap);
     va_end(ap);
@@ -103,13 +101,14 @@ static int sample_and_options(struct decision_buf *b, const struct decision_req 
         o->own = opt_job_clone(q->layers);
     memset(&je, 0, sizeof je);
     if (json_parse_sample(q->body, q->now_ms, &b->js, o->own, &je) < 0)
-        return refuse(e, je.status ? je.status : 400, je.code[0] ? je.code : "INVALID_ARGUMENT",
-                      je.field, "%s", je.message);
+        return decision_refuse(e, je.status ? je.status : 400,
+                               je.code[0] ? je.code : "INVALID_ARGUMENT", je.field, "%s",
+                               je.message);
     if (q->overlay) {
         struct overlay ov = {o->own, NULL};
         opt_job_each(q->overlay, overlay_key, &ov);
         if (ov.err) {
-            refuse(e, 422, "INVALID_CONFIG", "config", "%s", ov.err);
+            decision_refuse(e, 422, "INVALID_CONFIG", "config", "%s", ov.err);
             free(ov.err);
             return -1;
         }
@@ -138,7 +137,7 @@ static int sample_and_options(struct decision_buf *b, const struct decision_req 
     opt_job_hash(o->own, o->hash);
     return 0;
 refused:
-    refuse(e, 422, "INVALID_CONFIG", "config", "%s", err);
+    decision_refuse(e, 422, "INVALID_CONFIG", "config", "%s", err);
     free(err);
     return -1;
 }
@@ -237,8 +236,8 @@ int decision_run(struct decision_buf *b, const struct decision_req *q, struct de
     if (sample_and_options(b, q, &o, &res->err) < 0)
         goto out;
     if (b->js.s.at < core_state_last_at(q->state)) {
-        refuse(&res->err, 409, "FAILED_PRECONDITION", "at",
-               "\"at\" is earlier than the job's last sample");
+        decision_refuse(&res->err, 409, "FAILED_PRECONDITION", "at",
+                        "\"at\" is earlier than the job's last sample");
         goto out;
     }
     if (q->ready && q->ready(q->ud, &res->err) < 0)
@@ -250,7 +249,7 @@ int decision_run(struct decision_buf *b, const struct decision_req *q, struct de
     if (core_decide(q->state, &b->js.s, &o.cfg, &hooks, &b->d, err, sizeof err) < 0) {
         char field[sizeof res->err.field];
         error_field(err, field, sizeof field);
-        refuse(&res->err, 400, "INVALID_ARGUMENT", field, "%s", err);
+        decision_refuse(&res->err, 400, "INVALID_ARGUMENT", field, "%s", err);
         goto out;
     }
 

@@ -47,6 +47,10 @@ struct decision_err {
     char message[1024];
 };
 
+/* Fills e (the field may be NULL: none) and returns -1, for a caller's check. */
+int decision_refuse(struct decision_err *e, int status, const char *code, const char *field,
+                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
 /* A caller's buffers, reused from one decision to the next (one decision at a time). */
 struct decision_buf {
     struct json_sample js;

@@ -1,15 +1,15 @@
 /*
  * replay.c - `governor replay TRACE.jsonl [--config FILE] [--set KEY=VALUE ...]
  * [--policies DIR]` (see
- * replay.h). The same path as the server's decide handler minus HTTP and storage: parse the
- * sample, layer the options, call the core, render the decision.
+ * replay.h). The server's decision service (decision.h) minus HTTP and storage: each line is
+ * one decision_run on its job's state, and its response or refusal is printed.
  */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/core.h"
-#include "cron.h"
+#include "decision.h"
 #include "json.h"
 #include "options.h"
 #include "plugin.h"
@@ -26,9 +26,7 @@ struct replay {
     bool roundtrip;
     int n, cap;
     struct replay_job *jobs;
-    struct json_sample js;
-    struct core_decision d;
-    struct core_hooks hooks;
+    struct decision_buf buf;
     struct plugin_set *policies; /* NULL: native hooks only */
 };
 
@@ -39,9 +37,7 @@ struct replay *replay_new(const struct opt_job *defaults, bool roundtrip)
         abort();
     r->defaults = defaults;
     r->roundtrip = roundtrip;
-    json_sample_init(&r->js);
-    core_decision_init(&r->d);
-    r->hooks.excluded = cron_excluded_hook;
+    decision_buf_init(&r->buf);
     return r;
 }
 
@@ -61,8 +57,7 @@ void replay_free(struct replay *r)
         core_state_free(r->jobs[i].st);
     }
     free(r->jobs);
-    json_sample_deinit(&r->js);
-    core_decision_deinit(&r->d);
+    decision_buf_deinit(&r->buf);
     free(r);
 }
 
@@ -112,6 +107,23 @@ static int roundtrip(struct replay_job *j, char *err, size_t err_len)
     return rc;
 }
 
+/* One line's job, and whether its round trip failed (the line's result then). */
+struct line {
+    struct replay_job *j;
+    bool broken;
+};
+
+/* The service's last check under --roundtrip: the state goes through JSON first. */
+static int roundtrip_ready(void *ud, struct decision_err *e)
+{
+    struct line *l = ud;
+    char err[512];
+    if (roundtrip(l->j, err, sizeof err) == 0)
+        return 0;
+    l->broken = true;
+    return decision_refuse(e, 500, "INTERNAL", NULL, "%s", err);
+}
+
 int replay_line(struct replay *r, const char *line, int lineno, FILE *out)
 {
     json_error_t je;
@@ -123,8 +135,6 @@ int replay_line(struct replay *r, const char *line, int lineno, FILE *out)
         return -1;
     }
     int rc = 0;
-    struct opt_job *opts = NULL;
-    char *oerr = NULL;
     const char *job = json_string_value(json_object_get(body, "job"));
     if (!job || !job[0]) {
         print_error(out, lineno, NULL, 400, "INVALID_ARGUMENT", "\"job\" must be a string", "job");
@@ -135,57 +145,26 @@ int replay_line(struct replay *r, const char *line, int lineno, FILE *out)
                     "a replayed sample needs \"at\" (replay reads no clock)", "at");
         goto out;
     }
-    opts = opt_job_clone(r->defaults);
-    struct json_err e;
-    memset(&e, 0, sizeof e);
-    if (json_parse_sample(body, 0, &r->js, opts, &e) < 0) {
-        print_error(out, lineno, job, e.status, e.code, e.message, e.field);
+    struct line l = {job_get(r, job), false};
+    struct decision_req q = {.job = job,
+                             .body = body,
+                             .layers = r->defaults,
+                             .state = l.j->st,
+                             .set = r->policies,
+                             .revision = "native",
+                             .ready = r->roundtrip ? roundtrip_ready : NULL,
+                             .ud = &l};
+    struct decision_res res;
+    if (decision_run(&r->buf, &q, &res) < 0) {
+        print_error(out, lineno, job, res.err.status, res.err.code, res.err.message, res.err.field);
+        rc = l.broken ? -1 : 0;
         goto out;
     }
-    struct core_config cfg;
-    if (opt_job_resolve(opts, &cfg, &oerr) < 0) {
-        print_error(out, lineno, job, 422, "INVALID_ARGUMENT", oerr, "config");
-        goto out;
-    }
-    struct replay_job *j = job_get(r, job);
-    if (r->js.s.at < core_state_last_at(j->st)) {
-        print_error(out, lineno, job, 409, "FAILED_PRECONDITION",
-                    "\"at\" is earlier than the job's last sample", "at");
-        goto out;
-    }
-    char err[512];
-    if (r->roundtrip && roundtrip(j, err, sizeof err) < 0) {
-        print_error(out, lineno, job, 500, "INTERNAL", err, "");
-        rc = -1;
-        goto out;
-    }
-    struct plugin_call *pc = NULL;
-    struct core_hooks hooks = r->hooks;
-    if (r->policies) {
-        pc = plugin_call_new(r->policies, job, opts, &cfg, j->st, &r->js.s);
-        plugin_call_hooks(pc, &hooks);
-    }
-    int drc = core_decide(j->st, &r->js.s, &cfg, &hooks, &r->d, err, sizeof err);
-    plugin_call_free(pc);
-    if (drc < 0) {
-        const char *colon = strchr(err, ':');
-        char field[256] = "";
-        if (colon && (size_t)(colon - err) < sizeof field)
-            memcpy(field, err, (size_t)(colon - err));
-        print_error(out, lineno, job, 400, "INVALID_ARGUMENT", err, field);
-        goto out;
-    }
-    char hash[17];
-    opt_job_hash(opts, hash);
-    json_t *o = json_render_decision(
-        &r->d, job, r->policies ? plugin_set_revision(r->policies) : "native", hash);
-    char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15));
+    char *s = json_dumps(res.response, JSON_COMPACT | JSON_REAL_PRECISION(15));
     fprintf(out, "%s\n", s);
     free(s);
-    json_decref(o);
+    json_decref(res.response);
 out:
-    free(oerr);
-    opt_job_free(opts);
     json_decref(body);
     return rc;
 }
