@@ -4,8 +4,8 @@
  * per line as JSON. Nothing is written anywhere but the output stream. Each job of the
  * trace keeps its own state, exactly as the server would.
  *
- * May call: core, json, options, cron (the native excluded-periods hook), plugin (the Lua
- * hooks of a policies directory, --policies), log.
+ * May call: decision (each line is one decision of the service), core, json (the state's
+ * round trip), options, plugin (loading a policies directory, --policies), log.
  */
 #ifndef GOVERNOR_REPLAY_H
 #define GOVERNOR_REPLAY_H

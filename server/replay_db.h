@@ -1,8 +1,8 @@
 /*
  * replay_db.h - replay against history (prefix replay_db_): `governor replay --db FILE --job
  * ID` and POST /v1/replay. Re-runs the stored samples of one job (decisions.input_json in id
- * order) through the core with a candidate config and candidate policies, and reports every
- * decision whose outcome would differ from the recorded one, then a summary.
+ * order) through the decision service with a candidate config and candidate policies, and
+ * reports every decision whose outcome would differ from the recorded one, then a summary.
  *
  * Options of each replayed decision: the recorded effective options of that decision
  * (decisions.config_json: built-in < server < job < request, as resolved then), with the
@@ -18,9 +18,8 @@
  *
  * The database is opened read-only (SQLITE_OPEN_READONLY, query_only): nothing is written.
  *
- * May call: core, json, options, plugin, cron (native excluded periods), api (time parsing),
- * SQLite,
- * jansson.
+ * May call: decision (each replayed sample is one decision of the service), core, json,
+ * options, plugin, api (time parsing), SQLite, jansson.
  */
 #ifndef GOVERNOR_REPLAY_DB_H
 #define GOVERNOR_REPLAY_DB_H
