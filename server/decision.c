@@ -184,7 +184,6 @@ static struct db_write *unit_new(const struct decision_req *q, const struct core
         const struct core_vdecision *v = &d->vertices[i];
         struct db_vrow *row = &w->v[i];
         json_t *c = json_render_constraints(v->constraints);
-        json_t *ev = json_render_evaluated(&v->ev);
         row->vertex = xstrdup(v->id);
         row->current = v->current;
         row->raw_target = v->raw_target;
@@ -192,8 +191,7 @@ static struct db_write *unit_new(const struct decision_req *q, const struct core
         row->reason = xstrdup(core_reason_name(v->reason));
         row->constraints = jarena_dump(c);
         row->message = xstrdup(v->message);
-        row->evaluated_json = jarena_dump(ev);
-        json_decref(ev);
+        row->evaluated_json = json_evaluated_text(&v->ev);
         json_decref(c);
     }
     w->n_e = d->n_events;

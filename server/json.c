@@ -23,6 +23,7 @@
 
 #include "core/core_int.h"
 #include "json.h"
+#include "xmem.h"
 
 /* ---------------------------------------------------------------- paths -- */
 
@@ -697,6 +698,52 @@ json_t *json_render_evaluated(const struct core_evaluated *ev)
             json_object_set_new(o, core_figures[i].name, real_or_null(x));
     }
     return o;
+}
+
+/* Prints the finite x at p as jansson prints a real with JSON_REAL_PRECISION(15) (its
+ * jsonp_dtostr): "%.15g", ".0" added when that reads as an integer, and the exponent without
+ * '+' or leading zeros ("1e20", "1.5e-5"). Returns the length; p has room for 32. */
+static size_t real15(char *p, double x)
+{
+    size_t n = (size_t)snprintf(p, 32, "%.15g", x);
+    if (!strchr(p, '.') && !strchr(p, 'e')) {
+        memcpy(p + n, ".0", 3);
+        n += 2;
+    }
+    char *e = strchr(p, 'e');
+    if (e) {
+        char *start = e + 1, *end = e + 2;
+        if (*start == '-')
+            start++;
+        while (*end == '0')
+            end++;
+        memmove(start, end, n + 1 - (size_t)(end - p));
+        n -= (size_t)(end - start);
+    }
+    return n;
+}
+
+char *json_evaluated_text(const struct core_evaluated *ev)
+{
+    size_t cap = 3;
+    for (int i = 0; i < CORE_N_FIGURES; i++)
+        cap += strlen(core_figures[i].name) + 4 + 32; /* ,"name": and the number */
+    char *t = xmalloc(cap), *p = t;
+    *p++ = '{';
+    for (int i = 0; i < CORE_N_FIGURES; i++) {
+        double x = core_figure_get(ev, i);
+        if (!isfinite(x) && (core_figures[i].flags & CORE_FIG_ASSESSED))
+            continue;
+        if (p > t + 1)
+            *p++ = ',';
+        p += sprintf(p, "\"%s\":", core_figures[i].name);
+        if (isfinite(x))
+            p += real15(p, x);
+        else
+            p += sprintf(p, "null");
+    }
+    memcpy(p, "}", 2);
+    return t;
 }
 
 json_t *json_render_constraints(unsigned bits)
