@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api.h"
 #include "core/core.h"
 #include "decision.h"
 #include "json.h"
@@ -15,6 +16,7 @@
 #include "plugin.h"
 #include "replay.h"
 #include "replay_db.h"
+#include "xmem.h"
 
 struct replay_job {
     char *name;
@@ -169,92 +171,49 @@ out:
     return rc;
 }
 
-static void usage(FILE *f)
+static void usage(FILE *f, bool db)
 {
-    fprintf(f, "usage: governor replay TRACE.jsonl [--config FILE] [--set KEY=VALUE ...] "
-               "[--roundtrip] [--policies DIR]\n"
-               "  Feeds each line (a decide request body plus \"job\") through the core and\n"
-               "  prints one decision per line as JSON. '-' reads standard input.\n"
-               "  --policies DIR runs the Lua plugins of DIR (exclusion, evaluators,\n"
-               "  executors, alignment modes) as the server would.\n"
-               "  governor replay --db FILE --job ID ... replays a job's stored history\n"
-               "  (governor replay --db FILE --help).\n");
+    if (db)
+        fprintf(
+            f, "usage: governor replay --db FILE --job ID [--from T] [--to T] [--policies DIR]\n"
+               "                       [--config FILE] [--set KEY=VALUE ...]\n"
+               "  Re-runs the stored samples of job ID through the core with the recorded options\n"
+               "  of each decision overlaid with the candidate (--config, --set), and prints each\n"
+               "  decision whose outcome changes as a JSON line, then {\"summary\": {...}}. T is\n"
+               "  epoch ms or RFC 3339. The database is opened read-only.\n");
+    else
+        fprintf(f, "usage: governor replay TRACE.jsonl [--config FILE] [--set KEY=VALUE ...] "
+                   "[--roundtrip] [--policies DIR]\n"
+                   "  Feeds each line (a decide request body plus \"job\") through the core and\n"
+                   "  prints one decision per line as JSON. '-' reads standard input.\n"
+                   "  --policies DIR runs the Lua plugins of DIR (exclusion, evaluators,\n"
+                   "  executors, alignment modes) as the server would.\n"
+                   "  governor replay --db FILE --job ID ... replays a job's stored history\n"
+                   "  (governor replay --db FILE --help).\n");
 }
 
-int replay_main(int argc, char **argv)
+/* Sets a --set KEY=VALUE at the server layer. -1 + *errp. */
+static int set_arg(struct opt_job *layers, const char *kv, char **errp)
 {
-    const char *trace = NULL, *policies = NULL;
-    struct plugin_set *set = NULL;
-    bool rt = false;
-    int code = 0;
-    char *err = NULL;
-    struct opt_server srv;
-    opt_server_init(&srv);
-    struct opt_job *defaults = opt_job_new();
-    struct replay *r = NULL;
-    FILE *in = NULL;
+    const char *eq = strchr(kv, '=');
+    char key[256];
+    if (!eq) {
+        *errp = xasprintf("--set wants KEY=VALUE, got \"%s\"", kv);
+        return -1;
+    }
+    snprintf(key, sizeof key, "%.*s", (int)(eq - kv), kv);
+    return opt_job_set(layers, OPT_SERVER, key, eq + 1, errp);
+}
+
+/* The trace's lines, one decision each; the exit code. */
+static int run_trace(FILE *in, const struct opt_job *layers, bool rt, struct plugin_set *set)
+{
+    struct replay *r = replay_new(layers, rt);
     char *line = NULL;
     size_t cap = 0;
-
-    /* Replay against a database's history: its own flags (replay_db.h). */
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--db") == 0) {
-            code = replay_db_main(argc, argv);
-            goto out;
-        }
-
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
-            if (opt_server_load_file(&srv, defaults, argv[++i], &err) < 0)
-                goto fail;
-        } else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc) {
-            const char *kv = argv[++i];
-            const char *eq = strchr(kv, '=');
-            if (!eq) {
-                fprintf(stderr, "governor replay: --set wants KEY=VALUE, got \"%s\"\n", kv);
-                code = 2;
-                goto out;
-            }
-            char key[256];
-            snprintf(key, sizeof key, "%.*s", (int)(eq - kv), kv);
-            if (opt_job_set(defaults, OPT_SERVER, key, eq + 1, &err) < 0)
-                goto fail;
-        } else if (strcmp(argv[i], "--policies") == 0 && i + 1 < argc) {
-            policies = argv[++i];
-        } else if (strcmp(argv[i], "--roundtrip") == 0) {
-            rt = true;
-        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
-            goto out;
-        } else if (!trace && (argv[i][0] != '-' || strcmp(argv[i], "-") == 0)) {
-            trace = argv[i];
-        } else {
-            usage(stderr);
-            code = 2;
-            goto out;
-        }
-    }
-    if (!trace) {
-        usage(stderr);
-        code = 2;
-        goto out;
-    }
-    in = strcmp(trace, "-") == 0 ? stdin : fopen(trace, "r");
-    if (!in) {
-        fprintf(stderr, "governor replay: cannot open %s\n", trace);
-        code = 1;
-        goto out;
-    }
-    r = replay_new(defaults, rt);
-    if (policies) {
-        struct plugin_limits lim;
-        plugin_limits_from(&lim, &srv);
-        if (plugin_set_load(policies, &lim, &set, &err) < 0)
-            goto fail;
-        replay_set_policies(r, set);
-    }
-    int lineno = 0;
+    int lineno = 0, code = 0;
     ssize_t n;
+    replay_set_policies(r, set);
     while ((n = getline(&line, &cap, in)) >= 0) {
         lineno++;
         if (n == 0 || strspn(line, " \t\r\n") == (size_t)n)
@@ -262,18 +221,124 @@ int replay_main(int argc, char **argv)
         if (replay_line(r, line, lineno, stdout) < 0)
             code = 1;
     }
+    free(line);
+    replay_free(r);
+    return code;
+}
+
+static void print_change(void *ud, json_t *change)
+{
+    char *s = json_dumps(change, JSON_COMPACT | JSON_REAL_PRECISION(15));
+    fprintf(ud, "%s\n", s);
+    free(s);
+}
+
+/* The job's history replayed with the candidate: each change, then the summary; the exit
+ * code. */
+static int run_db(struct replay_db_opts *o, const struct opt_job *layers, struct plugin_set *set)
+{
+    json_t *summary = NULL;
+    char *err = NULL;
+    o->candidate = layers;
+    o->policies = set;
+    if (replay_db_run(o, print_change, stdout, &summary, &err) < 0) {
+        fprintf(stderr, "governor replay: %s\n", err);
+        free(err);
+        return 1;
+    }
+    json_t *s = json_pack("{s:O}", "summary", summary);
+    print_change(stdout, s);
+    json_decref(s);
+    json_decref(summary);
+    return 0;
+}
+
+/*
+ * Both forms take --config, --set and --policies (the candidate's layers and plugins, loaded
+ * with the limits the options set, as the server loads them); a trace its file and
+ * --roundtrip; a database --db, --job, --from and --to.
+ */
+int replay_main(int argc, char **argv)
+{
+    struct replay_db_opts o = {.from = INT64_MIN, .to = INT64_MAX};
+    const char *trace = NULL, *policies = NULL;
+    struct plugin_set *set = NULL;
+    bool db = false, rt = false;
+    int code = 0;
+    char *err = NULL;
+    struct opt_server srv;
+    opt_server_init(&srv);
+    struct opt_job *layers = opt_job_new();
+    FILE *in = NULL;
+
+    for (int i = 1; i < argc; i++)
+        db |= strcmp(argv[i], "--db") == 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout, db);
+            goto out;
+        }
+        if (!db && strcmp(a, "--roundtrip") == 0) {
+            rt = true;
+            continue;
+        }
+        if (!db && !trace && (a[0] != '-' || strcmp(a, "-") == 0)) {
+            trace = a;
+            continue;
+        }
+        if (!v || strncmp(a, "--", 2) != 0)
+            goto usage;
+        i++;
+        if (strcmp(a, "--config") == 0) {
+            if (opt_server_load_file(&srv, layers, v, &err) < 0)
+                goto fail;
+        } else if (strcmp(a, "--set") == 0) {
+            if (set_arg(layers, v, &err) < 0)
+                goto fail;
+        } else if (strcmp(a, "--policies") == 0) {
+            policies = v;
+        } else if (db && strcmp(a, "--db") == 0) {
+            o.db = v;
+        } else if (db && strcmp(a, "--job") == 0) {
+            o.job = v;
+        } else if (db && (strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0)) {
+            if (api_parse_time(v, a[2] == 'f' ? &o.from : &o.to) < 0) {
+                err = xasprintf("%s: \"%s\" is neither epoch ms nor RFC 3339", a, v);
+                goto fail;
+            }
+        } else {
+            goto usage;
+        }
+    }
+    if (db ? !o.db || !o.job : !trace)
+        goto usage;
+    if (!db && !(in = strcmp(trace, "-") == 0 ? stdin : fopen(trace, "r"))) {
+        fprintf(stderr, "governor replay: cannot open %s\n", trace);
+        code = 1;
+        goto out;
+    }
+    if (policies) {
+        struct plugin_limits lim;
+        plugin_limits_from(&lim, &srv);
+        if (plugin_set_load(policies, &lim, &set, &err) < 0)
+            goto fail;
+    }
+    code = db ? run_db(&o, layers, set) : run_trace(in, layers, rt, set);
+    goto out;
+usage:
+    usage(stderr, db);
+    code = 2;
     goto out;
 fail:
     fprintf(stderr, "governor replay: %s\n", err);
     code = 2;
 out:
     free(err);
-    free(line);
     if (in && in != stdin)
         fclose(in);
-    replay_free(r);
     plugin_set_unref(set);
-    opt_job_free(defaults);
+    opt_job_free(layers);
     opt_server_deinit(&srv);
     return code;
 }

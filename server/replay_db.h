@@ -69,13 +69,4 @@ typedef void (*replay_db_change_cb)(void *ud, json_t *change);
 int replay_db_run(const struct replay_db_opts *o, replay_db_change_cb cb, void *ud,
                   json_t **summary, char **errp);
 
-/*
- * The sub-command `governor replay --db FILE --job ID [--from T] [--to T] [--policies DIR]
- * [--config FILE] [--set KEY=VALUE ...]` (argv[0] is "replay"): prints each change as one
- * JSON line, then {"summary": {...}}. --policies loads DIR as the candidate policies (pass
- * the directory the decisions ran with to reproduce them). Returns the exit code: 0, 1 (the
- * database could not be read), 2 (usage, or policies that do not load).
- */
-int replay_db_main(int argc, char **argv);
-
 #endif
