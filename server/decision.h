@@ -90,7 +90,8 @@ struct decision_req {
     /* The job's cache (NULL: resolve for each call): a request without options of its own
      * then runs on the cached resolution of `layers`, which must be the job's layers. */
     struct decision_cache *cache;
-    /* Keys set at OPT_SERVER here go over the request's own (NULL: none). */
+    /* Keys set at OPT_SERVER here go over the request's own (NULL: none; with them the
+     * cache is not used). */
     const struct opt_job *overlay;
     struct core_state *state; /* the job's state: updated in place by a decision */
     struct plugin_set *set;   /* the policy revision to decide with; NULL: native hooks only */
