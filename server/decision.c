@@ -24,17 +24,16 @@ void decision_buf_deinit(struct decision_buf *b)
     core_decision_deinit(&b->d);
 }
 
-void decision_cache_reset(struct decision_cache *c)
+void decision_cache_set(struct decision_cache *c, struct opt_job *layers)
 {
-    opt_job_free(c->opts);
-    c->opts = NULL;
+    c->layers = layers;
+    c->resolved = false;
 }
 
 void decision_cache_deinit(struct decision_cache *c)
 {
-    decision_cache_reset(c);
     free(c->options_json);
-    c->options_json = NULL;
+    memset(c, 0, sizeof *c);
 }
 
 int decision_refuse(struct decision_err *e, int status, const char *code, const char *field,
@@ -85,7 +84,7 @@ static void overlay_key(void *ud, const char *key, const char *value, enum opt_l
 /* The options of one decision: what it runs on, resolved, and their hash. */
 struct options {
     struct opt_job *own;       /* the request's copy of the layers (NULL: the cache's) */
-    const struct opt_job *eff; /* own, or the cache's */
+    const struct opt_job *eff; /* own, or the cache's layers */
     struct core_config cfg;    /* a copy: plugin_call_new may reorder its executors */
     char hash[17];
 };
@@ -96,9 +95,10 @@ static int sample_and_options(struct decision_buf *b, const struct decision_req 
 {
     struct json_err je;
     char *err = NULL;
+    const struct opt_job *layers = q->cache ? q->cache->layers : q->layers;
     bool own = !q->cache || q->overlay || own_options(q->body);
     if (own)
-        o->own = opt_job_clone(q->layers);
+        o->own = opt_job_clone(layers);
     memset(&je, 0, sizeof je);
     if (json_parse_sample(q->body, q->now_ms, &b->js, o->own, &je) < 0)
         return decision_refuse(e, je.status ? je.status : 400,
@@ -116,17 +116,15 @@ static int sample_and_options(struct decision_buf *b, const struct decision_req 
     if (q->sampled && q->sampled(q->ud, &b->js.s, e) < 0)
         return -1;
     struct decision_cache *c = own ? NULL : q->cache;
-    if (c && !c->opts) {
-        /* The job's layers, resolved once per change of them (decision_cache_reset). */
-        c->opts = opt_job_clone(q->layers);
-        if (opt_job_resolve(c->opts, &c->cfg, &err) < 0) {
-            decision_cache_reset(c);
+    if (c && !c->resolved) {
+        /* The job's layers, resolved once per change of them (decision_cache_set). */
+        if (opt_job_resolve(c->layers, &c->cfg, &err) < 0)
             goto refused;
-        }
-        opt_job_hash(c->opts, c->hash);
+        opt_job_hash(c->layers, c->hash);
+        c->resolved = true;
     }
     if (c) {
-        o->eff = c->opts;
+        o->eff = c->layers;
         o->cfg = c->cfg;
         memcpy(o->hash, c->hash, sizeof o->hash);
         return 0;

@@ -61,20 +61,22 @@ void decision_buf_init(struct decision_buf *b);
 void decision_buf_deinit(struct decision_buf *b);
 
 /*
- * What the service keeps for one job between its decisions (the server's jobs_entry): the
- * job's layers resolved once per change of them, and the stored text of the effective options
- * of its last decision (rebuilt only when their hash changes). Zeroed storage is an empty
- * cache; decision_cache_reset forgets the resolution (the layers changed).
+ * A job its caller keeps between decisions (the server's jobs_entry, the simulator's job):
+ * its option layers, resolved in place once per change of them, and the stored text of the
+ * effective options of its last decision (rebuilt only when their hash changes). Zeroed
+ * storage is an empty cache; decision_cache_set binds it to the job's layers, and again
+ * whenever they are replaced; decision_cache_deinit releases what it holds (not the layers).
  */
 struct decision_cache {
-    struct opt_job *opts;   /* a resolved copy of the layers, NULL: not resolved yet */
-    struct core_config cfg; /* borrows from opts */
+    struct opt_job *layers; /* borrowed: resolved in place, so cfg can borrow from them */
+    bool resolved;
+    struct core_config cfg;
     char hash[17];
     char *options_json; /* the effective options of the last decision, NULL: none yet */
     char options_hash[17];
 };
 
-void decision_cache_reset(struct decision_cache *c);
+void decision_cache_set(struct decision_cache *c, struct opt_job *layers);
 void decision_cache_deinit(struct decision_cache *c);
 
 /* One decision to make. Everything is borrowed for the call. */
@@ -87,8 +89,8 @@ struct decision_req {
     int64_t now_ms; /* the clock: the sample's `at` when it has none */
     /* The job's option layers; the request's `config` goes over a copy of them. */
     const struct opt_job *layers;
-    /* The job's cache (NULL: resolve for each call): a request without options of its own
-     * then runs on the cached resolution of `layers`, which must be the job's layers. */
+    /* A kept job (NULL: none): its layers replace `layers`, and a request without options of
+     * its own runs on them as resolved once per change. */
     struct decision_cache *cache;
     /* Keys set at OPT_SERVER here go over the request's own (NULL: none; with them the
      * cache is not used). */

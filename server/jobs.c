@@ -86,6 +86,7 @@ struct jobs_entry *jobs_add(struct jobs *js, const char *id, int64_t created_at)
     e->id = xstrdup(id);
     e->state = core_state_new();
     e->opts = opt_job_clone(js->defaults);
+    decision_cache_set(&e->cache, e->opts);
     e->config = json_object();
     e->created_at = created_at;
     e->last_at = INT64_MIN;
@@ -165,7 +166,7 @@ void jobs_set_layer_take(struct jobs_entry *e, json_t *layer, struct opt_job *op
     opt_job_free(e->opts);
     e->config = layer;
     e->opts = opts;
-    decision_cache_reset(&e->cache);
+    decision_cache_set(&e->cache, opts);
 }
 
 struct load_ctx {

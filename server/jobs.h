@@ -29,8 +29,8 @@ struct jobs_entry {
     json_t *config;       /* the stored job layer: {"key": "value"} */
     int64_t created_at;
     int64_t last_at; /* INT64_MIN: no sample yet */
-    /* opts resolved once per change of them (jobs_set_layer_take resets it), and the stored
-     * text of the effective options of the job's last decision. */
+    /* opts resolved once per change of them (jobs_set_layer_take binds it again), and the
+     * stored text of the effective options of the job's last decision. */
     struct decision_cache cache;
     /* The number of the first window sample not yet handed to the store: a decision writes
      * the samples from here on (the store keeps the window one row per sample). */

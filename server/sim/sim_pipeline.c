@@ -14,11 +14,11 @@
 
 struct sim_pipeline {
     char *job;
-    const struct opt_job *layers;
+    struct opt_job *layers; /* a copy of the scenario's, resolved once (cache) */
     struct plugin_set *set;
     struct core_state *st;
     struct decision_buf buf;
-    struct decision_cache cache; /* the layers, resolved once */
+    struct decision_cache cache;
 };
 
 struct sim_pipeline *sim_pipeline_new(const char *job, const struct opt_job *layers,
@@ -26,7 +26,8 @@ struct sim_pipeline *sim_pipeline_new(const char *job, const struct opt_job *lay
 {
     struct sim_pipeline *p = xcalloc(1, sizeof *p);
     p->job = xstrdup(job);
-    p->layers = layers;
+    p->layers = opt_job_clone(layers);
+    decision_cache_set(&p->cache, p->layers);
     p->set = set ? plugin_set_ref(set) : NULL;
     p->st = core_state_new();
     decision_buf_init(&p->buf);
@@ -41,6 +42,7 @@ void sim_pipeline_free(struct sim_pipeline *p)
     core_state_free(p->st);
     decision_buf_deinit(&p->buf);
     decision_cache_deinit(&p->cache);
+    opt_job_free(p->layers);
     free(p->job);
     free(p);
 }

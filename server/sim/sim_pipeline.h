@@ -5,8 +5,8 @@
  * without storage.
  *
  * May call: decision, core (the job's state), plugin (a reference to the set), jansson.
- * Ownership: a pipeline borrows its option layers (which must outlive it) and holds a
- * reference to its plugin set; it owns the job's state.
+ * Ownership: a pipeline keeps a copy of its option layers (resolved once, as the server
+ * resolves a job's) and a reference to its plugin set; it owns the job's state.
  */
 #ifndef GOVERNOR_SIM_PIPELINE_H
 #define GOVERNOR_SIM_PIPELINE_H
@@ -20,7 +20,7 @@ struct sim_pipeline;
 
 /*
  * new: one job named `job` whose options start from `layers` (the server layer: what a
- * config file and --set would give; borrowed), deciding with the plugins of `set` (a
+ * config file and --set would give; copied), deciding with the plugins of `set` (a
  * reference is taken; NULL: native hooks only, as the server without a policies
  * directory).
  */

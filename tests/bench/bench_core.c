@@ -64,6 +64,7 @@ int main(int argc, char **argv)
     struct opt_job *defaults = opt_job_new();
     int scaled = 0;
     decision_buf_init(&buf);
+    decision_cache_set(&cache, defaults);
     t0 = now_ns();
     for (int i = 0; i < iters; i++) {
         body_at(body, sizeof body, i);

@@ -34,6 +34,7 @@ static void job_init(struct job *j)
     opt_job_set(j->layers, OPT_SERVER, "job.autoscaler.metrics.window", "2 min", &err);
     j->st = core_state_new();
     decision_buf_init(&j->buf);
+    decision_cache_set(&j->cache, j->layers);
 }
 
 static void job_deinit(struct job *j)
@@ -91,7 +92,7 @@ static void a_cached_job_decides_as_an_uncached_one(void)
         json_decref(body);
     }
     ASSERT_EQ(n, 7);
-    ASSERT(a.cache.opts != NULL); /* resolved once, kept */
+    ASSERT(a.cache.resolved); /* resolved once, kept */
     job_deinit(&a);
     job_deinit(&b);
 }
