@@ -18,16 +18,14 @@
 
 void api_init(struct api *a)
 {
-    json_sample_init(&a->js);
-    core_decision_init(&a->d);
+    decision_buf_init(&a->dec);
     if (!a->policy_revision)
         a->policy_revision = "native";
 }
 
 void api_deinit(struct api *a)
 {
-    core_decision_deinit(&a->d);
-    json_sample_deinit(&a->js);
+    decision_buf_deinit(&a->dec);
     jarena_free(&a->arena);
 }
 

@@ -31,6 +31,7 @@
 
 #include "core/core.h"
 #include "db.h"
+#include "decision.h"
 #include "jobs.h"
 #include "jarena.h"
 #include "json.h"
@@ -54,9 +55,8 @@ struct api {
     struct writer *wr; /* the store's health, in-flight units per job, commit figures (may be
                           NULL: units are committed synchronously, as in the unit tests) */
     /* scratch reused by decide (one request at a time on the loop) */
-    struct jarena arena; /* decide's jansson allocations (jarena.h) */
-    struct json_sample js;
-    struct core_decision d;
+    struct jarena arena;     /* decide's jansson allocations (jarena.h) */
+    struct decision_buf dec; /* the sample and the decision (decision.h) */
 };
 
 /* Sets up the scratch of a (zeroed) struct api; api_deinit releases it. */

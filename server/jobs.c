@@ -32,7 +32,7 @@ static void entry_free(struct jobs_entry *e)
         return;
     core_state_free(e->state);
     opt_job_free(e->opts);
-    free(e->cfg_json);
+    decision_cache_deinit(&e->cache);
     json_decref(e->config);
     free(e->id);
     free(e);
@@ -85,6 +85,7 @@ struct jobs_entry *jobs_add(struct jobs *js, const char *id, int64_t created_at)
     e->id = xstrdup(id);
     e->state = core_state_new();
     e->opts = opt_job_clone(js->defaults);
+    decision_cache_set(&e->cache, e->opts);
     e->config = json_object();
     e->created_at = created_at;
     e->last_at = INT64_MIN;
@@ -164,7 +165,7 @@ void jobs_set_layer_take(struct jobs_entry *e, json_t *layer, struct opt_job *op
     opt_job_free(e->opts);
     e->config = layer;
     e->opts = opts;
-    e->resolved = false;
+    decision_cache_set(&e->cache, opts);
 }
 
 struct load_ctx {

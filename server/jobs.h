@@ -5,10 +5,11 @@
  * survives restarts, and reloaded for one job when a commit of its rows failed. Owned by
  * the loop thread; no locks.
  *
- * A decision changes an entry's state only through core_decide (api_decide.c); the state
- * is written by the writer in the same transaction as the decision.
+ * A decision changes an entry's state only through the decision service (decision_run, called
+ * by api_decide.c); the state is written by the writer in the same transaction as the decision.
  *
- * May call: core (state), options, json (state codec), db, jansson, log.
+ * May call: core (state), options, json (state codec), decision (the job's cache), db, jansson,
+ * log.
  */
 #ifndef GOVERNOR_JOBS_H
 #define GOVERNOR_JOBS_H
@@ -18,6 +19,7 @@
 
 #include "core/core.h"
 #include "db.h"
+#include "decision.h"
 #include "options.h"
 
 struct jobs_entry {
@@ -27,14 +29,9 @@ struct jobs_entry {
     json_t *config;       /* the stored job layer: {"key": "value"} */
     int64_t created_at;
     int64_t last_at; /* INT64_MIN: no sample yet */
-    /* The effective options of the job's last decision as stored JSON text, and their
-     * hash: a decision with the same hash reuses the text instead of rebuilding it. */
-    char cfg_hash[17];
-    char *cfg_json;
-    /* opts resolved (valid while opts is: jobs_set_layer_take resets it), and its hash. */
-    bool resolved;
-    struct core_config cfg;
-    char hash[17];
+    /* opts resolved once per change of them (jobs_set_layer_take binds it again), and the
+     * stored text of the effective options of the job's last decision. */
+    struct decision_cache cache;
     /* The number of the first window sample not yet handed to the store: a decision writes
      * the samples from here on (the store keeps the window one row per sample). */
     int64_t stored_seq;

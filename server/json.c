@@ -620,30 +620,102 @@ static json_t *real_or_null(double x)
     return isfinite(x) ? json_real(x) : json_null();
 }
 
-static json_t *render_evaluated(const struct core_evaluated *ev)
+json_t *json_render_evaluated(const struct core_evaluated *ev)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "load", real_or_null(ev->load));
-    json_object_set_new(o, "true_processing_rate", real_or_null(ev->true_processing_rate));
-    json_object_set_new(o, "target_data_rate", real_or_null(ev->target_data_rate));
-    json_object_set_new(o, "catch_up_data_rate", real_or_null(ev->catch_up_data_rate));
-    json_object_set_new(o, "lag", real_or_null(ev->lag));
-    json_object_set_new(o, "scale_up_rate_threshold", real_or_null(ev->scale_up_rate_threshold));
-    json_object_set_new(o, "scale_down_rate_threshold",
-                        real_or_null(ev->scale_down_rate_threshold));
-    json_object_set_new(o, "expected_processing_rate", real_or_null(ev->expected_processing_rate));
-    json_object_set_new(o, "parallelism", real_or_null(ev->parallelism));
-    json_object_set_new(o, "max_parallelism", real_or_null(ev->max_parallelism));
-    json_object_set_new(o, "num_source_partitions", real_or_null(ev->num_source_partitions));
-    /* the skew diagnosis only when it was assessed */
-    if (isfinite(ev->busy_max_avg_ratio))
-        json_object_set_new(o, "busy_max_avg_ratio", json_real(ev->busy_max_avg_ratio));
-    if (isfinite(ev->hot_key_share))
-        json_object_set_new(o, "hot_key_share", json_real(ev->hot_key_share));
-    if (isfinite(ev->key_rate_bound))
-        json_object_set_new(o, "key_rate_bound", json_real(ev->key_rate_bound));
-    if (isfinite(ev->salting_fanout))
-        json_object_set_new(o, "salting_fanout", json_real(ev->salting_fanout));
+    for (int i = 0; i < CORE_N_FIGURES; i++) {
+        double x = core_figure_get(ev, i);
+        if (isfinite(x) || !(core_figures[i].flags & CORE_FIG_ASSESSED))
+            json_object_set_new(o, core_figures[i].name, real_or_null(x));
+    }
+    return o;
+}
+
+/* Prints the finite x at p as jansson prints a real with JSON_REAL_PRECISION(15) (its
+ * jsonp_dtostr): "%.15g", ".0" added when that reads as an integer, and the exponent without
+ * '+' or leading zeros ("1e20", "1.5e-5"). Returns the length; p has room for 32. */
+static size_t real15(char *p, double x)
+{
+    size_t n = (size_t)snprintf(p, 32, "%.15g", x);
+    if (!strchr(p, '.') && !strchr(p, 'e')) {
+        memcpy(p + n, ".0", 3);
+        n += 2;
+    }
+    char *e = strchr(p, 'e');
+    if (e) {
+        char *start = e + 1, *end = e + 2;
+        if (*start == '-')
+            start++;
+        while (*end == '0')
+            end++;
+        memmove(start, end, n + 1 - (size_t)(end - p));
+        n -= (size_t)(end - start);
+    }
+    return n;
+}
+
+char *json_evaluated_text(const struct core_evaluated *ev)
+{
+    size_t cap = 3;
+    for (int i = 0; i < CORE_N_FIGURES; i++)
+        cap += strlen(core_figures[i].name) + 4 + 32; /* ,"name": and the number */
+    char *t = xmalloc(cap), *p = t;
+    *p++ = '{';
+    for (int i = 0; i < CORE_N_FIGURES; i++) {
+        double x = core_figure_get(ev, i);
+        if (!isfinite(x) && (core_figures[i].flags & CORE_FIG_ASSESSED))
+            continue;
+        if (p > t + 1)
+            *p++ = ',';
+        p += sprintf(p, "\"%s\":", core_figures[i].name);
+        if (isfinite(x))
+            p += real15(p, x);
+        else
+            p += sprintf(p, "null");
+    }
+    memcpy(p, "}", 2);
+    return t;
+}
+
+json_t *json_render_constraints(unsigned bits)
+{
+    json_t *a = json_array();
+    for (int bit = 0; bit < CORE_C__COUNT; bit++)
+        if (bits & (1u << bit))
+            json_array_append_new(a, json_string(core_constraint_name(bit)));
+    return a;
+}
+
+/* new: one vertex's decision, its fields as the core's table lists them. */
+static json_t *render_vertex(const struct core_vdecision *v)
+{
+    json_t *o = json_object();
+    for (int i = 0; i < core_n_vfields; i++) {
+        const void *at = core_vfield_at(v, i);
+        json_t *x = NULL;
+        switch (core_vfields[i].type) {
+        case CORE_VF_TEXT:
+            x = *(const char *const *)at ? str_new(*(const char *const *)at) : NULL;
+            break;
+        case CORE_VF_INT:
+            x = json_integer(*(const int *)at);
+            break;
+        case CORE_VF_BOOL:
+            x = json_boolean(*(const bool *)at);
+            break;
+        case CORE_VF_REASON:
+            x = json_string(core_reason_name(*(const enum core_reason *)at));
+            break;
+        case CORE_VF_CONSTRAINTS:
+            x = json_render_constraints(*(const unsigned *)at);
+            break;
+        case CORE_VF_EVALUATED:
+            x = json_render_evaluated(at);
+            break;
+        }
+        if (x)
+            json_object_set_new(o, core_vfields[i].name, x);
+    }
     return o;
 }
 
@@ -663,23 +735,7 @@ json_t *json_render_decision(const struct core_decision *d, const char *job,
     for (int i = 0; i < d->n_vertices; i++) {
         const struct core_vdecision *v = &d->vertices[i];
         json_object_set_new(par, v->id, json_integer(v->target));
-        json_t *jv = json_object();
-        json_object_set_new(jv, "id", str_new(v->id));
-        json_object_set_new(jv, "current", json_integer(v->current));
-        json_object_set_new(jv, "target", json_integer(v->target));
-        json_object_set_new(jv, "raw_target", json_integer(v->raw_target));
-        json_object_set_new(jv, "reason", json_string(core_reason_name(v->reason)));
-        json_t *cs = json_array();
-        for (int bit = 0; bit < CORE_C__COUNT; bit++)
-            if (v->constraints & (1u << bit))
-                json_array_append_new(cs, json_string(core_constraint_name(bit)));
-        json_object_set_new(jv, "constraints", cs);
-        json_object_set_new(jv, "excluded", json_boolean(v->excluded));
-        json_object_set_new(jv, "outside_bounds", json_boolean(v->outside_bounds));
-        if (v->message)
-            json_object_set_new(jv, "message", str_new(v->message));
-        json_object_set_new(jv, "evaluated", render_evaluated(&v->ev));
-        json_array_append_new(vs, jv);
+        json_array_append_new(vs, render_vertex(v));
     }
     json_object_set_new(o, "parallelism", par);
     json_object_set_new(o, "vertices", vs);

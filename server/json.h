@@ -64,4 +64,13 @@ int json_parse_sample(json_t *body, int64_t now_ms, struct json_sample *js, stru
 json_t *json_render_decision(const struct core_decision *d, const char *job,
                              const char *policy_revision, const char *config_hash);
 
+/* new: a vertex's evaluated figures as the response shows them (the core's figure table:
+ * null when undefined, a figure of a diagnosis left out when it was not made). */
+json_t *json_render_evaluated(const struct core_evaluated *ev);
+/* new (malloc'd): the same object as compact JSON text, printed directly (the bytes of
+ * jarena_dump(json_render_evaluated(ev))), for the stored vertex rows. */
+char *json_evaluated_text(const struct core_evaluated *ev);
+/* new: the names of the constraint bits set in bits, in bit order. */
+json_t *json_render_constraints(unsigned bits);
+
 #endif

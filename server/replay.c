@@ -1,15 +1,16 @@
 /*
  * replay.c - `governor replay TRACE.jsonl [--config FILE] [--set KEY=VALUE ...]
  * [--policies DIR]` (see
- * replay.h). The same path as the server's decide handler minus HTTP and storage: parse the
- * sample, layer the options, call the core, render the decision.
+ * replay.h). The server's decision service (decision.h) minus HTTP and storage: each line is
+ * one decision_run on its job's state, and its response or refusal is printed.
  */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "api.h"
 #include "core/core.h"
-#include "cron.h"
+#include "decision.h"
 #include "json.h"
 #include "options.h"
 #include "plugin.h"
@@ -27,9 +28,7 @@ struct replay {
     bool roundtrip;
     int n, cap;
     struct replay_job *jobs;
-    struct json_sample js;
-    struct core_decision d;
-    struct core_hooks hooks;
+    struct decision_buf buf;
     struct plugin_set *policies; /* NULL: native hooks only */
 };
 
@@ -38,9 +37,7 @@ struct replay *replay_new(const struct opt_job *defaults, bool roundtrip)
     struct replay *r = xcalloc(1, sizeof *r);
     r->defaults = defaults;
     r->roundtrip = roundtrip;
-    json_sample_init(&r->js);
-    core_decision_init(&r->d);
-    r->hooks.excluded = cron_excluded_hook;
+    decision_buf_init(&r->buf);
     return r;
 }
 
@@ -60,8 +57,7 @@ void replay_free(struct replay *r)
         core_state_free(r->jobs[i].st);
     }
     free(r->jobs);
-    json_sample_deinit(&r->js);
-    core_decision_deinit(&r->d);
+    decision_buf_deinit(&r->buf);
     free(r);
 }
 
@@ -117,6 +113,23 @@ static int roundtrip(struct replay_job *j, char *err, size_t err_len)
     return rc;
 }
 
+/* One line's job, and whether its round trip failed (the line's result then). */
+struct line {
+    struct replay_job *j;
+    bool broken;
+};
+
+/* The service's last check under --roundtrip: the state goes through JSON first. */
+static int roundtrip_ready(void *ud, struct decision_err *e)
+{
+    struct line *l = ud;
+    char err[512];
+    if (roundtrip(l->j, err, sizeof err) == 0)
+        return 0;
+    l->broken = true;
+    return decision_refuse(e, 500, "INTERNAL", NULL, "%s", err);
+}
+
 int replay_line(struct replay *r, const char *line, int lineno, FILE *out)
 {
     json_error_t je;
@@ -128,8 +141,6 @@ int replay_line(struct replay *r, const char *line, int lineno, FILE *out)
         return -1;
     }
     int rc = 0;
-    struct opt_job *opts = NULL;
-    char *oerr = NULL;
     const char *job = json_string_value(json_object_get(body, "job"));
     if (!job || !job[0]) {
         print_error(out, lineno, NULL, 400, "INVALID_ARGUMENT", "\"job\" must be a string", "job");
@@ -140,147 +151,73 @@ int replay_line(struct replay *r, const char *line, int lineno, FILE *out)
                     "a replayed sample needs \"at\" (replay reads no clock)", "at");
         goto out;
     }
-    opts = opt_job_clone(r->defaults);
-    struct json_err e;
-    memset(&e, 0, sizeof e);
-    if (json_parse_sample(body, 0, &r->js, opts, &e) < 0) {
-        print_error(out, lineno, job, e.status, e.code, e.message, e.field);
+    struct line l = {job_get(r, job), false};
+    struct decision_req q = {.job = job,
+                             .body = body,
+                             .layers = r->defaults,
+                             .state = l.j->st,
+                             .set = r->policies,
+                             .revision = "native",
+                             .ready = r->roundtrip ? roundtrip_ready : NULL,
+                             .ud = &l};
+    struct decision_res res;
+    if (decision_run(&r->buf, &q, &res) < 0) {
+        print_error(out, lineno, job, res.err.status, res.err.code, res.err.message, res.err.field);
+        rc = l.broken ? -1 : 0;
         goto out;
     }
-    struct core_config cfg;
-    if (opt_job_resolve(opts, &cfg, &oerr) < 0) {
-        print_error(out, lineno, job, 422, "INVALID_ARGUMENT", oerr, "config");
-        goto out;
-    }
-    struct replay_job *j = job_get(r, job);
-    if (r->js.s.at < core_state_last_at(j->st)) {
-        print_error(out, lineno, job, 409, "FAILED_PRECONDITION",
-                    "\"at\" is earlier than the job's last sample", "at");
-        goto out;
-    }
-    char err[512];
-    if (r->roundtrip && roundtrip(j, err, sizeof err) < 0) {
-        print_error(out, lineno, job, 500, "INTERNAL", err, "");
-        rc = -1;
-        goto out;
-    }
-    struct plugin_call *pc = NULL;
-    struct core_hooks hooks = r->hooks;
-    if (r->policies) {
-        pc = plugin_call_new(r->policies, job, opts, &cfg, j->st, &r->js.s);
-        plugin_call_hooks(pc, &hooks);
-    }
-    int drc = core_decide(j->st, &r->js.s, &cfg, &hooks, &r->d, err, sizeof err);
-    plugin_call_free(pc);
-    if (drc < 0) {
-        const char *colon = strchr(err, ':');
-        char field[256] = "";
-        if (colon && (size_t)(colon - err) < sizeof field)
-            memcpy(field, err, (size_t)(colon - err));
-        print_error(out, lineno, job, 400, "INVALID_ARGUMENT", err, field);
-        goto out;
-    }
-    char hash[17];
-    opt_job_hash(opts, hash);
-    json_t *o = json_render_decision(
-        &r->d, job, r->policies ? plugin_set_revision(r->policies) : "native", hash);
-    char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15));
+    char *s = json_dumps(res.response, JSON_COMPACT | JSON_REAL_PRECISION(15));
     fprintf(out, "%s\n", s);
     free(s);
-    json_decref(o);
+    json_decref(res.response);
 out:
-    free(oerr);
-    opt_job_free(opts);
     json_decref(body);
     return rc;
 }
 
-static void usage(FILE *f)
+static void usage(FILE *f, bool db)
 {
-    fprintf(f, "usage: governor replay TRACE.jsonl [--config FILE] [--set KEY=VALUE ...] "
-               "[--roundtrip] [--policies DIR]\n"
-               "  Feeds each line (a decide request body plus \"job\") through the core and\n"
-               "  prints one decision per line as JSON. '-' reads standard input.\n"
-               "  --policies DIR runs the Lua plugins of DIR (exclusion, evaluators,\n"
-               "  executors, alignment modes) as the server would.\n"
-               "  governor replay --db FILE --job ID ... replays a job's stored history\n"
-               "  (governor replay --db FILE --help).\n");
+    if (db)
+        fprintf(
+            f, "usage: governor replay --db FILE --job ID [--from T] [--to T] [--policies DIR]\n"
+               "                       [--config FILE] [--set KEY=VALUE ...]\n"
+               "  Re-runs the stored samples of job ID through the core with the recorded options\n"
+               "  of each decision overlaid with the candidate (--config, --set), and prints each\n"
+               "  decision whose outcome changes as a JSON line, then {\"summary\": {...}}. T is\n"
+               "  epoch ms or RFC 3339. The database is opened read-only.\n");
+    else
+        fprintf(f, "usage: governor replay TRACE.jsonl [--config FILE] [--set KEY=VALUE ...] "
+                   "[--roundtrip] [--policies DIR]\n"
+                   "  Feeds each line (a decide request body plus \"job\") through the core and\n"
+                   "  prints one decision per line as JSON. '-' reads standard input.\n"
+                   "  --policies DIR runs the Lua plugins of DIR (exclusion, evaluators,\n"
+                   "  executors, alignment modes) as the server would.\n"
+                   "  governor replay --db FILE --job ID ... replays a job's stored history\n"
+                   "  (governor replay --db FILE --help).\n");
 }
 
-int replay_main(int argc, char **argv)
+/* Sets a --set KEY=VALUE at the server layer. -1 + *errp. */
+static int set_arg(struct opt_job *layers, const char *kv, char **errp)
 {
-    const char *trace = NULL, *policies = NULL;
-    struct plugin_set *set = NULL;
-    bool rt = false;
-    int code = 0;
-    char *err = NULL;
-    struct opt_server srv;
-    opt_server_init(&srv);
-    struct opt_job *defaults = opt_job_new();
-    struct replay *r = NULL;
-    FILE *in = NULL;
+    const char *eq = strchr(kv, '=');
+    char key[256];
+    if (!eq) {
+        *errp = xasprintf("--set wants KEY=VALUE, got \"%s\"", kv);
+        return -1;
+    }
+    snprintf(key, sizeof key, "%.*s", (int)(eq - kv), kv);
+    return opt_job_set(layers, OPT_SERVER, key, eq + 1, errp);
+}
+
+/* The trace's lines, one decision each; the exit code. */
+static int run_trace(FILE *in, const struct opt_job *layers, bool rt, struct plugin_set *set)
+{
+    struct replay *r = replay_new(layers, rt);
     char *line = NULL;
     size_t cap = 0;
-
-    /* Replay against a database's history: its own flags (replay_db.h). */
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--db") == 0) {
-            code = replay_db_main(argc, argv);
-            goto out;
-        }
-
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
-            if (opt_server_load_file(&srv, defaults, argv[++i], &err) < 0)
-                goto fail;
-        } else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc) {
-            const char *kv = argv[++i];
-            const char *eq = strchr(kv, '=');
-            if (!eq) {
-                fprintf(stderr, "governor replay: --set wants KEY=VALUE, got \"%s\"\n", kv);
-                code = 2;
-                goto out;
-            }
-            char key[256];
-            snprintf(key, sizeof key, "%.*s", (int)(eq - kv), kv);
-            if (opt_job_set(defaults, OPT_SERVER, key, eq + 1, &err) < 0)
-                goto fail;
-        } else if (strcmp(argv[i], "--policies") == 0 && i + 1 < argc) {
-            policies = argv[++i];
-        } else if (strcmp(argv[i], "--roundtrip") == 0) {
-            rt = true;
-        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
-            goto out;
-        } else if (!trace && (argv[i][0] != '-' || strcmp(argv[i], "-") == 0)) {
-            trace = argv[i];
-        } else {
-            usage(stderr);
-            code = 2;
-            goto out;
-        }
-    }
-    if (!trace) {
-        usage(stderr);
-        code = 2;
-        goto out;
-    }
-    in = strcmp(trace, "-") == 0 ? stdin : fopen(trace, "r");
-    if (!in) {
-        fprintf(stderr, "governor replay: cannot open %s\n", trace);
-        code = 1;
-        goto out;
-    }
-    r = replay_new(defaults, rt);
-    if (policies) {
-        struct plugin_limits lim;
-        plugin_limits_offline(&lim, &srv);
-        if (plugin_set_load(policies, &lim, &set, &err) < 0)
-            goto fail;
-        replay_set_policies(r, set);
-    }
-    int lineno = 0;
+    int lineno = 0, code = 0;
     ssize_t n;
+    replay_set_policies(r, set);
     while ((n = getline(&line, &cap, in)) >= 0) {
         lineno++;
         if (n == 0 || strspn(line, " \t\r\n") == (size_t)n)
@@ -288,18 +225,124 @@ int replay_main(int argc, char **argv)
         if (replay_line(r, line, lineno, stdout) < 0)
             code = 1;
     }
+    free(line);
+    replay_free(r);
+    return code;
+}
+
+static void print_change(void *ud, json_t *change)
+{
+    char *s = json_dumps(change, JSON_COMPACT | JSON_REAL_PRECISION(15));
+    fprintf(ud, "%s\n", s);
+    free(s);
+}
+
+/* The job's history replayed with the candidate: each change, then the summary; the exit
+ * code. */
+static int run_db(struct replay_db_opts *o, const struct opt_job *layers, struct plugin_set *set)
+{
+    json_t *summary = NULL;
+    char *err = NULL;
+    o->candidate = layers;
+    o->policies = set;
+    if (replay_db_run(o, print_change, stdout, &summary, &err) < 0) {
+        fprintf(stderr, "governor replay: %s\n", err);
+        free(err);
+        return 1;
+    }
+    json_t *s = json_pack("{s:O}", "summary", summary);
+    print_change(stdout, s);
+    json_decref(s);
+    json_decref(summary);
+    return 0;
+}
+
+/*
+ * Both forms take --config, --set and --policies (the candidate's layers and plugins, loaded
+ * with the limits the options set, as the server loads them); a trace its file and
+ * --roundtrip; a database --db, --job, --from and --to.
+ */
+int replay_main(int argc, char **argv)
+{
+    struct replay_db_opts o = {.from = INT64_MIN, .to = INT64_MAX};
+    const char *trace = NULL, *policies = NULL;
+    struct plugin_set *set = NULL;
+    bool db = false, rt = false;
+    int code = 0;
+    char *err = NULL;
+    struct opt_server srv;
+    opt_server_init(&srv);
+    struct opt_job *layers = opt_job_new();
+    FILE *in = NULL;
+
+    for (int i = 1; i < argc; i++)
+        db |= strcmp(argv[i], "--db") == 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout, db);
+            goto out;
+        }
+        if (!db && strcmp(a, "--roundtrip") == 0) {
+            rt = true;
+            continue;
+        }
+        if (!db && !trace && (a[0] != '-' || strcmp(a, "-") == 0)) {
+            trace = a;
+            continue;
+        }
+        if (!v || strncmp(a, "--", 2) != 0)
+            goto usage;
+        i++;
+        if (strcmp(a, "--config") == 0) {
+            if (opt_server_load_file(&srv, layers, v, &err) < 0)
+                goto fail;
+        } else if (strcmp(a, "--set") == 0) {
+            if (set_arg(layers, v, &err) < 0)
+                goto fail;
+        } else if (strcmp(a, "--policies") == 0) {
+            policies = v;
+        } else if (db && strcmp(a, "--db") == 0) {
+            o.db = v;
+        } else if (db && strcmp(a, "--job") == 0) {
+            o.job = v;
+        } else if (db && (strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0)) {
+            if (api_parse_time(v, a[2] == 'f' ? &o.from : &o.to) < 0) {
+                err = xasprintf("%s: \"%s\" is neither epoch ms nor RFC 3339", a, v);
+                goto fail;
+            }
+        } else {
+            goto usage;
+        }
+    }
+    if (db ? !o.db || !o.job : !trace)
+        goto usage;
+    if (!db && !(in = strcmp(trace, "-") == 0 ? stdin : fopen(trace, "r"))) {
+        fprintf(stderr, "governor replay: cannot open %s\n", trace);
+        code = 1;
+        goto out;
+    }
+    if (policies) {
+        struct plugin_limits lim;
+        plugin_limits_offline(&lim, &srv);
+        if (plugin_set_load(policies, &lim, &set, &err) < 0)
+            goto fail;
+    }
+    code = db ? run_db(&o, layers, set) : run_trace(in, layers, rt, set);
+    goto out;
+usage:
+    usage(stderr, db);
+    code = 2;
     goto out;
 fail:
     fprintf(stderr, "governor replay: %s\n", err);
     code = 2;
 out:
     free(err);
-    free(line);
     if (in && in != stdin)
         fclose(in);
-    replay_free(r);
     plugin_set_unref(set);
-    opt_job_free(defaults);
+    opt_job_free(layers);
     opt_server_deinit(&srv);
     return code;
 }

@@ -4,8 +4,9 @@
  * per line as JSON. Nothing is written anywhere but the output stream. Each job of the
  * trace keeps its own state, exactly as the server would.
  *
- * May call: core, json, options, cron (the native excluded-periods hook), plugin (the Lua
- * hooks of a policies directory, --policies), log.
+ * May call: decision (each line is one decision of the service), replay_db (the --db form),
+ * core, json (the state's round trip), options, plugin (loading a policies directory,
+ * --policies), api (time parsing), log.
  */
 #ifndef GOVERNOR_REPLAY_H
 #define GOVERNOR_REPLAY_H
@@ -15,7 +16,14 @@
 
 #include "options.h"
 
-/* The sub-command: argv[0] is "replay". Returns the process exit code. */
+/*
+ * The sub-command (argv[0] is "replay"), both forms: `governor replay TRACE.jsonl [--config
+ * FILE] [--set KEY=VALUE ...] [--roundtrip] [--policies DIR]`, and with `--db FILE --job ID
+ * [--from T] [--to T]` the job's stored history replayed with that candidate (replay_db.h),
+ * each change printed as one JSON line, then {"summary": {...}}. Returns the exit code: 0; 1 a
+ * trace line that is not JSON, a trace or database that cannot be read; 2 usage, options or
+ * policies that do not load.
+ */
 int replay_main(int argc, char **argv);
 
 struct replay;

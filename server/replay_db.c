@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "api.h"
-#include "cron.h"
+#include "decision.h"
 #include "json.h"
 #include "plugin.h"
 #include "replay_db.h"
@@ -23,12 +23,9 @@ struct run {
     int64_t *deletes; /* the decision id after which each deletion happened, ascending */
     int n_deletes;
     struct core_state *st;
-    struct json_sample js;
-    struct core_decision d;
+    struct decision_buf buf;
     char *base_text;      /* the config_json base was built from */
     struct opt_job *base; /* recorded effective options (OPT_JOB layer) */
-    json_t *cand_keys;    /* {"key": "value"}: the candidate's overlay */
-    struct core_hooks hooks;
     /* summary */
     int64_t replayed, warmup, compared, changed, identical, errors;
     int64_t sc_rec, sc_cand, sc_added, sc_removed;
@@ -40,12 +37,6 @@ struct run {
 static char *sqlerr(sqlite3 *h, const char *what)
 {
     return xasprintf("%s: %s", what, h ? sqlite3_errmsg(h) : "out of memory");
-}
-
-static void add_key(void *ud, const char *key, const char *value, enum opt_layer layer)
-{
-    if (layer == OPT_SERVER && value)
-        json_object_set_new(ud, key, json_string(value));
 }
 
 /* The recorded effective options as an OPT_JOB layer; keys without a value are skipped
@@ -186,9 +177,7 @@ static int one(struct run *r, int64_t id, int64_t at, const char *input, const c
 {
     int rc = -1;
     json_t *body = NULL, *rec = NULL, *cand = NULL, *change = NULL;
-    struct opt_job *opts = NULL;
-    char *oerr = NULL;
-    char err[512], at_utc[64];
+    char at_utc[64];
     json_error_t je;
     bool compared = at >= r->o->from;
 
@@ -219,60 +208,33 @@ static int one(struct run *r, int64_t id, int64_t at, const char *input, const c
     change = json_pack("{s:I, s:I, s:s}", "decision_id", (json_int_t)id, "at", (json_int_t)at,
                        "at_utc", at_utc);
 
-    opts = opt_job_clone(r->base);
-    struct json_err e;
-    memset(&e, 0, sizeof e);
-    json_sample_reset(&r->js);
-    int status = 0;
-    if (json_parse_sample(body, at, &r->js, opts, &e) < 0) {
-        status = e.status ? e.status : 400;
-        snprintf(err, sizeof err, "%s", e.message);
-    }
-    const char *key;
-    json_t *v;
-    json_object_foreach(r->cand_keys, key, v)
-    {
-        if (status)
-            break;
-        if (opt_job_set(opts, OPT_REQUEST, key, json_string_value(v), &oerr) < 0) {
-            status = 422;
-            snprintf(err, sizeof err, "%s", oerr);
-        }
-    }
-    struct core_config cfg;
-    if (!status && opt_job_resolve(opts, &cfg, &oerr) < 0) {
-        status = 422;
-        snprintf(err, sizeof err, "%s", oerr);
-    }
-    struct plugin_call *call = NULL;
-    struct core_hooks hooks = r->hooks;
-    if (!status && r->o->policies) {
-        call = plugin_call_new(r->o->policies, r->o->job, opts, &cfg, r->st, &r->js.s);
-        plugin_call_hooks(call, &hooks);
-    }
-    if (!status && core_decide(r->st, &r->js.s, &cfg, &hooks, &r->d, err, sizeof err) < 0)
-        status = 400;
-    plugin_call_free(call);
-    if (status) {
+    /* The candidate's keys go over the recorded options, and over the request's own. */
+    struct decision_req q = {.job = r->o->job,
+                             .body = body,
+                             .now_ms = at,
+                             .layers = r->base,
+                             .overlay = r->o->candidate,
+                             .state = r->st,
+                             .set = r->o->policies,
+                             .revision = "native"};
+    struct decision_res res;
+    if (decision_run(&r->buf, &q, &res) < 0) {
         /* The candidate refuses the sample: the job would have kept running as it was. */
         if (compared) {
             r->errors++;
             r->changed++;
-            json_object_set_new(change, "error",
-                                json_pack("{s:i, s:s}", "status", status, "message", err));
+            json_object_set_new(
+                change, "error",
+                json_pack("{s:i, s:s}", "status", res.err.status, "message", res.err.message));
             cb(ud, change);
             integrate(r, at, running_parallelism(rec), running_parallelism(rec));
         }
         rc = 0;
         goto out;
     }
-    char hash[17];
-    opt_job_hash(opts, hash);
-    json_t *rendered = json_render_decision(
-        &r->d, r->o->job, r->o->policies ? plugin_set_revision(r->o->policies) : "native", hash);
     /* Through text with the server's 15 digits, so both sides compare as stored. */
-    char *text = json_dumps(rendered, JSON_COMPACT | JSON_REAL_PRECISION(15));
-    json_decref(rendered);
+    char *text = json_dumps(res.response, JSON_COMPACT | JSON_REAL_PRECISION(15));
+    json_decref(res.response);
     cand = text ? json_loads(text, 0, &je) : NULL;
     free(text);
     if (!cand) {
@@ -297,8 +259,6 @@ static int one(struct run *r, int64_t id, int64_t at, const char *input, const c
     }
     rc = 0;
 out:
-    free(oerr);
-    opt_job_free(opts);
     json_decref(change);
     json_decref(cand);
     json_decref(rec);
@@ -325,12 +285,7 @@ int replay_db_run(const struct replay_db_opts *o, replay_db_change_cb cb, void *
     r.o = o;
     r.prev_at = INT64_MIN;
     r.st = core_state_new();
-    json_sample_init(&r.js);
-    core_decision_init(&r.d);
-    r.cand_keys = json_object();
-    if (o->candidate)
-        opt_job_each(o->candidate, add_key, r.cand_keys);
-    r.hooks.excluded = cron_excluded_hook;
+    decision_buf_init(&r.buf);
     *summary = NULL;
 
     if (sqlite3_open_v2(o->db, &r.h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
@@ -417,117 +372,7 @@ out:
     free(r.deletes);
     free(r.base_text);
     opt_job_free(r.base);
-    json_decref(r.cand_keys);
-    core_decision_deinit(&r.d);
-    json_sample_deinit(&r.js);
+    decision_buf_deinit(&r.buf);
     core_state_free(r.st);
     return rc;
-}
-
-/* ------------------------------------------------------------- sub-command -- */
-
-static void print_change(void *ud, json_t *change)
-{
-    char *s = json_dumps(change, JSON_COMPACT | JSON_REAL_PRECISION(15));
-    fprintf(ud, "%s\n", s);
-    free(s);
-}
-
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: governor replay --db FILE --job ID [--from T] [--to T] [--policies DIR]\n"
-               "                       [--config FILE] [--set KEY=VALUE ...]\n"
-               "  Re-runs the stored samples of job ID through the core with the recorded options\n"
-               "  of each decision overlaid with the candidate (--config, --set), and prints each\n"
-               "  decision whose outcome changes as a JSON line, then {\"summary\": {...}}. T is\n"
-               "  epoch ms or RFC 3339. The database is opened read-only.\n");
-}
-
-int replay_db_main(int argc, char **argv)
-{
-    struct replay_db_opts o = {.from = INT64_MIN, .to = INT64_MAX};
-    struct opt_server srv;
-    struct opt_job *cand = opt_job_new();
-    struct plugin_set *set = NULL;
-    json_t *summary = NULL;
-    const char *policies = NULL;
-    char *err = NULL;
-    int code = 2;
-    opt_server_init(&srv);
-
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            code = 0;
-            goto out;
-        }
-        if (!v || strncmp(a, "--", 2) != 0) {
-            usage(stderr);
-            goto out;
-        }
-        i++;
-        if (strcmp(a, "--db") == 0) {
-            o.db = v;
-        } else if (strcmp(a, "--job") == 0) {
-            o.job = v;
-        } else if (strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0) {
-            if (api_parse_time(v, a[2] == 'f' ? &o.from : &o.to) < 0) {
-                err = xasprintf("%s: \"%s\" is neither epoch ms nor RFC 3339", a, v);
-                goto fail;
-            }
-        } else if (strcmp(a, "--policies") == 0) {
-            policies = v;
-        } else if (strcmp(a, "--config") == 0) {
-            if (opt_server_load_file(&srv, cand, v, &err) < 0)
-                goto fail;
-        } else if (strcmp(a, "--set") == 0) {
-            const char *eq = strchr(v, '=');
-            if (!eq) {
-                err = xasprintf("--set wants KEY=VALUE, got \"%s\"", v);
-                goto fail;
-            }
-            char key[256];
-            snprintf(key, sizeof key, "%.*s", (int)(eq - v), v);
-            if (opt_job_set(cand, OPT_SERVER, key, eq + 1, &err) < 0)
-                goto fail;
-        } else {
-            usage(stderr);
-            goto out;
-        }
-    }
-    if (!o.db || !o.job) {
-        usage(stderr);
-        goto out;
-    }
-    if (policies) {
-        struct plugin_limits lim;
-        plugin_limits_offline(&lim, &srv);
-        if (plugin_set_load(policies, &lim, &set, &err) < 0)
-            goto fail;
-        o.policies = set;
-    }
-    o.candidate = cand;
-    if (replay_db_run(&o, print_change, stdout, &summary, &err) < 0) {
-        fprintf(stderr, "governor replay: %s\n", err);
-        code = 1;
-        goto out;
-    }
-    json_t *s = json_pack("{s:O}", "summary", summary);
-    print_change(stdout, s);
-    json_decref(s);
-    code = 0;
-    goto out;
-fail:
-    fprintf(stderr, "governor replay: %s\n", err);
-    code = 2;
-out:
-    if (set)
-        plugin_set_unref(set);
-    json_decref(summary);
-    free(err);
-    opt_job_free(cand);
-    opt_server_deinit(&srv);
-    return code;
 }

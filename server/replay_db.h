@@ -1,8 +1,8 @@
 /*
  * replay_db.h - replay against history (prefix replay_db_): `governor replay --db FILE --job
  * ID` and POST /v1/replay. Re-runs the stored samples of one job (decisions.input_json in id
- * order) through the core with a candidate config and candidate policies, and reports every
- * decision whose outcome would differ from the recorded one, then a summary.
+ * order) through the decision service with a candidate config and candidate policies, and
+ * reports every decision whose outcome would differ from the recorded one, then a summary.
  *
  * Options of each replayed decision: the recorded effective options of that decision
  * (decisions.config_json: built-in < server < job < request, as resolved then), with the
@@ -18,9 +18,8 @@
  *
  * The database is opened read-only (SQLITE_OPEN_READONLY, query_only): nothing is written.
  *
- * May call: core, json, options, plugin, cron (native excluded periods), api (time parsing),
- * SQLite,
- * jansson.
+ * May call: decision (each replayed sample is one decision of the service), core, json,
+ * options, plugin, api (time parsing), SQLite, jansson.
  */
 #ifndef GOVERNOR_REPLAY_DB_H
 #define GOVERNOR_REPLAY_DB_H
@@ -69,14 +68,5 @@ typedef void (*replay_db_change_cb)(void *ud, json_t *change);
  */
 int replay_db_run(const struct replay_db_opts *o, replay_db_change_cb cb, void *ud,
                   json_t **summary, char **errp);
-
-/*
- * The sub-command `governor replay --db FILE --job ID [--from T] [--to T] [--policies DIR]
- * [--config FILE] [--set KEY=VALUE ...]` (argv[0] is "replay"): prints each change as one
- * JSON line, then {"summary": {...}}. --policies loads DIR as the candidate policies (pass
- * the directory the decisions ran with to reproduce them). Returns the exit code: 0, 1 (the
- * database could not be read), 2 (usage, or policies that do not load).
- */
-int replay_db_main(int argc, char **argv);
 
 #endif

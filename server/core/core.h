@@ -84,21 +84,33 @@ enum core_reason {
 const char *core_reason_name(enum core_reason r);
 
 /* Vertex constraints, every limit that changed a vertex's number (core/README.md, Cycle:
- * Constraints): a bit each, names by core_constraint_name(bit index). */
-enum core_constraint {
-    CORE_C_CLAMPED_MAX_FACTOR = 1u << 0,
-    CORE_C_CLAMPED_MIN_PARALLELISM = 1u << 1,
-    CORE_C_CLAMPED_MAX_PARALLELISM = 1u << 2,
-    CORE_C_ALIGNED_TO_KEY_GROUPS = 1u << 3,
-    CORE_C_ALIGNED_TO_PARTITIONS = 1u << 4,
-    CORE_C_CAPPED_AT_PARTITIONS = 1u << 5,
-    CORE_C_ALIGNED_BY_PLUGIN = 1u << 6,
-    CORE_C_EXCLUDED_VERTEX = 1u << 7,
-    CORE_C_CHANGED_BY_EXECUTOR = 1u << 8,
-    CORE_C_CAPPED_BY_KEY_SKEW = 1u << 9, /* governor's own: core/README.md, Skew */
+ * Constraints), one row each: a bit each (CORE_C_<NAME>), shown by name (core_constraint_name
+ * of the bit's index). Adding a constraint is one row here. */
+#define CORE_CONSTRAINTS(X)                                                                        \
+    X(CLAMPED_MAX_FACTOR)                                                                          \
+    X(CLAMPED_MIN_PARALLELISM)                                                                     \
+    X(CLAMPED_MAX_PARALLELISM)                                                                     \
+    X(ALIGNED_TO_KEY_GROUPS)                                                                       \
+    X(ALIGNED_TO_PARTITIONS)                                                                       \
+    X(CAPPED_AT_PARTITIONS)                                                                        \
+    X(ALIGNED_BY_PLUGIN)                                                                           \
+    X(EXCLUDED_VERTEX)                                                                             \
+    X(CHANGED_BY_EXECUTOR)                                                                         \
+    X(CAPPED_BY_KEY_SKEW) /* governor's own: core/README.md, Skew */
+
+/* The bit indexes, and their count. */
+enum core_constraint_bit {
+#define CORE__C_BIT(name) CORE_CB_##name,
+    CORE_CONSTRAINTS(CORE__C_BIT)
+#undef CORE__C_BIT
+        CORE_C__COUNT
 };
-#define CORE_C__COUNT 10
-/* Name of constraint bit i (0 <= i < CORE_C__COUNT), e.g. "CLAMPED_MAX_FACTOR". */
+enum core_constraint {
+#define CORE__C_FLAG(name) CORE_C_##name = 1u << CORE_CB_##name,
+    CORE_CONSTRAINTS(CORE__C_FLAG)
+#undef CORE__C_FLAG
+};
+/* Name of constraint bit i (0 <= i < CORE_C__COUNT), e.g. "CLAMPED_MAX_FACTOR"; "?" else. */
 const char *core_constraint_name(int bit);
 
 /* ----------------------------------------------------------------- config -- */
@@ -236,23 +248,66 @@ struct core_sample {
 
 /* --------------------------------------------------------------- decision -- */
 
-/* Evaluated figures of one vertex (core/README.md, Evaluation), NaN = undefined, inf
- * allowed. */
+/*
+ * The evaluated figures of one vertex (core/README.md, Evaluation), one row each: the name (the
+ * struct member, the response's key, the plugins' field), what an evaluator plugin may return
+ * for it (a number in [lo, hi]), and flags: CORE_FIG_INF, +infinity is allowed too (the core's
+ * own "no limit"); CORE_FIG_INT, whole numbers only; CORE_FIG_ASSESSED, a diagnosis not always
+ * made, shown only when it was (the others are shown as null when undefined). Every figure is a
+ * double, NaN when undefined. Adding a figure is one row here: the struct, the response, the
+ * stored rows, the plugins' view and the core's blanking all follow the table (core_figures).
+ */
+#define CORE_RATE_MAX 1e15 /* records/s: far above any real job, far below overflow */
+#define CORE_INT_MAX  2147483647.0
+#define CORE_FIGURES(X)                                                                            \
+    X(load, 0, 1, 0)                                        /* LOAD.average */                     \
+    X(true_processing_rate, 0, CORE_RATE_MAX, CORE_FIG_INF) /* TRUE_PROCESSING_RATE.average */     \
+    X(target_data_rate, 0, CORE_RATE_MAX, 0)                /* TARGET_DATA_RATE.average */         \
+    X(catch_up_data_rate, 0, CORE_RATE_MAX, 0)              /* CATCH_UP_DATA_RATE.current */       \
+    X(lag, 0, CORE_RATE_MAX, 0)                             /* LAG.current (sources) */            \
+    X(scale_up_rate_threshold, 0, CORE_RATE_MAX, 0)                                                \
+    X(scale_down_rate_threshold, 0, CORE_RATE_MAX, CORE_FIG_INF)                                   \
+    /* set when the target differs from current */                                                 \
+    X(expected_processing_rate, 0, CORE_RATE_MAX, 0)                                               \
+    X(parallelism, 1, CORE_INT_MAX, CORE_FIG_INT)                                                  \
+    X(max_parallelism, 1, CORE_INT_MAX, CORE_FIG_INT)                                              \
+    X(num_source_partitions, 0, CORE_INT_MAX, CORE_FIG_INT)                                        \
+    /* governor's skew diagnosis (core/README.md, Skew): r = max/avg busy time, h = the hot     */ \
+    /* key's share, the most records/s the vertex can ever process, subtasks per hot key        */ \
+    X(busy_max_avg_ratio, 0, 1e9, CORE_FIG_ASSESSED)                                               \
+    X(hot_key_share, 0, 1, CORE_FIG_ASSESSED)                                                      \
+    X(key_rate_bound, 0, CORE_RATE_MAX, CORE_FIG_INF | CORE_FIG_ASSESSED)                          \
+    X(salting_fanout, 1, CORE_INT_MAX, CORE_FIG_INT | CORE_FIG_ASSESSED)
+
+enum { CORE_FIG_INF = 1u << 0, CORE_FIG_INT = 1u << 1, CORE_FIG_ASSESSED = 1u << 2 };
+
 struct core_evaluated {
-    double load;                 /* LOAD.average */
-    double true_processing_rate; /* TRUE_PROCESSING_RATE.average */
-    double target_data_rate;     /* TARGET_DATA_RATE.average */
-    double catch_up_data_rate;   /* CATCH_UP_DATA_RATE.current */
-    double lag;                  /* LAG.current (sources) */
-    double scale_up_rate_threshold, scale_down_rate_threshold;
-    double expected_processing_rate; /* set when the target differs from current */
-    double parallelism, max_parallelism, num_source_partitions;
-    /* governor's skew diagnosis (NaN when not assessed) */
-    double busy_max_avg_ratio; /* r = max/avg busy time */
-    double hot_key_share;      /* h */
-    double key_rate_bound;     /* the most the vertex can ever process, records/s */
-    double salting_fanout;     /* subtasks a hot key should be spread over */
+#define CORE__FIG_MEMBER(name, lo, hi, flags) double name;
+    CORE_FIGURES(CORE__FIG_MEMBER)
+#undef CORE__FIG_MEMBER
 };
+
+/* One row of CORE_FIGURES, as data. */
+struct core_figure {
+    const char *name;
+    size_t off; /* offsetof(struct core_evaluated, name) */
+    double lo, hi;
+    unsigned flags; /* CORE_FIG_* */
+};
+#define CORE_N_FIGURES ((int)(sizeof(struct core_evaluated) / sizeof(double)))
+extern const struct core_figure core_figures[];
+
+/* Figure i (0 <= i < CORE_N_FIGURES) of ev. */
+static inline double core_figure_get(const struct core_evaluated *ev, int i)
+{
+    return *(const double *)(const void *)((const char *)ev + core_figures[i].off);
+}
+static inline double *core_figure_at(struct core_evaluated *ev, int i)
+{
+    return (double *)(void *)((char *)ev + core_figures[i].off);
+}
+/* Sets every figure of ev to NaN (undefined). */
+void core_evaluated_clear(struct core_evaluated *ev);
 
 struct core_vdecision {
     const char *id; /* borrowed from the sample */
@@ -266,6 +321,33 @@ struct core_vdecision {
     struct core_evaluated ev;
     const char *message; /* arena; NULL when nothing to say */
 };
+
+/*
+ * The fields of struct core_vdecision as every codec shows them, one row each, in the order
+ * of the response: the name, how the value is shown, and where it is. A text that is NULL is
+ * left out. Adding a field of a vertex's decision is one row here (core_vfields).
+ */
+enum core_vfield_type {
+    CORE_VF_TEXT,        /* const char * */
+    CORE_VF_INT,         /* int */
+    CORE_VF_BOOL,        /* bool */
+    CORE_VF_REASON,      /* enum core_reason, by name (core_reason_name) */
+    CORE_VF_CONSTRAINTS, /* unsigned bits, as the list of their names (core_constraint_name) */
+    CORE_VF_EVALUATED,   /* struct core_evaluated, as an object of its figures (core_figures) */
+};
+struct core_vfield {
+    const char *name;
+    enum core_vfield_type type;
+    size_t off; /* offsetof(struct core_vdecision, ...) */
+};
+extern const struct core_vfield core_vfields[];
+extern const int core_n_vfields;
+
+/* Where field i (0 <= i < core_n_vfields) of v is; read it as its type says. */
+static inline const void *core_vfield_at(const struct core_vdecision *v, int i)
+{
+    return (const char *)v + core_vfields[i].off;
+}
 
 struct core_event {
     const char *type;    /* "Normal" | "Warning" */

@@ -35,15 +35,6 @@ static struct core_vdecision *vdec(struct cycle *c, int i)
     return &c->d->vertices[c->vd[i]];
 }
 
-static void set_nan(struct core_evaluated *e)
-{
-    e->load = e->true_processing_rate = e->target_data_rate = e->catch_up_data_rate = NAN;
-    e->lag = e->scale_up_rate_threshold = e->scale_down_rate_threshold = NAN;
-    e->expected_processing_rate = NAN;
-    e->parallelism = e->max_parallelism = e->num_source_partitions = NAN;
-    e->busy_max_avg_ratio = e->hot_key_share = e->key_rate_bound = e->salting_fanout = NAN;
-}
-
 /* Fills d->vertices in topological order with "no change" entries. */
 static void init_vertices(struct cycle *c)
 {
@@ -65,7 +56,7 @@ static void init_vertices(struct cycle *c)
         o->id = v->id;
         o->current = o->raw_target = o->target = v->parallelism;
         o->reason = CORE_R_WITHIN_TARGET;
-        set_nan(&o->ev);
+        core_evaluated_clear(&o->ev);
         o->ev.parallelism = v->parallelism;
         o->ev.max_parallelism = v->max_parallelism;
         o->ev.num_source_partitions = v->partitions;

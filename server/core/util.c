@@ -372,13 +372,3 @@ const char *core_reason_name(enum core_reason r)
                                     "IMPLAUSIBLE_SAMPLE"};
     return (unsigned)r < CORE_R__COUNT ? n[r] : "?";
 }
-
-const char *core_constraint_name(int bit)
-{
-    static const char *const n[CORE_C__COUNT] = {
-        "CLAMPED_MAX_FACTOR",    "CLAMPED_MIN_PARALLELISM", "CLAMPED_MAX_PARALLELISM",
-        "ALIGNED_TO_KEY_GROUPS", "ALIGNED_TO_PARTITIONS",   "CAPPED_AT_PARTITIONS",
-        "ALIGNED_BY_PLUGIN",     "EXCLUDED_VERTEX",         "CHANGED_BY_EXECUTOR",
-        "CAPPED_BY_KEY_SKEW"};
-    return bit >= 0 && bit < CORE_C__COUNT ? n[bit] : "?";
-}

@@ -147,51 +147,17 @@ void marshal_push_ctx(lua_State *L, const struct marshal_ctx *c)
 /* ---------------------------------------------------------- hook arguments -- */
 
 /*
- * The figures of struct core_evaluated as plugins see them, with what an evaluator may
- * return for each: a number in [lo, hi] (finite, unless inf_ok allows +math.huge, which the
- * core itself uses for "no limit"), an integral one when integral. Anything else fails the
- * call naming the figure, so no overflowed or nonsensical figure reaches a decision.
+ * The figures of struct core_evaluated as plugins see them are the core's figure table
+ * (core_figures), with what an evaluator may return for each: a number in [lo, hi] (finite,
+ * unless CORE_FIG_INF allows +math.huge, which the core itself uses for "no limit"), an
+ * integral one with CORE_FIG_INT. Anything else fails the call naming the figure, so no
+ * overflowed or nonsensical figure reaches a decision.
  */
-#define RATE_MAX 1e15 /* records/s: far above any real job, far below overflow */
-static const struct figure {
-    const char *name;
-    size_t off;
-    double lo, hi;
-    bool inf_ok, integral;
-} figures[] = {
-#define F(x, lo, hi, inf_ok, integral)                                                             \
-    {                                                                                              \
-#x, offsetof(struct core_evaluated, x), lo, hi, inf_ok, integral                           \
-    }
-    F(load, 0, 1, false, false),
-    F(true_processing_rate, 0, RATE_MAX, true, false),
-    F(target_data_rate, 0, RATE_MAX, false, false),
-    F(catch_up_data_rate, 0, RATE_MAX, false, false),
-    F(lag, 0, RATE_MAX, false, false),
-    F(scale_up_rate_threshold, 0, RATE_MAX, false, false),
-    F(scale_down_rate_threshold, 0, RATE_MAX, true, false),
-    F(expected_processing_rate, 0, RATE_MAX, false, false),
-    F(parallelism, 1, INT_MAX, false, true),
-    F(max_parallelism, 1, INT_MAX, false, true),
-    F(num_source_partitions, 0, INT_MAX, false, true),
-    F(busy_max_avg_ratio, 0, 1e9, false, false),
-    F(hot_key_share, 0, 1, false, false),
-    F(key_rate_bound, 0, RATE_MAX, true, false),
-    F(salting_fanout, 1, INT_MAX, false, true),
-#undef F
-};
-#define N_FIGURES ((int)(sizeof figures / sizeof figures[0]))
-
-static double *figure_at(struct core_evaluated *ev, int i)
-{
-    return (double *)((char *)ev + figures[i].off);
-}
-
 void marshal_push_evaluated(lua_State *L, const struct core_evaluated *ev)
 {
-    lua_createtable(L, 0, N_FIGURES);
-    for (int i = 0; i < N_FIGURES; i++)
-        set_number(L, figures[i].name, *figure_at((struct core_evaluated *)ev, i));
+    lua_createtable(L, 0, CORE_N_FIGURES);
+    for (int i = 0; i < CORE_N_FIGURES; i++)
+        set_number(L, core_figures[i].name, core_figure_get(ev, i));
 }
 
 void marshal_push_vertex(lua_State *L, const struct core_vertex_in *v)
@@ -346,21 +312,22 @@ lua_Integer marshal_read_int(lua_State *L, int i, const char *what, lua_Integer 
 /* Checks the number at the top against figure i's rule; returns it. */
 static double read_figure(lua_State *L, const char *file, int i)
 {
-    const struct figure *f = &figures[i];
+    const struct core_figure *f = &core_figures[i];
+    bool inf_ok = f->flags & CORE_FIG_INF, integral = f->flags & CORE_FIG_INT;
     char buf[64], rule[96];
     if (lua_type(L, -1) != LUA_TNUMBER)
         luaL_error(L, "%s: evaluate: metric '%s' must be a number (got %s)", file, f->name,
                    luaL_typename(L, -1));
     double x = lua_tonumber(L, -1);
     bool ok =
-        x >= f->lo && (x <= f->hi || (f->inf_ok && isinf(x))) && (!f->integral || x == floor(x));
+        x >= f->lo && (x <= f->hi || (inf_ok && isinf(x))) && (!integral || x == floor(x));
     if (ok)
         return x;
-    if (f->integral)
+    if (integral)
         snprintf(rule, sizeof rule, "an integer in [%.0f, %.0f]", f->lo, f->hi);
     else
         snprintf(rule, sizeof rule, "a finite number in [%g, %g]%s", f->lo, f->hi,
-                 f->inf_ok ? " or math.huge" : "");
+                 inf_ok ? " or math.huge" : "");
     return luaL_error(L, "%s: evaluate: metric '%s' must be %s (got %s)", file, f->name, rule,
                       num_text(L, -1, buf, sizeof buf));
 }
@@ -369,24 +336,24 @@ void marshal_read_evaluated(lua_State *L, int idx, struct core_evaluated *ev, co
 {
     idx = lua_absindex(L, idx);
     struct core_evaluated out = *ev;
-    for (int i = 0; i < N_FIGURES; i++)
-        *figure_at(&out, i) = NAN;
+    for (int i = 0; i < CORE_N_FIGURES; i++)
+        *core_figure_at(&out, i) = NAN;
     lua_pushnil(L);
     while (lua_next(L, idx)) {
         const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
         int fi = -1;
-        for (int i = 0; k && i < N_FIGURES; i++)
-            if (strcmp(figures[i].name, k) == 0)
+        for (int i = 0; k && i < CORE_N_FIGURES; i++)
+            if (strcmp(core_figures[i].name, k) == 0)
                 fi = i;
         if (fi < 0)
             luaL_error(L, "%s: evaluate returned an unknown metric '%s'", file,
                        k ? k : luaL_typename(L, -2));
-        *figure_at(&out, fi) = read_figure(L, file, fi);
+        *core_figure_at(&out, fi) = read_figure(L, file, fi);
         lua_pop(L, 1);
     }
-    for (int i = 0; i < N_FIGURES; i++)
-        if (!isnan(*figure_at(&out, i)))
-            *figure_at(ev, i) = *figure_at(&out, i);
+    for (int i = 0; i < CORE_N_FIGURES; i++)
+        if (!isnan(*core_figure_at(&out, i)))
+            *core_figure_at(ev, i) = *core_figure_at(&out, i);
 }
 
 /* Sets next[k] for vertex id of d from the integer at stack index vi. */

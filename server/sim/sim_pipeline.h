@@ -1,14 +1,12 @@
 /*
- * sim_pipeline.h - the one place where the simulator calls the decision pipeline (prefix
+ * sim_pipeline.h - the one place where the simulator calls the decision service (prefix
  * sim_pipeline_, and sim_decide): a decide request in, the decision out, exactly as the
- * server decides it for one job but in process, without HTTP and without storage. It makes
- * the calls the server and `governor replay` make (json_parse_sample, opt_job_resolve,
- * plugin_call_new and plugin_call_hooks, core_decide, json_render_decision), so that when
- * those become one decision service only this file changes.
+ * server decides it for one job (decision_run, decision.h) but in process, without HTTP and
+ * without storage.
  *
- * May call: core, json, options, plugin, cron (the native excluded-periods hook), jansson.
- * Ownership: a pipeline borrows its option layers (which must outlive it) and holds a
- * reference to its plugin set; it owns the job's state.
+ * May call: decision, core (the job's state), plugin (a reference to the set), jansson.
+ * Ownership: a pipeline keeps a copy of its option layers (resolved once, as the server
+ * resolves a job's) and a reference to its plugin set; it owns the job's state.
  */
 #ifndef GOVERNOR_SIM_PIPELINE_H
 #define GOVERNOR_SIM_PIPELINE_H
@@ -22,7 +20,7 @@ struct sim_pipeline;
 
 /*
  * new: one job named `job` whose options start from `layers` (the server layer: what a
- * config file and --set would give; borrowed), deciding with the plugins of `set` (a
+ * config file and --set would give; copied), deciding with the plugins of `set` (a
  * reference is taken; NULL: native hooks only, as the server without a policies
  * directory).
  */

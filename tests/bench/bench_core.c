@@ -1,18 +1,22 @@
 /*
  * bench_core.c - the decide path without HTTP or storage, per request: jansson's json_loads
- * of the body (the baseline), then json_parse_sample + option layering + core_decide +
- * json_render_decision + json_dumps. Prints nanoseconds per request of each and the ratio
- * to the baseline, measured in this process over the same bodies.
+ * of the body (the baseline), then the decision service as the server's handler calls it
+ * (json_loads, decision_run with the job's cache: parse, options, core, response, write
+ * unit), inside the per-request jansson arena, and the response printed. Prints nanoseconds
+ * per request of each and the ratio to the baseline, measured in this process over the same
+ * bodies.
  *
  * usage: bench_core [ITERATIONS]
  */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "core/core.h"
-#include "json.h"
+#include "decision.h"
+#include "jarena.h"
 #include "options.h"
 
 static double now_ns(void)
@@ -40,6 +44,7 @@ static void body_at(char *buf, size_t n, int t)
 
 int main(int argc, char **argv)
 {
+    jarena_install();
     int iters = argc > 1 ? atoi(argv[1]) : 20000;
     static char body[2048];
     json_error_t je;
@@ -53,42 +58,47 @@ int main(int argc, char **argv)
     double base = (now_ns() - t0) / iters;
 
     struct core_state *st = core_state_new();
-    struct json_sample js;
-    json_sample_init(&js);
-    struct core_decision d;
-    core_decision_init(&d);
+    struct decision_buf buf;
+    struct decision_cache cache = {0};
+    struct jarena arena = {0};
     struct opt_job *defaults = opt_job_new();
-    struct core_hooks hooks = {0};
-    char err[256];
     int scaled = 0;
+    decision_buf_init(&buf);
+    decision_cache_set(&cache, defaults);
     t0 = now_ns();
     for (int i = 0; i < iters; i++) {
         body_at(body, sizeof body, i);
-        json_t *j = json_loads(body, 0, &je);
-        struct opt_job *o = opt_job_clone(defaults);
-        struct json_err e;
-        struct core_config cfg;
-        char *oerr = NULL;
-        if (json_parse_sample(j, 0, &js, o, &e) < 0 || opt_job_resolve(o, &cfg, &oerr) < 0 ||
-            core_decide(st, &js.s, &cfg, &hooks, &d, err, sizeof err) < 0) {
-            fprintf(stderr, "bench_core: sample %d refused\n", i);
+        jarena_begin(&arena);
+        json_t *j = json_loads(body, JSON_REJECT_DUPLICATES, &je);
+        struct decision_req q = {.job = "bench",
+                                 .body = j,
+                                 .text = body,
+                                 .len = strlen(body),
+                                 .layers = defaults,
+                                 .cache = &cache,
+                                 .state = st,
+                                 .revision = "native",
+                                 .warnings = true};
+        struct decision_res res;
+        if (decision_run(&buf, &q, &res) < 0) {
+            fprintf(stderr, "bench_core: sample %d refused: %s\n", i, res.err.message);
             return 1;
         }
-        scaled += d.execute;
-        json_t *r = json_render_decision(&d, "bench", "native", "0");
-        char *s = json_dumps(r, JSON_COMPACT | JSON_REAL_PRECISION(15));
+        scaled += res.write->execute;
+        char *s = jarena_dump(res.response);
         free(s);
-        json_decref(r);
-        free(oerr);
-        opt_job_free(o);
+        db_write_free(res.write);
+        json_decref(res.response);
         json_decref(j);
+        jarena_end(&arena);
     }
     double full = (now_ns() - t0) / iters;
     printf("json_loads alone (baseline): %8.0f ns/request\n", base);
     printf("decide path without HTTP/DB: %8.0f ns/request (%.2fx the baseline; %d scalings)\n",
            full, full / base, scaled);
-    core_decision_deinit(&d);
-    json_sample_deinit(&js);
+    decision_buf_deinit(&buf);
+    decision_cache_deinit(&cache);
+    jarena_free(&arena);
     core_state_free(st);
     opt_job_free(defaults);
     return 0;

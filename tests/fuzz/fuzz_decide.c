@@ -1,8 +1,9 @@
 /*
- * fuzz_decide.c - libFuzzer target: any bytes as a decide request body, through the same
- * steps as the server's handler (parse, layer options, resolve, decide, render, the state's
- * round trip through its binary form). A crash, a sanitizer report or a leak is a bug;
- * refusing the input is fine. One job state lives across inputs, so sequences are explored.
+ * fuzz_decide.c - libFuzzer target: any bytes as a decide request body, through the decision
+ * service as the server's handler calls it (parse, layer options, resolve, decide, render,
+ * the write unit), then the state's round trip through its binary form. A crash, a
+ * sanitizer report or a leak is a bug; refusing the input is fine. One job state lives across
+ * inputs, so sequences are explored.
  */
 #include <jansson.h>
 #include <stdint.h>
@@ -10,40 +11,40 @@
 #include <string.h>
 
 #include "core/core.h"
-#include "cron.h"
+#include "decision.h"
 #include "json.h"
 #include "options.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static struct core_state *st;
-    static struct json_sample js;
-    static struct core_decision d;
+    static struct decision_buf buf;
     static struct opt_job *defaults;
     if (!st) {
         st = core_state_new();
-        json_sample_init(&js);
-        core_decision_init(&d);
+        decision_buf_init(&buf);
         defaults = opt_job_new();
     }
     json_error_t je;
     json_t *body = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, &je);
     if (!body)
         return 0;
-    struct opt_job *o = opt_job_clone(defaults);
-    struct json_err e;
-    struct core_config cfg;
-    char *oerr = NULL;
-    char err[512];
-    static const struct core_hooks hooks = {.excluded = cron_excluded_hook};
-    json_sample_reset(&js);
-    if (json_parse_sample(body, 1764410400000, &js, o, &e) == 0 &&
-        opt_job_resolve(o, &cfg, &oerr) == 0 && js.s.at >= core_state_last_at(st) &&
-        core_decide(st, &js.s, &cfg, &hooks, &d, err, sizeof err) == 0) {
-        json_t *r = json_render_decision(&d, "fuzz", "native", "0");
-        char *s = json_dumps(r, JSON_COMPACT);
+    struct decision_req q = {.job = "fuzz",
+                             .body = body,
+                             .text = (const char *)data,
+                             .len = size,
+                             .now_ms = 1764410400000,
+                             .layers = defaults,
+                             .state = st,
+                             .revision = "native",
+                             .warnings = true};
+    struct decision_res res;
+    if (decision_run(&buf, &q, &res) == 0) {
+        char err[512];
+        char *s = json_dumps(res.response, JSON_COMPACT);
         free(s);
-        json_decref(r);
+        json_decref(res.response);
+        db_write_free(res.write);
         /* The state's binary form must decode what it encoded. */
         unsigned char *blob;
         size_t len;
@@ -52,8 +53,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         free(blob);
     }
-    free(oerr);
-    opt_job_free(o);
     json_decref(body);
     return 0;
 }
