@@ -319,8 +319,7 @@ static double read_figure(lua_State *L, const char *file, int i)
         luaL_error(L, "%s: evaluate: metric '%s' must be a number (got %s)", file, f->name,
                    luaL_typename(L, -1));
     double x = lua_tonumber(L, -1);
-    bool ok =
-        x >= f->lo && (x <= f->hi || (inf_ok && isinf(x))) && (!integral || x == floor(x));
+    bool ok = x >= f->lo && (x <= f->hi || (inf_ok && isinf(x))) && (!integral || x == floor(x));
     if (ok)
         return x;
     if (integral)
