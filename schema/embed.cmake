@@ -1,7 +1,7 @@
 # embed.cmake - script mode (cmake -P): writes OUT, a C file holding each of FILES (sorted
-# schema/NNN_name.sql paths) as a string, in the layout server/db.h declares.
+# schema/NNN_name.sql paths) as a string, in the layout server/store/db.h declares.
 set(body "/* Generated from the schema directory by schema/embed.cmake. Do not edit. */\n")
-string(APPEND body "#include \"db.h\"\n\nconst struct db_migration db_migrations[] = {\n")
+string(APPEND body "#include \"store/db.h\"\n\nconst struct db_migration db_migrations[] = {\n")
 set(n 0)
 foreach(f ${FILES})
   get_filename_component(name ${f} NAME)

@@ -17,22 +17,22 @@
 #include <event2/event.h>
 #include <event2/thread.h>
 
-#include "api.h"
-#include "cli.h"
-#include "db.h"
-#include "http.h"
-#include "jobs.h"
-#include "jarena.h"
-#include "log.h"
-#include "metrics.h"
-#include "plugin.h"
-#include "policies.h"
-#include "replay.h"
-#include "retention.h"
+#include "http/api.h"
+#include "cli/cli.h"
+#include "store/db.h"
+#include "http/http.h"
+#include "decision/jobs.h"
+#include "base/jarena.h"
+#include "base/log.h"
+#include "http/metrics.h"
+#include "plugin/plugin.h"
+#include "plugin/policies.h"
+#include "cli/replay.h"
+#include "store/retention.h"
 #include "sim/sim.h"
-#include "sql.h"
-#include "writer.h"
-#include "xmem.h"
+#include "store/sql.h"
+#include "store/writer.h"
+#include "base/xmem.h"
 
 struct serve {
     struct event_base *base;

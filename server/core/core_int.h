@@ -55,7 +55,7 @@ int64_t core__time_add(int64_t t, int64_t d);
 int64_t core__time_sub(int64_t t, int64_t d);
 
 /* The core's own allocators (it includes no server header; the rule for all of governor is in
- * server/xmem.h): plain malloc, aborting on failure, so what a state keeps is free()d by
+ * server/base/xmem.h): plain malloc, aborting on failure, so what a state keeps is free()d by
  * whoever releases it. */
 void *core__xmalloc(size_t n);              /* aborts on failure */
 void *core__xcalloc(size_t n, size_t size); /* aborts on failure */

@@ -3,7 +3,7 @@
  * State). Meant to be opaque to the server, which stores a state in its binary form (core.h,
  * State codec, in state.c): besides the core, only the plugin host's read access to the
  * window (server/plugin/libgov.c) and the one-time reader of the old JSON form for migration 008
- * (server/statejson.c) look inside. Everything here is owned by the state: arrays grow with
+ * (server/store/statejson.c) look inside. Everything here is owned by the state: arrays grow with
  * core__grow and strings are core__strdup copies (statejson.c allocates with the server's
  * xmalloc, the same malloc), all released by core_state_free.
  *

@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cron.h"
+#include "time/cron.h"
 #include "plugin/marshal.h"
 #include "plugin/load.h"
 #include "plugin/vm.h"
-#include "xmem.h"
+#include "base/xmem.h"
 
 /* Where an instance's parameters are: `<prefix><instance>.<param>`. */
 static const char *const kind_prefix[] = {

@@ -7,11 +7,11 @@
 #include <string.h>
 
 #include "core/state.h"
-#include "cron.h"
-#include "options.h"
+#include "time/cron.h"
+#include "options/options.h"
 #include "plugin/libgov.h"
 #include "plugin/vm.h"
-#include "timeutil.h"
+#include "time/timeutil.h"
 
 /* A logged line is cut at LOG_LINE_MAX bytes, each argument at LOG_ARG_MAX. */
 #define LOG_LINE_MAX 4096

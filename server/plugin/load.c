@@ -20,7 +20,7 @@
 #include "plugin/sandbox.h"
 #include "plugin/load.h"
 #include "plugin/vm.h"
-#include "xmem.h"
+#include "base/xmem.h"
 
 #define LOAD_DEADLINES 10 /* a load's deadline, in decision deadlines */
 #define MAX_FILE_BYTES (1024 * 1024)

@@ -13,7 +13,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "plugin.h"
+#include "plugin/plugin.h"
 #include "plugin/sandbox.h"
 #include "plugin/vm.h"
 

@@ -21,8 +21,8 @@
 #include <stdint.h>
 
 #include "core/core.h"
-#include "options.h"
-#include "plugin.h"
+#include "options/options.h"
+#include "plugin/plugin.h"
 
 /* ------------------------------------------------------------------ values -- */
 

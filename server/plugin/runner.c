@@ -39,7 +39,7 @@
 #include "plugin/load.h"
 #include "plugin/luajson.h"
 #include "plugin/vm.h"
-#include "xmem.h"
+#include "base/xmem.h"
 
 struct json_job {
     int idx;

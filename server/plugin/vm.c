@@ -21,10 +21,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "options.h"
+#include "base/log.h"
+#include "options/options.h"
 #include "plugin/vm.h"
-#include "xmem.h"
+#include "base/xmem.h"
 
 #define HOOK_STEP 1000 /* instructions between two count-hook checks */
 

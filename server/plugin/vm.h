@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "plugin.h"
+#include "plugin/plugin.h"
 
 /* Why the running call was stopped by the host (it cannot be caught by the plugin). */
 enum vm_kill { VM_KILL_NONE, VM_KILL_BUDGET, VM_KILL_DEADLINE, VM_KILL_MEMORY, VM_KILL_PATTERN };

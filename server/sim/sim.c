@@ -7,15 +7,15 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "options.h"
-#include "plugin.h"
-#include "sim.h"
-#include "sim_model.h"
-#include "sim_report.h"
-#include "sim_run.h"
-#include "sim_scenario.h"
-#include "sim_svg.h"
-#include "xmem.h"
+#include "options/options.h"
+#include "plugin/plugin.h"
+#include "sim/sim.h"
+#include "sim/sim_model.h"
+#include "sim/sim_report.h"
+#include "sim/sim_run.h"
+#include "sim/sim_scenario.h"
+#include "sim/sim_svg.h"
+#include "base/xmem.h"
 
 /* The policies compared, in the order of the table. */
 static const char *const policy_names[] = {"governor", "flink", "hpa", "fixed"};

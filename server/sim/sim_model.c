@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim_model.h"
-#include "sim_rng.h"
-#include "xmem.h"
+#include "sim/sim_model.h"
+#include "sim/sim_rng.h"
+#include "base/xmem.h"
 
 #define GAUGE_S 5  /* busy and back-pressure gauges: mean over the last 5 s */
 #define METER_S 60 /* records_in_per_s: Flink's 60 s meter */

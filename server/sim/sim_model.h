@@ -35,7 +35,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "sim_scenario.h"
+#include "sim/sim_scenario.h"
 
 struct sim_model;
 

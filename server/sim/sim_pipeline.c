@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "core/core.h"
-#include "decision.h"
-#include "plugin.h"
-#include "sim_pipeline.h"
-#include "xmem.h"
+#include "decision/decision.h"
+#include "plugin/plugin.h"
+#include "sim/sim_pipeline.h"
+#include "base/xmem.h"
 
 struct sim_pipeline {
     char *job;

@@ -13,7 +13,7 @@
 
 #include <jansson.h>
 
-#include "options.h"
+#include "options/options.h"
 
 struct plugin_set;
 struct sim_pipeline;

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim_report.h"
-#include "xmem.h"
+#include "sim/sim_report.h"
+#include "base/xmem.h"
 
 static int cmp_double(const void *a, const void *b)
 {

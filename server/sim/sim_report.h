@@ -29,8 +29,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "sim_run.h"
-#include "sim_scenario.h"
+#include "sim/sim_run.h"
+#include "sim/sim_scenario.h"
 
 #define SIM_MAX_MARKS     32
 #define SIM_RECOVERY_HOLD 600 /* seconds the lag must stay low to count as recovered */

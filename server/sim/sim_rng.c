@@ -3,7 +3,7 @@
  */
 #include <math.h>
 
-#include "sim_rng.h"
+#include "sim/sim_rng.h"
 
 /* splitmix64's finalizer (Steele, Lea, Flood 2014): a bijection with good avalanche. */
 static uint64_t mix(uint64_t z)

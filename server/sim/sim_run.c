@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim_model.h"
-#include "sim_pipeline.h"
-#include "sim_run.h"
-#include "xmem.h"
+#include "sim/sim_model.h"
+#include "sim/sim_pipeline.h"
+#include "sim/sim_run.h"
+#include "base/xmem.h"
 
 void sim_result_free(struct sim_result *r)
 {

@@ -19,8 +19,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "options.h"
-#include "sim_scenario.h"
+#include "options/options.h"
+#include "sim/sim_scenario.h"
 
 struct plugin_set;
 

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "options.h"
-#include "sim_rng.h"
-#include "sim_scenario.h"
-#include "xmem.h"
+#include "options/options.h"
+#include "sim/sim_rng.h"
+#include "sim/sim_scenario.h"
+#include "base/xmem.h"
 
 /* Random streams of the arrival noise: one per (vertex, term). */
 #define STREAM_ARRIVAL 0x100000u

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim_svg.h"
-#include "xmem.h"
+#include "sim/sim_svg.h"
+#include "base/xmem.h"
 
 #define W     1000.0 /* whole width */
 #define LEFT  70.0   /* room for the y labels */

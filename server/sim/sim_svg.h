@@ -12,8 +12,8 @@
 
 #include <stdio.h>
 
-#include "sim_run.h"
-#include "sim_scenario.h"
+#include "sim/sim_run.h"
+#include "sim/sim_scenario.h"
 
 /* Writes the chart of the runs of sc (all of the same length) to out. */
 void sim_svg_write(FILE *out, const struct sim_scenario *sc, struct sim_result *const *runs, int n);

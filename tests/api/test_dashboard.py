@@ -13,7 +13,7 @@ from gov import Server, Checks  # noqa: E402
 from dashdata import CONFIG, TRACE, post_trace  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-PAGE = os.path.join(ROOT, "server", "dashboard", "index.html")
+PAGE = os.path.join(ROOT, "server", "http", "dashboard", "index.html")
 # The fetches the page makes (its API table); a new one must be added here and checked below.
 EXPECTED_TEMPLATES = {"/v1/jobs", "/v1/policies", "/v1/jobs/{job}/decisions?limit={limit}",
                       "/v1/jobs/{job}/config", "/v1/decisions/{id}"}
@@ -46,7 +46,7 @@ for path in ("/", "/?job=orders", "/?job=orders&limit=50"):
     st, body, h = s.req("GET", path)
     c.check(st == 200, "GET %s is 200" % path)
     c.check(h.get("Content-Type") == "text/html; charset=utf-8", "GET %s is text/html" % path)
-    c.check(body == source, "GET %s serves server/dashboard/index.html as built" % path)
+    c.check(body == source, "GET %s serves server/http/dashboard/index.html as built" % path)
 static_checks(c, source)
 st, body, _ = s.req("POST", "/", {"x": 1})
 c.check(st == 405, "POST / is 405")

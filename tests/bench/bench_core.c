@@ -15,9 +15,9 @@
 #include <time.h>
 
 #include "core/core.h"
-#include "decision.h"
-#include "jarena.h"
-#include "options.h"
+#include "decision/decision.h"
+#include "base/jarena.h"
+#include "options/options.h"
 
 static double now_ns(void)
 {

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "core/core.h"
-#include "plugin.h"
+#include "plugin/plugin.h"
 
 #define N_V 4
 

@@ -11,10 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "api.h"
-#include "http.h"
-#include "jarena.h"
-#include "writer.h"
+#include "http/api.h"
+#include "http/http.h"
+#include "base/jarena.h"
+#include "store/writer.h"
 
 static struct {
     bool ready;

@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "core/core.h"
-#include "decision.h"
-#include "json.h"
-#include "options.h"
+#include "decision/decision.h"
+#include "decision/json.h"
+#include "options/options.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

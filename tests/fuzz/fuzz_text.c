@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "core/core.h"
-#include "cron.h"
-#include "options.h"
-#include "statejson.h"
+#include "time/cron.h"
+#include "options/options.h"
+#include "store/statejson.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "options.h"
+#include "options/options.h"
 
 /* A state with something in every part: a window (with what it knows of the counters),
  * history, tracking, delayed scale-downs, the event table, a rejected-sample count and a

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "test.h"
-#include "options.h"
+#include "options/options.h"
 #include "testfile.h"
 
 #include "core/core_int.h"

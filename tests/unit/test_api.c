@@ -10,11 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "api.h"
-#include "http.h"
-#include "jarena.h"
+#include "http/api.h"
+#include "time/timeutil.h"
+#include "http/http.h"
+#include "base/jarena.h"
 #include "test.h"
-#include "writer.h"
+#include "store/writer.h"
 
 static const char *SAMPLE = "{\"at\": %lld, \"running_since\": 0, \"vertices\": ["
                             "{\"id\": \"a\", \"parallelism\": 2, \"max_parallelism\": 8, "
@@ -247,19 +248,19 @@ static void test_helpers(void)
     long_id[128] = '\0';
     ASSERT(api_job_id_ok(long_id));
     /* 2025-11-29T10:00:00Z = 1764410400 s (the DESIGN example's at) */
-    ASSERT_EQ(api_parse_time("2025-11-29T10:00:00Z", &t), 0);
+    ASSERT_EQ(time_parse_instant("2025-11-29T10:00:00Z", &t), 0);
     ASSERT_EQ(t, 1764410400000LL);
-    ASSERT_EQ(api_parse_time("2025-11-29T11:00:00.5+01:00", &t), 0);
+    ASSERT_EQ(time_parse_instant("2025-11-29T11:00:00.5+01:00", &t), 0);
     ASSERT_EQ(t, 1764410400500LL);
-    ASSERT_EQ(api_parse_time("1764410400000", &t), 0);
+    ASSERT_EQ(time_parse_instant("1764410400000", &t), 0);
     ASSERT_EQ(t, 1764410400000LL);
-    ASSERT_EQ(api_parse_time("yesterday", &t), -1);
-    ASSERT_EQ(api_parse_time("2025-13-01T00:00:00Z", &t), -1);
+    ASSERT_EQ(time_parse_instant("yesterday", &t), -1);
+    ASSERT_EQ(time_parse_instant("2025-13-01T00:00:00Z", &t), -1);
     /* the same grammar as a sample's `at`: a day its month does not have is refused, not
      * carried into the next month (2025-02-30 was read as 2025-03-02) */
-    ASSERT_EQ(api_parse_time("2025-02-30T00:00:00Z", &t), -1);
-    ASSERT_EQ(api_parse_time("2025-04-31T00:00:00Z", &t), -1);
-    ASSERT_EQ(api_parse_time("2024-02-29T00:00:00Z", &t), 0);
+    ASSERT_EQ(time_parse_instant("2025-02-30T00:00:00Z", &t), -1);
+    ASSERT_EQ(time_parse_instant("2025-04-31T00:00:00Z", &t), -1);
+    ASSERT_EQ(time_parse_instant("2024-02-29T00:00:00Z", &t), 0);
     ASSERT_EQ(t, 1709164800000LL);
 
     char *tokens[] = {"abc", "secret", NULL};
@@ -381,9 +382,9 @@ static void test_strict_numbers(void)
     ASSERT_EQ(api_parse_uint(NULL, &v), -1);
 
     int64_t t = 0;
-    ASSERT_EQ(api_parse_time("0", &t), 0);
+    ASSERT_EQ(time_parse_instant("0", &t), 0);
     ASSERT_EQ(t, 0);
-    ASSERT_EQ(api_parse_time("-86400000", &t), 0); /* 1969-12-31 */
+    ASSERT_EQ(time_parse_instant("-86400000", &t), 0); /* 1969-12-31 */
     ASSERT_EQ(t, -86400000LL);
     const char *bad_t[] = {"+1764410400000",
                            " 1764410400000",
@@ -394,7 +395,7 @@ static void test_strict_numbers(void)
                            "--1",
                            "-"};
     for (size_t i = 0; i < sizeof bad_t / sizeof bad_t[0]; i++)
-        ASSERT_EQ(api_parse_time(bad_t[i], &t), -1);
+        ASSERT_EQ(time_parse_instant(bad_t[i], &t), -1);
 
     /* "1%00" decodes to "1" and a NUL: the route refuses it, naming the parameter */
     struct http_match m;

@@ -11,8 +11,8 @@
 #include "testfile.h"
 
 #include "core/core.h"
-#include "cron.h"
-#include "tz.h"
+#include "time/cron.h"
+#include "time/tz.h"
 
 /* Epoch ms of a UTC civil time (days-from-civil, Howard Hinnant). */
 static int64_t utc(int y, int mo, int d, int h, int mi, int s, int ms)

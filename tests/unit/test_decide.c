@@ -10,8 +10,8 @@
 #include "test.h"
 
 #include "core/core_int.h"
-#include "json.h"
-#include "options.h"
+#include "decision/json.h"
+#include "options/options.h"
 
 #define T0 1764410400000LL
 

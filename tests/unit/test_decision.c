@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decision.h"
-#include "jarena.h"
+#include "decision/decision.h"
+#include "base/jarena.h"
 #include "test.h"
 
 static const char *TRACE = "tests/cases/scale_up_utilization/trace.jsonl";

@@ -2,7 +2,7 @@
 #include "test.h"
 
 #include "core/core_int.h"
-#include "options.h"
+#include "options/options.h"
 
 static void utc_dates(void)
 {

@@ -2,7 +2,7 @@
 #include "test.h"
 
 #include "core/core_int.h"
-#include "options.h"
+#include "options/options.h"
 
 static void delayed_scale_down_takes_max_in_window(void)
 {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "core/core_int.h"
-#include "json.h"
+#include "decision/json.h"
 
 /* What reached the options: the effective value and layer of a few keys. */
 struct seen {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "base/log.h"
 
 static void quote_escapes_what_could_forge_a_field(void)
 {

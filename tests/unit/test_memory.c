@@ -11,7 +11,7 @@
 #include "test.h"
 
 #include "core/core_int.h"
-#include "options.h"
+#include "options/options.h"
 
 #define MIB (1024LL * 1024LL)
 #define GIB (1024LL * MIB)

@@ -1,5 +1,5 @@
 /*
- * Unit tests for server/options.c: the value parsers, the table's defaults (the only ones:
+ * Unit tests for server/options/options.c: the value parsers, the table's defaults (the only ones:
  * every field of struct core_config is landed by a row), aliases and the kubernetes.operator.
  * fallback, layering, spec 6.4
  * validation, plugin parameters, ignored keys, the hash, server options and the config
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "options.h"
+#include "options/options.h"
 #include "testfile.h"
 
 #define KEY(k) "job.autoscaler." k

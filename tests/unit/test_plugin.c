@@ -16,9 +16,9 @@
 
 #include "test.h"
 
-#include "cron.h"
-#include "options.h"
-#include "plugin.h"
+#include "time/cron.h"
+#include "options/options.h"
+#include "plugin/plugin.h"
 
 /* 2025-11-29T10:03:00Z */
 #define T 1764410580000LL

@@ -18,8 +18,8 @@
 
 #include "test.h"
 
-#include "options.h"
-#include "plugin.h"
+#include "options/options.h"
+#include "plugin/plugin.h"
 
 #define T 1764410580000LL
 

@@ -9,7 +9,7 @@
 
 #include "test.h"
 
-#include "plugin.h"
+#include "plugin/plugin.h"
 
 static int run(const char *dir)
 {

@@ -5,7 +5,7 @@
 #include "test.h"
 
 #include "core/core_int.h"
-#include "options.h"
+#include "options/options.h"
 
 static struct core_evaluated ev_of(double tdr, double catch_up)
 {

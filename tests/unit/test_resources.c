@@ -5,7 +5,7 @@
 #include "test.h"
 
 #include "core/core_int.h"
-#include "options.h"
+#include "options/options.h"
 
 #define GIB (1024LL * 1024LL * 1024LL)
 

@@ -7,7 +7,7 @@
 #include "test.h"
 
 #include "core/core_int.h"
-#include "options.h"
+#include "options/options.h"
 
 /*
  * Two vertices: "src" (index 0, a source) and "op" (index 1, one input from src with the

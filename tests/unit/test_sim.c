@@ -7,7 +7,7 @@
 
 #include "test.h"
 
-#include "options.h"
+#include "options/options.h"
 #include "sim/sim_model.h"
 #include "sim/sim_pipeline.h"
 #include "sim/sim_report.h"

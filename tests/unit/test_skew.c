@@ -4,7 +4,7 @@
 #include "test.h"
 
 #include "core/core_int.h"
-#include "options.h"
+#include "options/options.h"
 
 /* A one-vertex window of two samples 60 s apart: records_in grows `rate`/s, busy avg/max
  * loads as given (fractions of a second). */

@@ -16,7 +16,7 @@
 
 #include "test.h"
 
-#include "sql.h"
+#include "store/sql.h"
 
 static char g_dir[64];
 static char g_db[128];

@@ -9,7 +9,7 @@
 #include "test.h"
 
 #include "core/core_int.h"
-#include "statejson.h"
+#include "store/statejson.h"
 #include "states.h"
 #include "testfile.h"
 

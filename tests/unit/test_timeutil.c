@@ -10,7 +10,7 @@
 #include "test.h"
 #include "testfile.h"
 
-#include "timeutil.h"
+#include "time/timeutil.h"
 
 /* An integer field, or -1 (after printing why) when the field is not one. */
 static int int_field(const struct testfile_case *c, int i, long long *v, struct testfile_out *out)

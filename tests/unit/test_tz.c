@@ -12,7 +12,7 @@
 #include "test.h"
 #include "testfile.h"
 
-#include "tz.h"
+#include "time/tz.h"
 
 #define CHECK_LOCAL(z, epoch, Y, Mo, D, h, mi, s, wd, off, dst)                                    \
     do {                                                                                           \

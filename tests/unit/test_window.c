@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "core/core_int.h"
-#include "options.h"
+#include "options/options.h"
 
 #define SEC   1000LL
 #define MIN   (60 * SEC)

@@ -15,9 +15,9 @@
 #include <event2/event.h>
 #include <event2/thread.h>
 
-#include "db.h"
+#include "store/db.h"
 #include "test.h"
-#include "writer.h"
+#include "store/writer.h"
 
 static char g_path[96];
 static struct event_base *g_base;

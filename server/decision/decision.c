@@ -1,0 +1,273 @@
+/*
+ * decision.c - the decision service (see decision.h): parse, options, checks, hooks, decide,
+ * render, write unit.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "time/cron.h"
+#include "decision/decision.h"
+#include "base/jarena.h"
+#include "plugin/plugin.h"
+#include "base/xmem.h"
+
+void decision_buf_init(struct decision_buf *b)
+{
+    json_sample_init(&b->js);
+    core_decision_init(&b->d);
+}
+
+void decision_buf_deinit(struct decision_buf *b)
+{
+    json_sample_deinit(&b->js);
+    core_decision_deinit(&b->d);
+}
+
+void decision_cache_set(struct decision_cache *c, struct opt_job *layers)
+{
+    c->layers = layers;
+    c->resolved = false;
+}
+
+void decision_cache_deinit(struct decision_cache *c)
+{
+    free(c->options_json);
+    memset(c, 0, sizeof *c);
+}
+
+int decision_refuse(struct decision_err *e, int status, const char *code, const char *field,
+                    const char *fmt, ...)
+{
+    va_list ap;
+    e->status = status;
+    snprintf(e->code, sizeof e->code, "%s", code);
+    snprintf(e->field, sizeof e->field, "%s", field ? field : "");
+    va_start(ap, fmt);
+    vsnprintf(e->message, sizeof e->message, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* The field a message names: the text before its first ": " when that is a path (no
+ * spaces), as the core's topology errors start ("vertices[2].inputs[0].from: ..."). */
+static void error_field(const char *msg, char *field, size_t len)
+{
+    const char *c = strstr(msg, ": ");
+    size_t n = c ? (size_t)(c - msg) : 0;
+    if (n >= len || memchr(msg, ' ', n))
+        n = 0;
+    memcpy(field, msg, n);
+    field[n] = '\0';
+}
+
+/* Whether the request brings options of its own: a `config` that is neither absent, null
+ * nor an empty object (a wrong type too: the parser refuses it). */
+static bool own_options(json_t *body)
+{
+    json_t *c = json_object_get(body, "config");
+    return c && !json_is_null(c) && !(json_is_object(c) && json_object_size(c) == 0);
+}
+
+struct overlay {
+    struct opt_job *opts;
+    char *err; /* the first refusal (new) */
+};
+
+static void overlay_key(void *ud, const char *key, const char *value, enum opt_layer layer)
+{
+    struct overlay *o = ud;
+    if (layer == OPT_SERVER && value && !o->err)
+        opt_job_set(o->opts, OPT_REQUEST, key, value, &o->err);
+}
+
+/* The options of one decision: what it runs on, resolved, and their hash. */
+struct options {
+    struct opt_job *own;       /* the request's copy of the layers (NULL: the cache's) */
+    const struct opt_job *eff; /* own, or the cache's layers */
+    struct core_config cfg;    /* a copy: plugin_call_new may reorder its executors */
+    char hash[17];
+};
+
+/* Steps 1 to 3: the sample into b->js, the options into o. -1 + *e (o->own may be set). */
+static int sample_and_options(struct decision_buf *b, const struct decision_req *q,
+                              struct options *o, struct decision_err *e)
+{
+    struct json_err je;
+    char *err = NULL;
+    const struct opt_job *layers = q->cache ? q->cache->layers : q->layers;
+    bool own = !q->cache || q->overlay || own_options(q->body);
+    if (own)
+        o->own = opt_job_clone(layers);
+    memset(&je, 0, sizeof je);
+    if (json_parse_sample(q->body, q->now_ms, &b->js, o->own, &je) < 0)
+        return decision_refuse(e, je.status ? je.status : 400,
+                               je.code[0] ? je.code : "INVALID_ARGUMENT", je.field, "%s",
+                               je.message);
+    if (q->overlay) {
+        struct overlay ov = {o->own, NULL};
+        opt_job_each(q->overlay, overlay_key, &ov);
+        if (ov.err) {
+            decision_refuse(e, 422, "INVALID_CONFIG", "config", "%s", ov.err);
+            free(ov.err);
+            return -1;
+        }
+    }
+    if (q->sampled && q->sampled(q->ud, &b->js.s, e) < 0)
+        return -1;
+    struct decision_cache *c = own ? NULL : q->cache;
+    if (c && !c->resolved) {
+        /* The job's layers, resolved once per change of them (decision_cache_set). */
+        if (opt_job_resolve(c->layers, &c->cfg, &err) < 0)
+            goto refused;
+        opt_job_hash(c->layers, c->hash);
+        c->resolved = true;
+    }
+    if (c) {
+        o->eff = c->layers;
+        o->cfg = c->cfg;
+        memcpy(o->hash, c->hash, sizeof o->hash);
+        return 0;
+    }
+    if (opt_job_resolve(o->own, &o->cfg, &err) < 0)
+        goto refused;
+    o->eff = o->own;
+    opt_job_hash(o->own, o->hash);
+    return 0;
+refused:
+    decision_refuse(e, 422, "INVALID_CONFIG", "config", "%s", err);
+    free(err);
+    return -1;
+}
+
+static void add_option(void *ud, const char *key, const char *value, enum opt_layer layer)
+{
+    (void)layer;
+    json_object_set_new(ud, key, json_string(value ? value : ""));
+}
+
+/* new: the stored text of the effective options (config_json), from the cache when their
+ * hash has not changed. */
+static char *options_text(const struct decision_req *q, const struct options *o)
+{
+    struct decision_cache *c = q->cache;
+    if (c && c->options_json && strcmp(c->options_hash, o->hash) == 0)
+        return xstrdup(c->options_json);
+    json_t *all = json_object();
+    opt_job_each(o->eff, add_option, all);
+    char *text = jarena_dump(all);
+    json_decref(all);
+    if (c) {
+        free(c->options_json);
+        c->options_json = xstrdup(text);
+        memcpy(c->options_hash, o->hash, sizeof o->hash);
+    }
+    return text;
+}
+
+/* new: the vertex rows, events and plugin calls of the decision d, from d itself. */
+static struct db_write *unit_new(const struct decision_req *q, const struct core_decision *d,
+                                 const struct plugin_call *call)
+{
+    struct db_write *w = db_write_new(DB_W_DECISION, q->job);
+    w->at = d->at;
+    w->now = q->now_ms;
+    w->action = xstrdup(core_action_name(d->action));
+    w->reason = xstrdup(core_reason_name(d->reason));
+    w->message = xstrdup(d->message);
+    w->execute = d->execute;
+    w->n_v = d->n_vertices;
+    w->v = xcalloc((size_t)d->n_vertices, sizeof *w->v);
+    for (int i = 0; i < d->n_vertices; i++) {
+        const struct core_vdecision *v = &d->vertices[i];
+        struct db_vrow *row = &w->v[i];
+        json_t *c = json_render_constraints(v->constraints);
+        row->vertex = xstrdup(v->id);
+        row->current = v->current;
+        row->raw_target = v->raw_target;
+        row->target = v->target;
+        row->reason = xstrdup(core_reason_name(v->reason));
+        row->constraints = jarena_dump(c);
+        row->message = xstrdup(v->message);
+        row->evaluated_json = json_evaluated_text(&v->ev);
+        json_decref(c);
+    }
+    w->n_e = d->n_events;
+    w->e = xcalloc((size_t)d->n_events, sizeof *w->e);
+    for (int i = 0; i < d->n_events; i++) {
+        const struct core_event *e = &d->events[i];
+        w->e[i].type = xstrdup(e->type);
+        w->e[i].reason = xstrdup(e->reason);
+        w->e[i].message = xstrdup(e->message);
+        w->e[i].count = e->count;
+        w->e[i].suppressed = e->suppressed;
+    }
+    w->n_p = call ? plugin_call_n_records(call) : 0;
+    w->p = xcalloc((size_t)(w->n_p ? w->n_p : 1), sizeof *w->p);
+    for (int i = 0; i < w->n_p; i++) {
+        const struct plugin_record *pr = plugin_call_record(call, i);
+        w->p[i].plugin = xstrdup(pr->plugin);
+        w->p[i].hook = xstrdup(pr->hook);
+        w->p[i].outcome = xstrdup(pr->outcome);
+        w->p[i].error = xstrdup(pr->error);
+        w->p[i].duration_us = pr->duration_us;
+    }
+    /* The body was parsed as a JSON object: stored as sent. */
+    w->input_json = xmalloc(q->len + 1);
+    memcpy(w->input_json, q->text, q->len);
+    w->input_json[q->len] = '\0';
+    return w;
+}
+
+int decision_run(struct decision_buf *b, const struct decision_req *q, struct decision_res *res)
+{
+    struct options o;
+    struct plugin_call *call = NULL;
+    struct core_hooks hooks = {.excluded = cron_excluded_hook};
+    char err[sizeof res->err.message];
+    int rc = -1;
+
+    memset(&o, 0, sizeof o);
+    memset(res, 0, sizeof *res);
+    if (sample_and_options(b, q, &o, &res->err) < 0)
+        goto out;
+    if (b->js.s.at < core_state_last_at(q->state)) {
+        decision_refuse(&res->err, 409, "FAILED_PRECONDITION", "at",
+                        "\"at\" is earlier than the job's last sample");
+        goto out;
+    }
+    if (q->ready && q->ready(q->ud, &res->err) < 0)
+        goto out;
+    if (q->set) {
+        call = plugin_call_new(q->set, q->job, o.eff, &o.cfg, q->state, &b->js.s);
+        plugin_call_hooks(call, &hooks);
+    }
+    if (core_decide(q->state, &b->js.s, &o.cfg, &hooks, &b->d, err, sizeof err) < 0) {
+        char field[sizeof res->err.field];
+        error_field(err, field, sizeof field);
+        decision_refuse(&res->err, 400, "INVALID_ARGUMENT", field, "%s", err);
+        goto out;
+    }
+
+    const char *revision = q->set ? plugin_set_revision(q->set) : q->revision;
+    res->response = json_render_decision(&b->d, q->job, revision, o.hash);
+    if (q->warnings) {
+        json_t *warn = json_array();
+        for (int i = 0; i < opt_job_n_warnings(o.eff); i++)
+            json_array_append_new(warn, json_string(opt_job_warning(o.eff, i)));
+        json_object_set_new(res->response, "warnings", warn);
+    }
+    if (q->text) {
+        struct db_write *w = res->write = unit_new(q, &b->d, call);
+        /* Printed once: stored as is, and sent with decision_id added (api_committed). */
+        w->decision_json = jarena_dump(res->response);
+        w->config_json = options_text(q, &o);
+        w->policy_revision = xstrdup(revision);
+        w->config_hash = xstrdup(o.hash);
+    }
+    rc = 0;
+out:
+    plugin_call_free(call);
+    opt_job_free(o.own);
+    return rc;
+}

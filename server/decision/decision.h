@@ -1,0 +1,127 @@
+/*
+ * decision.h - the decision service (prefix decision_): the one way a sample becomes a
+ * decision. The server's POST /v1/jobs/{job}/metrics, `governor replay`, replay against
+ * history and the simulator all call decision_run; nothing else calls the core's decide.
+ *
+ * One call runs, in this order:
+ *   1. parse the sample (json_parse_sample), the request's `config` laid over a copy of the
+ *      job's option layers, and a candidate's keys over those (replay against history);
+ *   2. the caller's check of the parsed sample (sampled: the server's retries, its 409);
+ *   3. resolve the effective options, or reuse the job's resolution (struct decision_cache);
+ *   4. refuse a sample earlier than the job state's last one (409, field "at");
+ *   5. the caller's last check before anything changes (ready: the store's health);
+ *   6. the plugins' hooks (or the native ones), then core_decide, which updates the state;
+ *   7. the response (json_render_decision, and the options' warnings when asked);
+ *   8. when asked, the write unit of the decision, its rows built from the decision itself.
+ * A refusal at any step comes back in one form (struct decision_err) and changes nothing:
+ * the job's state is touched only by a decision made.
+ *
+ * The job's state, its option layers, the policy revision and the clock are passed in; the
+ * service keeps nothing between calls but the caller's reusable buffers (struct decision_buf)
+ * and, for a job the caller keeps, its cache (struct decision_cache).
+ *
+ * May call: core, json (the sample in, the response out), options, plugin (the hooks), cron
+ * (the native excluded-periods hook), jarena (printing the unit's texts), db (the write unit's
+ * struct only), jansson.
+ */
+#ifndef GOVERNOR_DECISION_H
+#define GOVERNOR_DECISION_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/core.h"
+#include "store/db.h"
+#include "decision/json.h"
+#include "options/options.h"
+
+struct plugin_set;
+
+/* A refusal, in the one form every caller reports. */
+struct decision_err {
+    int status;      /* 400, 409, 422, ...; 0: a caller's check answered the request itself */
+    char code[32];   /* "INVALID_ARGUMENT", "INVALID_CONFIG", "FAILED_PRECONDITION", ... */
+    char field[256]; /* the path of the field at fault ("vertices[2].parallelism"), "" if none */
+    char message[1024];
+};
+
+/* Fills e (the field may be NULL: none) and returns -1, for a caller's check. */
+int decision_refuse(struct decision_err *e, int status, const char *code, const char *field,
+                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* A caller's buffers, reused from one decision to the next (one decision at a time). */
+struct decision_buf {
+    struct json_sample js;
+    struct core_decision d;
+};
+
+void decision_buf_init(struct decision_buf *b);
+void decision_buf_deinit(struct decision_buf *b);
+
+/*
+ * A job its caller keeps between decisions (the server's jobs_entry, the simulator's job):
+ * its option layers, resolved in place once per change of them, and the stored text of the
+ * effective options of its last decision (rebuilt only when their hash changes). Zeroed
+ * storage is an empty cache; decision_cache_set binds it to the job's layers, and again
+ * whenever they are replaced; decision_cache_deinit releases what it holds (not the layers).
+ */
+struct decision_cache {
+    struct opt_job *layers; /* borrowed: resolved in place, so cfg can borrow from them */
+    bool resolved;
+    struct core_config cfg;
+    char hash[17];
+    char *options_json; /* the effective options of the last decision, NULL: none yet */
+    char options_hash[17];
+};
+
+void decision_cache_set(struct decision_cache *c, struct opt_job *layers);
+void decision_cache_deinit(struct decision_cache *c);
+
+/* One decision to make. Everything is borrowed for the call. */
+struct decision_req {
+    const char *job;
+    json_t *body; /* the request body, parsed (a JSON object) */
+    /* The body as sent: stored in the write unit (input_json). NULL: no write unit. */
+    const char *text;
+    size_t len;
+    int64_t now_ms; /* the clock: the sample's `at` when it has none */
+    /* The job's option layers; the request's `config` goes over a copy of them. */
+    const struct opt_job *layers;
+    /* A kept job (NULL: none): its layers replace `layers`, and a request without options of
+     * its own runs on them as resolved once per change. */
+    struct decision_cache *cache;
+    /* Keys set at OPT_SERVER here go over the request's own (NULL: none; with them the
+     * cache is not used). */
+    const struct opt_job *overlay;
+    struct core_state *state; /* the job's state: updated in place by a decision */
+    struct plugin_set *set;   /* the policy revision to decide with; NULL: native hooks only */
+    const char *revision;     /* the revision stamped when set is NULL ("native") */
+    bool warnings;            /* the response lists the options' warnings */
+    /*
+     * The caller's checks (each may be NULL): sampled sees the parsed sample before the
+     * options are resolved, ready runs last before the state changes. Each returns 0 to go
+     * on, or -1 with *e filled (status 0: it answered the request itself).
+     */
+    int (*sampled)(void *ud, const struct core_sample *s, struct decision_err *e);
+    int (*ready)(void *ud, struct decision_err *e);
+    void *ud;
+};
+
+/* What came of it. */
+struct decision_res {
+    json_t *response;        /* new: the response object, without its decision_id */
+    struct db_write *write;  /* new: the DB_W_DECISION unit (when req.text is set); the
+                                caller adds the job's state (state_bin, ws, last_at) */
+    struct decision_err err; /* when refused */
+};
+
+/*
+ * Makes one decision (the steps above), with b's buffers. 0: res->response (and res->write)
+ * are new and the state is updated. -1: res->err says why, nothing is allocated and the
+ * state is as it was.
+ */
+int decision_run(struct decision_buf *b, const struct decision_req *q, struct decision_res *res);
+
+#endif

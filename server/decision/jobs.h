@@ -1,0 +1,77 @@
+/*
+ * jobs.h - the in-memory job registry (prefix jobs_): job id -> the job's autoscaler state,
+ * its stored config layer (PUT /v1/jobs/{job}/config) layered over the server defaults,
+ * and the `at` of its last sample. Loaded from the jobs table at start so that state
+ * survives restarts, and reloaded for one job when a commit of its rows failed. Owned by
+ * the loop thread; no locks.
+ *
+ * A decision changes an entry's state only through the decision service (decision_run, called
+ * by api_decide.c); the state is written by the writer in the same transaction as the decision.
+ *
+ * May call: core (state), options, json (state codec), decision (the job's cache), db, jansson,
+ * log.
+ */
+#ifndef GOVERNOR_JOBS_H
+#define GOVERNOR_JOBS_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "core/core.h"
+#include "store/db.h"
+#include "decision/decision.h"
+#include "options/options.h"
+
+struct jobs_entry {
+    char *id;
+    struct core_state *state;
+    struct opt_job *opts; /* server defaults + the stored job layer */
+    json_t *config;       /* the stored job layer: {"key": "value"} */
+    int64_t created_at;
+    int64_t last_at; /* INT64_MIN: no sample yet */
+    /* opts resolved once per change of them (jobs_set_layer_take binds it again), and the
+     * stored text of the effective options of the job's last decision. */
+    struct decision_cache cache;
+    /* The number of the first window sample not yet handed to the store: a decision writes
+     * the samples from here on (the store keeps the window one row per sample). */
+    int64_t stored_seq;
+};
+
+struct jobs;
+
+/* new: an empty registry. defaults (the server layer) is borrowed for the registry's life. */
+struct jobs *jobs_new(const struct opt_job *defaults);
+void jobs_free(struct jobs *js);
+
+/* Borrowed entry, or NULL. */
+struct jobs_entry *jobs_get(struct jobs *js, const char *id);
+/* Borrowed new entry with an empty state and no stored layer (the id must not exist). */
+struct jobs_entry *jobs_add(struct jobs *js, const char *id, int64_t created_at);
+/* Forgets the entry (no-op when absent). */
+void jobs_remove(struct jobs *js, const char *id);
+int jobs_count(const struct jobs *js);
+/* The i-th entry in id order (0 <= i < jobs_count). */
+struct jobs_entry *jobs_at(struct jobs *js, int i);
+
+/*
+ * The text of one config value: a string as is, a number or a boolean formatted into buf.
+ * NULL for any other type (an object, an array, null).
+ */
+const char *jobs_value_text(json_t *v, char *buf, size_t len);
+
+/*
+ * new in *out: defaults + layer (an object of option -> value) at OPT_JOB. On a bad key or
+ * value: -1 with *errp (new, naming the key) and the key copied into bad_key.
+ */
+int jobs_layer_opts(const struct jobs *js, json_t *layer, struct opt_job **out, char **errp,
+                    char *bad_key, size_t bad_key_len);
+/* Replaces the entry's stored layer (steals layer, takes opts). */
+void jobs_set_layer_take(struct jobs_entry *e, json_t *layer, struct opt_job *opts);
+
+/*
+ * Loads every job (id NULL) or one job from the jobs table into the registry, replacing
+ * what is in memory; with an id that has no row, the entry is removed. -1 + *errp.
+ */
+int jobs_load(struct jobs *js, struct db *db, const char *id, char **errp);
+
+#endif

@@ -1,0 +1,771 @@
+/*
+ * json.c - jansson in and out of the core: the decide request (DESIGN 3.1) into a
+ * struct core_sample, and a struct core_decision into the response object.
+ *
+ * The request parser is on the path of every request, so it allocates nothing per field:
+ * the sample's vertex and input arrays live in buffers that json_sample keeps between
+ * requests, and every string (vertex ids, input names, slot-sharing groups) is borrowed
+ * from the request body. The body must therefore outlive the sample (and any decision
+ * made from it, which borrows the ids in turn).
+ *
+ * Error paths are built lazily: each level of the document is a `struct path` node on the
+ * stack, formatted ("vertices[2].metrics.records_in") only when something is wrong.
+ */
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "decision/json.h"
+#include "time/timeutil.h"
+#include "base/xmem.h"
+
+/* ---------------------------------------------------------------- paths -- */
+
+/* One step of a JSON path: `.key` when key is set, else `[index]`. */
+struct path {
+    const struct path *up;
+    const char *key;
+    int index;
+};
+
+static size_t path_fmt(const struct path *p, char *buf, size_t len)
+{
+    if (!p)
+        return 0;
+    size_t n = path_fmt(p->up, buf, len);
+    int w;
+    if (p->key)
+        w = snprintf(buf + (n < len ? n : len), n < len ? len - n : 0, "%s%s", p->up ? "." : "",
+                     p->key);
+    else
+        w = snprintf(buf + (n < len ? n : len), n < len ? len - n : 0, "[%d]", p->index);
+    return n + (w > 0 ? (size_t)w : 0);
+}
+
+/* Where an error goes: a message buffer and, for requests, a field buffer. */
+struct sink {
+    char *msg;
+    size_t msg_len;
+    char *field; /* NULL: the path only prefixes the message */
+    size_t field_len;
+};
+
+/* Fills the sink with "<path>: <message>" (and the path alone into field). Returns -1. */
+__attribute__((format(printf, 3, 4))) static int fail(const struct sink *k, const struct path *p,
+                                                      const char *fmt, ...)
+{
+    char where[256];
+    where[0] = '\0';
+    path_fmt(p, where, sizeof where);
+    if (k->field)
+        snprintf(k->field, k->field_len, "%s", where);
+    char what[384];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (where[0])
+        snprintf(k->msg, k->msg_len, "%s: %s", where, what);
+    else
+        snprintf(k->msg, k->msg_len, "%s", what);
+    return -1;
+}
+
+static const char *type_name(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return "object";
+    case JSON_ARRAY:
+        return "array";
+    case JSON_STRING:
+        return "string";
+    case JSON_INTEGER:
+        return "integer";
+    case JSON_REAL:
+        return "real";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "boolean";
+    case JSON_NULL:
+        return "null";
+    }
+    return "?";
+}
+
+/* ------------------------------------------------------ typed getters -- */
+
+/*
+ * Each getter reads obj[key]. Absent or null: returns 0 and leaves *out (optional fields
+ * keep the caller's default), unless `required`. Wrong type or out of range: -1 via fail().
+ */
+
+static int get_number(const struct sink *k, const json_t *obj, const struct path *up,
+                      const char *key, double lo, double hi, double *out)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (!v || json_is_null(v))
+        return 0;
+    struct path p = {up, key, 0};
+    if (!json_is_number(v))
+        return fail(k, &p, "expected a number, got %s", type_name(v));
+    double x = json_number_value(v);
+    if (!isfinite(x))
+        return fail(k, &p, "must be a finite number");
+    if (x < lo || x > hi) {
+        if (isinf(hi))
+            return fail(k, &p, "must be >= %g, got %.17g", lo, x);
+        if (isinf(lo)) /* busy time: a negative one is taken and counted as 0 */
+            return fail(k, &p, "must be in [0, %g], got %.17g (a negative value counts as 0)", hi,
+                        x);
+        return fail(k, &p, "must be in [%g, %g], got %.17g", lo, hi, x);
+    }
+    *out = x;
+    return 0;
+}
+
+static int get_int(const struct sink *k, const json_t *obj, const struct path *up, const char *key,
+                   bool required, int lo, int *out)
+{
+    const json_t *v = json_object_get(obj, key);
+    struct path p = {up, key, 0};
+    if (!v || json_is_null(v)) {
+        if (required)
+            return fail(k, &p, "required");
+        return 0;
+    }
+    if (!json_is_integer(v))
+        return fail(k, &p, "expected an integer, got %s", type_name(v));
+    json_int_t x = json_integer_value(v);
+    if (x < lo)
+        return fail(k, &p, "must be >= %d, got %" JSON_INTEGER_FORMAT, lo, x);
+    if (x > INT_MAX)
+        return fail(k, &p, "must be <= %d, got %" JSON_INTEGER_FORMAT, INT_MAX, x);
+    *out = (int)x;
+    return 0;
+}
+
+static int get_string(const struct sink *k, const json_t *obj, const struct path *up,
+                      const char *key, bool required, const char **out)
+{
+    const json_t *v = json_object_get(obj, key);
+    struct path p = {up, key, 0};
+    if (!v || json_is_null(v)) {
+        if (required)
+            return fail(k, &p, "required");
+        return 0;
+    }
+    if (!json_is_string(v))
+        return fail(k, &p, "expected a string, got %s", type_name(v));
+    *out = json_string_value(v);
+    return 0;
+}
+
+static int get_bool(const struct sink *k, const json_t *obj, const struct path *up, const char *key,
+                    bool *out)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (!v || json_is_null(v))
+        return 0;
+    struct path p = {up, key, 0};
+    if (!json_is_boolean(v))
+        return fail(k, &p, "expected a boolean, got %s", type_name(v));
+    *out = json_is_true(v);
+    return 0;
+}
+
+/* Absent/null: *out = NULL. Otherwise must be of the given type. */
+static int get_typed(const struct sink *k, const json_t *obj, const struct path *up,
+                     const char *key, json_type t, const char *tname, json_t **out)
+{
+    json_t *v = json_object_get(obj, key);
+    *out = NULL;
+    if (!v || json_is_null(v))
+        return 0;
+    if (json_typeof(v) != t) {
+        struct path p = {up, key, 0};
+        return fail(k, &p, "expected %s, got %s", tname, type_name(v));
+    }
+    *out = v;
+    return 0;
+}
+
+/* -------------------------------------------------------------- time -- */
+
+/* RFC 3339 years are 0000-9999: the epoch-ms range accepted for `at` and `running_since`. */
+#define MS_MIN (-62167219200000LL) /* 0000-01-01T00:00:00Z */
+#define MS_MAX (253402300799999LL) /* 9999-12-31T23:59:59.999Z */
+
+/* `at` / `running_since`: epoch ms (integer, or an integral real) or an RFC 3339 string. */
+static int get_time(const struct sink *k, const json_t *obj, const char *key, int64_t *out)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (!v || json_is_null(v))
+        return 0;
+    struct path p = {NULL, key, 0};
+    int64_t ms;
+    if (json_is_integer(v)) {
+        ms = json_integer_value(v);
+    } else if (json_is_real(v)) {
+        double x = json_real_value(v);
+        if (!isfinite(x) || x != floor(x) || x < (double)MS_MIN || x > (double)MS_MAX)
+            return fail(k, &p, "expected epoch milliseconds (an integer), got %.17g", x);
+        ms = (int64_t)x;
+    } else if (json_is_string(v)) {
+        const char *s = json_string_value(v);
+        if (time_parse_rfc3339(s, &ms, NULL) < 0)
+            return fail(k, &p,
+                        "\"%.64s\" is not an RFC 3339 date-time "
+                        "(e.g. 2025-11-29T10:00:00Z or 2025-11-29T11:00:00.250+01:00)",
+                        s);
+    } else {
+        return fail(k, &p, "expected epoch milliseconds or an RFC 3339 string, got %s",
+                    type_name(v));
+    }
+    if (ms < MS_MIN || ms > MS_MAX)
+        return fail(k, &p, "%" PRId64 " is outside years 0000-9999", ms);
+    *out = ms;
+    return 0;
+}
+
+/* ------------------------------------------------------------- sample -- */
+
+struct sample_buf {
+    struct core_vertex_in *v;
+    int cap_v;
+    struct core_input *in;
+    int cap_in;
+};
+
+void json_sample_init(struct json_sample *js)
+{
+    memset(js, 0, sizeof *js);
+    js->priv = xcalloc(1, sizeof(struct sample_buf));
+}
+
+/* Makes *arr (elements of elem bytes, *cap of them) hold need: the buffers only grow, and
+ * every element is filled by the parser before it is read. */
+static void reserve(void *arr, int *cap, int need, size_t elem)
+{
+    if (need <= *cap)
+        return;
+    *(void **)arr = xrealloc(*(void **)arr, (size_t)need * elem);
+    *cap = need;
+}
+
+void json_sample_reset(struct json_sample *js)
+{
+    memset(&js->s, 0, sizeof js->s);
+}
+
+void json_sample_deinit(struct json_sample *js)
+{
+    struct sample_buf *b = js->priv;
+    if (b) {
+        free(b->v);
+        free(b->in);
+        free(b);
+    }
+    memset(js, 0, sizeof *js);
+}
+
+static void init_err(struct json_err *e, struct sink *k)
+{
+    e->status = 400;
+    snprintf(e->code, sizeof e->code, "INVALID_ARGUMENT");
+    e->message[0] = '\0';
+    e->field[0] = '\0';
+    k->msg = e->message;
+    k->msg_len = sizeof e->message;
+    k->field = e->field;
+    k->field_len = sizeof e->field;
+}
+
+/* Flink's default max parallelism (KeyGroupRangeAssignment.computeDefaultMaxParallelism):
+ * roundUpToPowerOfTwo(p + p/2) within [128, 32768]; never below p itself. */
+static int default_max_parallelism(int p)
+{
+    int64_t want = (int64_t)p + p / 2, pow2 = 1;
+    while (pow2 < want)
+        pow2 <<= 1;
+    if (pow2 < 128)
+        pow2 = 128;
+    if (pow2 > 32768)
+        pow2 = 32768;
+    return pow2 < p ? p : (int)pow2;
+}
+
+static bool valid_id(const char *s)
+{
+    size_t n = 0;
+    for (; s[n]; n++)
+        if ((unsigned char)s[n] < 0x21 || (unsigned char)s[n] > 0x7e || n >= 128)
+            return false;
+    return n >= 1;
+}
+
+/* How far apart (ms/s) busy min, avg and max may be the wrong way round by rounding. */
+#define BUSY_SLACK 1.0
+
+static int parse_metrics(const struct sink *k, const json_t *m, const struct path *up,
+                         struct core_vertex_in *v)
+{
+    struct path mp = {up, "metrics", 0};
+    /* A negative busy time is taken (the core counts it as 0 and says so, as the reference
+     * clamps it); above 1000 ms per second is refused. */
+    const json_t *busy = json_object_get(m, "busy_ms_per_s");
+    if (busy && json_is_object(busy)) {
+        struct path bp = {&mp, "busy_ms_per_s", 0};
+        double avg = NAN;
+        if (get_number(k, busy, &bp, "avg", -INFINITY, 1000, &avg) < 0)
+            return -1;
+        if (isnan(avg)) {
+            struct path ap = {&bp, "avg", 0};
+            return fail(k, &ap, "required when busy_ms_per_s is an object");
+        }
+        v->busy_min = v->busy_max = v->busy_avg = avg;
+        if (get_number(k, busy, &bp, "min", -INFINITY, 1000, &v->busy_min) < 0 ||
+            get_number(k, busy, &bp, "max", -INFINITY, 1000, &v->busy_max) < 0)
+            return -1;
+        /* min <= avg <= max over the subtasks, or the figures contradict each other. A
+         * client that rounds each figure on its own (to whole ms/s, or to a few decimals)
+         * may put them up to BUSY_SLACK apart the wrong way: that is rounding, and avg is
+         * moved back between them. */
+        if (v->busy_min > v->busy_max + BUSY_SLACK) {
+            struct path p = {&bp, "min", 0};
+            return fail(k, &p, "%g is above max %g", v->busy_min, v->busy_max);
+        }
+        if (v->busy_min > v->busy_max)
+            v->busy_min = v->busy_max;
+        if (v->busy_avg < v->busy_min - BUSY_SLACK || v->busy_avg > v->busy_max + BUSY_SLACK) {
+            struct path p = {&bp, "avg", 0};
+            return fail(k, &p, "%g is outside [min %g, max %g]", v->busy_avg, v->busy_min,
+                        v->busy_max);
+        }
+        v->busy_avg = v->busy_avg < v->busy_min   ? v->busy_min
+                      : v->busy_avg > v->busy_max ? v->busy_max
+                                                  : v->busy_avg;
+    } else if (busy && !json_is_null(busy) && !json_is_number(busy)) {
+        struct path bp = {&mp, "busy_ms_per_s", 0};
+        return fail(k, &bp, "expected a number or {min, avg, max}, got %s", type_name(busy));
+    } else {
+        double b = NAN;
+        if (get_number(k, m, &mp, "busy_ms_per_s", -INFINITY, 1000, &b) < 0)
+            return -1;
+        v->busy_min = v->busy_avg = v->busy_max = b;
+    }
+    if (get_number(k, m, &mp, "backpressured_ms_per_s", 0, 1000, &v->backpressured) < 0 ||
+        get_number(k, m, &mp, "records_in", 0, INFINITY, &v->records_in) < 0 ||
+        get_number(k, m, &mp, "records_out", 0, INFINITY, &v->records_out) < 0 ||
+        get_number(k, m, &mp, "accumulated_busy_ms", 0, INFINITY, &v->accumulated_busy_ms) < 0 ||
+        get_number(k, m, &mp, "records_in_per_s", 0, INFINITY, &v->records_in_per_s) < 0 ||
+        get_number(k, m, &mp, "records_out_per_s", 0, INFINITY, &v->records_out_per_s) < 0 ||
+        get_number(k, m, &mp, "pending_records", 0, INFINITY, &v->pending_records) < 0)
+        return -1;
+    return 0;
+}
+
+static int parse_vertex(const struct sink *k, const json_t *jv, const struct path *vp,
+                        struct core_vertex_in *v, struct core_input *in)
+{
+    if (!json_is_object(jv))
+        return fail(k, vp, "expected an object, got %s", type_name(jv));
+    memset(v, 0, sizeof *v);
+    v->busy_min = v->busy_avg = v->busy_max = NAN;
+    v->backpressured = v->records_in = v->records_out = v->accumulated_busy_ms = NAN;
+    v->records_in_per_s = v->records_out_per_s = v->pending_records = NAN;
+
+    if (get_string(k, jv, vp, "id", true, &v->id) < 0)
+        return -1;
+    if (!valid_id(v->id)) {
+        struct path p = {vp, "id", 0};
+        return fail(k, &p, "must be 1 to 128 printable ASCII characters without spaces");
+    }
+    v->max_parallelism = 0;
+    if (get_int(k, jv, vp, "parallelism", true, 1, &v->parallelism) < 0 ||
+        get_int(k, jv, vp, "max_parallelism", false, 1, &v->max_parallelism) < 0 ||
+        get_int(k, jv, vp, "partitions", false, 0, &v->partitions) < 0 ||
+        get_string(k, jv, vp, "slot_sharing_group", false, &v->slot_sharing_group) < 0 ||
+        get_bool(k, jv, vp, "finished", &v->finished) < 0)
+        return -1;
+    if (v->max_parallelism == 0) {
+        v->max_parallelism = default_max_parallelism(v->parallelism);
+    } else if (v->parallelism > v->max_parallelism) {
+        struct path p = {vp, "parallelism", 0};
+        return fail(k, &p, "%d exceeds max_parallelism %d", v->parallelism, v->max_parallelism);
+    }
+
+    json_t *inputs, *metrics;
+    if (get_typed(k, jv, vp, "inputs", JSON_ARRAY, "an array", &inputs) < 0 ||
+        get_typed(k, jv, vp, "metrics", JSON_OBJECT, "an object", &metrics) < 0)
+        return -1;
+    if (inputs) {
+        struct path ip = {vp, "inputs", 0};
+        size_t j;
+        json_t *ji;
+        json_array_foreach(inputs, j, ji)
+        {
+            struct path ep = {&ip, NULL, (int)j};
+            if (!json_is_object(ji))
+                return fail(k, &ep, "expected an object, got %s", type_name(ji));
+            const char *ship = NULL;
+            in[j].ship = CORE_SHIP_REBALANCE;
+            if (get_string(k, ji, &ep, "from", true, &in[j].from) < 0 ||
+                get_string(k, ji, &ep, "ship", false, &ship) < 0)
+                return -1;
+            if (ship)
+                in[j].ship = core_ship_parse(ship);
+        }
+        v->inputs = json_array_size(inputs) ? in : NULL;
+        v->n_inputs = (int)json_array_size(inputs);
+    }
+    if (metrics && parse_metrics(k, metrics, vp, v) < 0)
+        return -1;
+    return 0;
+}
+
+/* Shortest text that reads back as x ("0.6", not "0.59999999999999998"). */
+static void real_text(double x, char *buf, size_t len)
+{
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, len, "%.*g", prec, x);
+        if (strtod(buf, NULL) == x)
+            return;
+    }
+}
+
+/* Sets each config entry into opts at OPT_REQUEST (values as text). -1 with e filled. */
+static int apply_config(json_t *cfg, struct opt_job *opts, struct json_err *e, const struct sink *k)
+{
+    struct path cp = {NULL, "config", 0};
+    const char *key;
+    json_t *val;
+    json_object_foreach(cfg, key, val)
+    {
+        struct path p = {&cp, key, 0};
+        char num[64];
+        const char *text;
+        if (json_is_string(val)) {
+            text = json_string_value(val);
+        } else if (json_is_integer(val)) {
+            snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(val));
+            text = num;
+        } else if (json_is_real(val) && isfinite(json_real_value(val))) {
+            real_text(json_real_value(val), num, sizeof num);
+            text = num;
+        } else if (json_is_boolean(val)) {
+            text = json_is_true(val) ? "true" : "false";
+        } else {
+            return fail(k, &p, "expected a string or a number, got %s", type_name(val));
+        }
+        if (!opts)
+            continue;
+        char *err = NULL;
+        if (opt_job_set(opts, OPT_REQUEST, key, text, &err) < 0) {
+            /* 422: valid JSON, invalid content. The options module's message already names
+             * the key, so it is the message as is; the field still gets the path. */
+            e->status = 422;
+            if (err)
+                path_fmt(&p, e->field, sizeof e->field);
+            else
+                fail(k, &p, "invalid value");
+            if (err)
+                snprintf(e->message, sizeof e->message, "%s", err);
+            free(err);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * Parses a decide request. Fields, defaults and limits (DESIGN 3.1):
+ *  - at: epoch ms or RFC 3339, absent -> now_ms; running_since: same forms, absent -> 0
+ *    (running since the epoch: the stabilization period is long over; `at` if earlier);
+ *  - running_since later than at is refused;
+ *  - status: absent -> RUNNING; running = (status == "RUNNING"), in any case;
+ *  - job_metrics: optional non-negative numbers (NaN when absent);
+ *  - vertices: required, non-empty. max_parallelism defaults to Flink's own default for the
+ *    parallelism; partitions to 0 (unknown); an input's ship to REBALANCE;
+ *  - busy_ms_per_s at most 1000 (a negative one is left for the core to count as 0, with a
+ *    warning), {min, avg, max} with min <= avg <= max; backpressured_ms_per_s in [0, 1000],
+ *    other metrics >= 0;
+ *  - null counts as absent everywhere; unknown fields are ignored (forward compatibility);
+ *  - config: strings, numbers (integers as written, reals in their shortest form) or
+ *    booleans; applied last, so opts is only touched by a request that is otherwise valid.
+ * Strings in js are borrowed from body.
+ */
+int json_parse_sample(json_t *body, int64_t now_ms, struct json_sample *js, struct opt_job *opts,
+                      struct json_err *e)
+{
+    struct sink k;
+    init_err(e, &k);
+    json_sample_reset(js);
+    struct core_sample *s = &js->s;
+    struct sample_buf *b = js->priv;
+    if (!b)
+        b = js->priv = xcalloc(1, sizeof *b);
+
+    if (!json_is_object(body))
+        return fail(&k, NULL, "the request body must be a JSON object, got %s", type_name(body));
+
+    s->at = now_ms;
+    s->running_since = INT64_MIN;
+    if (get_time(&k, body, "at", &s->at) < 0 ||
+        get_time(&k, body, "running_since", &s->running_since) < 0)
+        return -1;
+    if (s->running_since == INT64_MIN) {
+        s->running_since = s->at < 0 ? s->at : 0; /* absent: running long before the sample */
+    } else if (s->running_since > s->at) {
+        /* Stabilization would never end; governor's time is the sample's. */
+        struct path p = {NULL, "running_since", 0};
+        return fail(&k, &p,
+                    "%" PRId64 " is later than at %" PRId64 ": a job cannot be running since "
+                    "after the sample was taken (send both from one clock)",
+                    s->running_since, s->at);
+    }
+    const char *status = "RUNNING";
+    if (get_string(&k, body, NULL, "status", false, &status) < 0)
+        return -1;
+    s->running = strcasecmp(status, "RUNNING") == 0;
+
+    s->heap_used = s->heap_max = s->gc_ms_per_s = s->managed_used = s->metaspace_used = NAN;
+    s->task_slots_total = s->task_slots_available = NAN;
+    json_t *jm, *cfg, *verts;
+    if (get_typed(&k, body, NULL, "job_metrics", JSON_OBJECT, "an object", &jm) < 0 ||
+        get_typed(&k, body, NULL, "config", JSON_OBJECT, "an object", &cfg) < 0 ||
+        get_typed(&k, body, NULL, "vertices", JSON_ARRAY, "an array", &verts) < 0)
+        return -1;
+    if (jm) {
+        struct path p = {NULL, "job_metrics", 0};
+        if (get_number(&k, jm, &p, "heap_used", 0, INFINITY, &s->heap_used) < 0 ||
+            get_number(&k, jm, &p, "heap_max", 0, INFINITY, &s->heap_max) < 0 ||
+            get_number(&k, jm, &p, "gc_ms_per_s", 0, INFINITY, &s->gc_ms_per_s) < 0 ||
+            get_number(&k, jm, &p, "managed_used", 0, INFINITY, &s->managed_used) < 0 ||
+            get_number(&k, jm, &p, "metaspace_used", 0, INFINITY, &s->metaspace_used) < 0 ||
+            get_number(&k, jm, &p, "task_slots_total", 0, INFINITY, &s->task_slots_total) < 0 ||
+            get_number(&k, jm, &p, "task_slots_available", 0, INFINITY, &s->task_slots_available) <
+                0)
+            return -1;
+    }
+
+    struct path vsp = {NULL, "vertices", 0};
+    if (!verts)
+        return fail(&k, &vsp, "required");
+    size_t n = json_array_size(verts);
+    if (n == 0)
+        return fail(&k, &vsp, "must list at least one vertex");
+    if (n > INT_MAX / 2)
+        return fail(&k, &vsp, "too many vertices");
+
+    /* Size both buffers once, so input pointers stay valid while filling. */
+    size_t n_in = 0, i;
+    json_t *jv;
+    json_array_foreach(verts, i, jv)
+    {
+        json_t *ins = json_object_get(jv, "inputs");
+        if (ins && json_is_array(ins))
+            n_in += json_array_size(ins);
+    }
+    if (n_in > INT_MAX / 2)
+        return fail(&k, &vsp, "too many inputs");
+    reserve(&b->v, &b->cap_v, (int)n, sizeof *b->v);
+    reserve(&b->in, &b->cap_in, (int)n_in, sizeof *b->in);
+
+    size_t at_in = 0;
+    json_array_foreach(verts, i, jv)
+    {
+        struct path vp = {&vsp, NULL, (int)i};
+        if (parse_vertex(&k, jv, &vp, &b->v[i], b->in + at_in) < 0)
+            return -1;
+        at_in += (size_t)b->v[i].n_inputs;
+    }
+    s->vertices = b->v;
+    s->n_vertices = (int)n;
+
+    if (cfg && apply_config(cfg, opts, e, &k) < 0)
+        return -1;
+    e->status = 0;
+    e->code[0] = '\0';
+    return 0;
+}
+
+/* ------------------------------------------------------------- render -- */
+
+/* new: a string value; invalid UTF-8 (e.g. from a plugin's error text) becomes '?'. */
+static json_t *str_new(const char *s)
+{
+    if (!s)
+        return json_null();
+    json_t *v = json_string(s);
+    if (v)
+        return v;
+    size_t n = strlen(s);
+    char *c = xmalloc(n + 1);
+    for (size_t i = 0; i <= n; i++)
+        c[i] = (unsigned char)s[i] < 0x80 ? s[i] : '?';
+    v = json_string(c);
+    free(c);
+    return v;
+}
+
+/* new: a real, or null when not finite. */
+static json_t *real_or_null(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
+
+json_t *json_render_evaluated(const struct core_evaluated *ev)
+{
+    json_t *o = json_object();
+    for (int i = 0; i < CORE_N_FIGURES; i++) {
+        double x = core_figure_get(ev, i);
+        if (isfinite(x) || !(core_figures[i].flags & CORE_FIG_ASSESSED))
+            json_object_set_new(o, core_figures[i].name, real_or_null(x));
+    }
+    return o;
+}
+
+/* Prints the finite x at p as jansson prints a real with JSON_REAL_PRECISION(15) (its
+ * jsonp_dtostr): "%.15g", ".0" added when that reads as an integer, and the exponent without
+ * '+' or leading zeros ("1e20", "1.5e-5"). Returns the length; p has room for 32. */
+static size_t real15(char *p, double x)
+{
+    size_t n = (size_t)snprintf(p, 32, "%.15g", x);
+    if (!strchr(p, '.') && !strchr(p, 'e')) {
+        memcpy(p + n, ".0", 3);
+        n += 2;
+    }
+    char *e = strchr(p, 'e');
+    if (e) {
+        char *start = e + 1, *end = e + 2;
+        if (*start == '-')
+            start++;
+        while (*end == '0')
+            end++;
+        memmove(start, end, n + 1 - (size_t)(end - p));
+        n -= (size_t)(end - start);
+    }
+    return n;
+}
+
+char *json_evaluated_text(const struct core_evaluated *ev)
+{
+    size_t cap = 3;
+    for (int i = 0; i < CORE_N_FIGURES; i++)
+        cap += strlen(core_figures[i].name) + 4 + 32; /* ,"name": and the number */
+    char *t = xmalloc(cap), *p = t;
+    *p++ = '{';
+    for (int i = 0; i < CORE_N_FIGURES; i++) {
+        double x = core_figure_get(ev, i);
+        if (!isfinite(x) && (core_figures[i].flags & CORE_FIG_ASSESSED))
+            continue;
+        if (p > t + 1)
+            *p++ = ',';
+        p += sprintf(p, "\"%s\":", core_figures[i].name);
+        if (isfinite(x))
+            p += real15(p, x);
+        else
+            p += sprintf(p, "null");
+    }
+    memcpy(p, "}", 2);
+    return t;
+}
+
+json_t *json_render_constraints(unsigned bits)
+{
+    json_t *a = json_array();
+    for (int bit = 0; bit < CORE_C__COUNT; bit++)
+        if (bits & (1u << bit))
+            json_array_append_new(a, json_string(core_constraint_name(bit)));
+    return a;
+}
+
+/* new: one vertex's decision, its fields as the core's table lists them. */
+static json_t *render_vertex(const struct core_vdecision *v)
+{
+    json_t *o = json_object();
+    for (int i = 0; i < core_n_vfields; i++) {
+        const void *at = core_vfield_at(v, i);
+        json_t *x = NULL;
+        switch (core_vfields[i].type) {
+        case CORE_VF_TEXT:
+            x = *(const char *const *)at ? str_new(*(const char *const *)at) : NULL;
+            break;
+        case CORE_VF_INT:
+            x = json_integer(*(const int *)at);
+            break;
+        case CORE_VF_BOOL:
+            x = json_boolean(*(const bool *)at);
+            break;
+        case CORE_VF_REASON:
+            x = json_string(core_reason_name(*(const enum core_reason *)at));
+            break;
+        case CORE_VF_CONSTRAINTS:
+            x = json_render_constraints(*(const unsigned *)at);
+            break;
+        case CORE_VF_EVALUATED:
+            x = json_render_evaluated(at);
+            break;
+        }
+        if (x)
+            json_object_set_new(o, core_vfields[i].name, x);
+    }
+    return o;
+}
+
+json_t *json_render_decision(const struct core_decision *d, const char *job,
+                             const char *policy_revision, const char *config_hash)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "job", str_new(job));
+    json_object_set_new(o, "at", json_integer(d->at));
+    json_object_set_new(o, "action", json_string(core_action_name(d->action)));
+    json_object_set_new(o, "execute", json_boolean(d->execute));
+    json_object_set_new(o, "reason", json_string(core_reason_name(d->reason)));
+    json_object_set_new(o, "message", str_new(d->message ? d->message : ""));
+
+    json_t *par = json_object();
+    json_t *vs = json_array();
+    for (int i = 0; i < d->n_vertices; i++) {
+        const struct core_vdecision *v = &d->vertices[i];
+        json_object_set_new(par, v->id, json_integer(v->target));
+        json_array_append_new(vs, render_vertex(v));
+    }
+    json_object_set_new(o, "parallelism", par);
+    json_object_set_new(o, "vertices", vs);
+
+    json_t *evs = json_array();
+    for (int i = 0; i < d->n_events; i++) {
+        const struct core_event *ev = &d->events[i];
+        json_t *je = json_object();
+        json_object_set_new(je, "type", str_new(ev->type));
+        json_object_set_new(je, "reason", str_new(ev->reason));
+        json_object_set_new(je, "message", str_new(ev->message ? ev->message : ""));
+        json_object_set_new(je, "count", json_integer(ev->count));
+        json_object_set_new(je, "suppressed", json_boolean(ev->suppressed));
+        json_array_append_new(evs, je);
+    }
+    json_object_set_new(o, "events", evs);
+
+    if (d->n_config_changes > 0) {
+        json_t *cc = json_object();
+        for (int i = 0; i < d->n_config_changes; i++)
+            json_object_set_new(cc, d->config_changes[i].key, str_new(d->config_changes[i].value));
+        json_object_set_new(o, "config_changes", cc);
+    }
+    if (d->n_config_removals > 0) {
+        json_t *cr = json_array();
+        for (int i = 0; i < d->n_config_removals; i++)
+            json_array_append_new(cr, str_new(d->config_removals[i]));
+        json_object_set_new(o, "config_removals", cr);
+    }
+    json_object_set_new(o, "policy_revision", str_new(policy_revision));
+    json_object_set_new(o, "config_hash", str_new(config_hash));
+    return o;
+}

@@ -1,0 +1,76 @@
+/*
+ * json.h - jansson in and out of the core (prefix json_): the decide request (DESIGN 3.1)
+ * into a struct core_sample, and a struct core_decision into the response object. (A job's
+ * state has one form, the core's binary one: core.h, State codec.)
+ *
+ * May call: core, options (for the request's `config`), timeutil (RFC 3339), jansson, xmem.
+ * No I/O.
+ */
+#ifndef GOVERNOR_JSON_H
+#define GOVERNOR_JSON_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "core/core.h"
+#include "options/options.h"
+
+/* A parse error: the HTTP status it maps to, a code, the message, the JSON path. */
+struct json_err {
+    int status;    /* 400, 409, 413, 415, 422 */
+    char code[32]; /* "INVALID_ARGUMENT", "FAILED_PRECONDITION", ... */
+    char message[512];
+    char field[256]; /* e.g. "vertices[2].parallelism", "" when not about one field */
+};
+
+/*
+ * A parsed sample: the core_sample and everything it points to (ids, inputs), owned by
+ * this struct. Reusable: json_sample_reset keeps its buffers for the next request.
+ */
+struct json_sample {
+    struct core_sample s;
+    /* internal storage */
+    void *priv;
+};
+
+void json_sample_init(struct json_sample *js);
+/* Forgets the parsed sample but keeps the buffers (json_parse_sample calls it itself). */
+void json_sample_reset(struct json_sample *js);
+void json_sample_deinit(struct json_sample *js);
+
+/*
+ * Parses a decide request body (borrowed). The sample borrows its strings (ids, inputs'
+ * `from`, slot-sharing groups) from body, so body must outlive js's current sample and any
+ * decision made from it. `now_ms` is used when `at` is absent; `running_since` absent is 0.
+ * Optional fields that are null count as absent; unknown fields are ignored. Every
+ * value is checked: types, parallelism >= 1 and <= max_parallelism, numbers finite and
+ * >= 0 where the metric cannot be negative (a negative busy time is passed on: the core
+ * counts it as 0 with a warning), busy {min <= avg <= max}, `status` a string (RUNNING in
+ * any case), `at` epoch ms or RFC 3339, `running_since` not later than `at`, ids 1-128
+ * chars. The request's `config` object (strings or numbers) is set into `opts`
+ * at OPT_REQUEST (opts may be NULL to ignore it); a bad option is a 422 naming the key.
+ * Topology errors (unknown input, duplicate id, cycle) are left to core_decide. Returns 0,
+ * or -1 with *e filled.
+ */
+int json_parse_sample(json_t *body, int64_t now_ms, struct json_sample *js, struct opt_job *opts,
+                      struct json_err *e);
+
+/*
+ * new: the DESIGN 3.1 response object for d (decision_id is added by the caller once the
+ * decision has an id). Non-finite figures become null. Dump it with JSON_REAL_PRECISION(15):
+ * the core's figures are rounded to 3 decimals, and 15 digits print them as written (0.7
+ * rather than jansson's default 17-digit 0.69999999999999996).
+ */
+json_t *json_render_decision(const struct core_decision *d, const char *job,
+                             const char *policy_revision, const char *config_hash);
+
+/* new: a vertex's evaluated figures as the response shows them (the core's figure table:
+ * null when undefined, a figure of a diagnosis left out when it was not made). */
+json_t *json_render_evaluated(const struct core_evaluated *ev);
+/* new (malloc'd): the same object as compact JSON text, printed directly (the bytes of
+ * jarena_dump(json_render_evaluated(ev))), for the stored vertex rows. */
+char *json_evaluated_text(const struct core_evaluated *ev);
+/* new: the names of the constraint bits set in bits, in bit order. */
+json_t *json_render_constraints(unsigned bits);
+
+#endif

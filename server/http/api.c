@@ -1,0 +1,273 @@
+/*
+ * api.c - what every handler shares (see api.h): the error envelope, job id and time
+ * parsing, query lookup, and the completion of a reply once its write unit committed.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "http/api.h"
+#include "base/log.h"
+#include "time/timeutil.h"
+#include "store/writer.h"
+#include "base/xmem.h"
+
+void api_init(struct api *a)
+{
+    decision_buf_init(&a->dec);
+    if (!a->policy_revision)
+        a->policy_revision = "native";
+}
+
+void api_deinit(struct api *a)
+{
+    decision_buf_deinit(&a->dec);
+    jarena_free(&a->arena);
+}
+
+void resp_deinit(struct resp *r)
+{
+    json_decref(r->json);
+    free(r->text);
+    db_write_free(r->write);
+    if (r->async_ud && r->async_free)
+        r->async_free(r->async_ud);
+    memset(r, 0, sizeof *r);
+}
+
+const char *api_code(int status)
+{
+    switch (status) {
+    case 400:
+        return "INVALID_ARGUMENT";
+    case 401:
+        return "UNAUTHENTICATED";
+    case 404:
+        return "NOT_FOUND";
+    case 405:
+        return "METHOD_NOT_ALLOWED";
+    case 408:
+        return "REQUEST_TIMEOUT";
+    case 409:
+        return "FAILED_PRECONDITION";
+    case 413:
+        return "PAYLOAD_TOO_LARGE";
+    case 414:
+        return "URI_TOO_LONG";
+    case 415:
+        return "UNSUPPORTED_MEDIA_TYPE";
+    case 417:
+        return "EXPECTATION_FAILED";
+    case 422:
+        return "INVALID_CONFIG";
+    case 431:
+        return "HEADERS_TOO_LARGE";
+    case 501:
+        return "NOT_IMPLEMENTED";
+    case 503:
+        return "UNAVAILABLE";
+    default:
+        return "INTERNAL";
+    }
+}
+
+int api_error(struct resp *r, int status, const char *code, const char *field, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    json_decref(r->json);
+    db_write_free(r->write);
+    r->write = NULL;
+    r->status = status;
+    /* A message that echoes client bytes (a path) may not be UTF-8, or may be cut inside a
+     * character: JSON strings must be, so such bytes become '?' rather than losing the
+     * envelope. */
+    json_t *m = json_string(msg);
+    if (!m) {
+        for (char *p = msg; *p; p++)
+            if ((unsigned char)*p >= 0x80)
+                *p = '?';
+        m = json_string(msg);
+    }
+    json_t *e = json_pack("{s:s,s:o}", "code", code ? code : api_code(status), "message", m);
+    if (field && *field)
+        json_object_set_new(e, "field", json_string(field));
+    r->json = json_pack("{s:o}", "error", e);
+    return 0;
+}
+
+static bool job_char_ok(unsigned char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == ':' || c == '-';
+}
+
+bool api_job_id_ok(const char *id)
+{
+    size_t n = 0;
+    if (!id)
+        return false;
+    for (; id[n]; n++)
+        if (!job_char_ok((unsigned char)id[n]))
+            return false;
+    return n >= 1 && n <= API_JOB_MAX;
+}
+
+int api_job_id_error(struct resp *r, const char *id)
+{
+    size_t n = id ? strlen(id) : 0;
+    size_t bad = 0;
+    while (bad < n && job_char_ok((unsigned char)id[bad]))
+        bad++;
+    if (n == 0)
+        return api_error(r, 400, NULL, "job", "job is empty; a job name is " API_JOB_GRAMMAR);
+    if (bad < n) {
+        unsigned char c = (unsigned char)id[bad];
+        if (c > 32 && c < 127)
+            return api_error(r, 400, NULL, "job",
+                             "job has '%c' at offset %zu; a job name is " API_JOB_GRAMMAR, c, bad);
+        return api_error(r, 400, NULL, "job",
+                         "job has byte 0x%02x at offset %zu; a job name is " API_JOB_GRAMMAR, c,
+                         bad);
+    }
+    return api_error(r, 400, NULL, "job",
+                     "job is %zu characters long; a job name is " API_JOB_GRAMMAR, n);
+}
+
+const char *api_query(const struct req *q, const char *key)
+{
+    for (int i = 0; i < q->n_query; i++)
+        if (strcmp(q->query[i].key, key) == 0)
+            return q->query[i].value;
+    return NULL;
+}
+
+int api_parse_uint(const char *s, int64_t *out)
+{
+    if (!s || !isdigit((unsigned char)*s) || (s[0] == '0' && s[1]))
+        return -1;
+    int64_t v = 0;
+    for (; *s; s++) {
+        if (!isdigit((unsigned char)*s))
+            return -1;
+        int d = *s - '0';
+        if (v > (INT64_MAX - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 0;
+}
+
+int api_job_recover(struct api *a, const char *job, struct resp *r)
+{
+    char *err = NULL;
+    if (!a->wr || !writer_job_blocked(a->wr, job))
+        return 0;
+    /* Units of the job still in flight were computed from the same stale state and fail
+     * too; the state is reloaded once the last of them is back. */
+    if (writer_job_pending(a->wr, job) > 0)
+        goto busy;
+    if (jobs_load(a->jobs, a->db, job, &err) < 0) {
+        log_msg(LOG_ERROR, "api", "cannot reload a job after a failed write", "job=%s error=\"%s\"",
+                job, err);
+        free(err);
+        goto busy;
+    }
+    writer_job_recovered(a->wr, job);
+    log_msg(LOG_INFO, "api", "job reloaded from the store after a failed write", "job=%s", job);
+    return 0;
+busy:
+    if (r) {
+        api_error(r, 503, NULL, NULL,
+                  "an earlier write of job \"%s\" failed and its state is being restored from "
+                  "the store; nothing was stored, retry",
+                  job);
+        r->retry_after = 1;
+    }
+    return -1;
+}
+
+void api_committed(struct api *a, struct resp *r, const struct db_write *w)
+{
+    if (w->ok) {
+        if (w->kind == DB_W_REPEAT) {
+            api_decide_repeat(a, w->job, w->at, w->input_json,
+                              w->input_json ? strlen(w->input_json) : 0, w->last_at, r);
+            return;
+        }
+        if (w->kind == DB_W_DECISION)
+            metrics_decision(a->metrics, w->reason);
+        if (w->kind == DB_W_DECISION && w->decision_json && w->decision_json[0] == '{') {
+            /* The stored text with decision_id first, as in DESIGN 3.1. */
+            size_t n = strlen(w->decision_json) + 48;
+            free(r->text);
+            r->text = xmalloc(n);
+            snprintf(r->text, n, "{\"decision_id\":%lld,%s\n", (long long)w->decision_id,
+                     w->decision_json + 1);
+            r->content_type = "application/json";
+        }
+        return;
+    }
+    /* Nothing of w was stored. Without a writer (units committed synchronously) nothing else
+     * of the job is in flight: reload it now. */
+    if (w->job[0]) {
+        if (a->wr) {
+            api_job_recover(a, w->job, NULL);
+        } else {
+            char *err = NULL;
+            if (jobs_load(a->jobs, a->db, w->job, &err) < 0) {
+                log_msg(LOG_ERROR, "api", "cannot reload a job after a failed write",
+                        "job=%s error=\"%s\"", w->job, err);
+                free(err);
+            }
+        }
+    }
+    switch (w->fault) {
+    case DB_FAULT_STORAGE: {
+        int retry = 1;
+        if (a->wr)
+            writer_health(a->wr, NULL, 0, &retry);
+        api_error(r, 503, NULL, NULL,
+                  "the store cannot be written (%s); nothing was stored, retry after %d s",
+                  w->error ? w->error : "unknown error", retry);
+        r->retry_after = retry;
+        break;
+    }
+    case DB_FAULT_STALE:
+        api_error(r, 503, NULL, NULL,
+                  "an earlier write of job \"%s\" failed and this one was made from the state "
+                  "it left; nothing was stored, retry",
+                  w->job);
+        r->retry_after = 1;
+        break;
+    default:
+        api_error(r, 500, NULL, NULL, "the write could not be committed; nothing was stored");
+        break;
+    }
+}
+
+json_t *api_json_body(const struct req *q, struct resp *r, const char *what_object)
+{
+    json_error_t jerr;
+    json_t *body = json_loadb(q->body ? q->body : "", q->body_len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!body) {
+        api_error(r, 400, NULL, "", "malformed JSON at line %d column %d: %s", jerr.line,
+                  jerr.column, jerr.text);
+        return NULL;
+    }
+    if (!json_is_object(body)) {
+        json_decref(body);
+        api_error(r, 400, NULL, "", "the body must be a JSON object%s%s", what_object ? " " : "",
+                  what_object ? what_object : "");
+        return NULL;
+    }
+    return body;
+}

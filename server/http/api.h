@@ -1,0 +1,191 @@
+/*
+ * api.h - the HTTP API's handlers (prefix api_), free of evhttp so that they can be called
+ * directly by tests: `int h(const struct req *, struct resp *)`. http.c turns an evhttp
+ * request into a struct req, calls the handler the route table names, and turns the
+ * struct resp into a reply. A handler that changes stored data does not write: it fills
+ * resp->write, and the reply is sent once the writer has committed that unit
+ * (api_committed then completes resp: the decision id, or a 503 or 500).
+ *
+ * Every handler returns 0; errors are replies (the DESIGN 3 envelope, api_error). A bad
+ * request changes no state and stores nothing.
+ *
+ * A handler whose work must not run on the loop (POST /v1/sql, POST /v1/replay) fills
+ * resp->async_start instead: http.c calls it after the handler returns, the work runs on
+ * another thread, and its done callback delivers the reply later (see struct resp).
+ *
+ * Files: api.c (errors, ids, query parameters, commit completion), api_decide.c,
+ * api_jobs.c (jobs, config), api_history.c (decisions, events), api_health.c,
+ * api_sql.c (POST /v1/sql), api_replay.c (POST /v1/replay), api_dashboard.c (GET /, the
+ * page embedded from server/http/dashboard/index.html).
+ *
+ * May call: core, options, json, jobs, db (reads on the loop's connection), timeutil, jansson,
+ * log.
+ */
+#ifndef GOVERNOR_API_H
+#define GOVERNOR_API_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/core.h"
+#include "store/db.h"
+#include "decision/decision.h"
+#include "decision/jobs.h"
+#include "base/jarena.h"
+#include "decision/json.h"
+#include "options/options.h"
+#include "http/metrics.h"
+#include "plugin/policies.h"
+
+struct sql_engine;
+
+/* What every handler may use; owned by main (serve), borrowed by handlers. */
+struct api {
+    struct db *db;                  /* the loop's connection (reads) */
+    struct jobs *jobs;              /* job registry */
+    const struct opt_server *srv;   /* server options */
+    const struct opt_job *defaults; /* built-in < server (config file) layers */
+    bool ready;                     /* database open and loaded (readyz) */
+    const char *policy_revision;    /* stamped when no policy revision is loaded: "native" */
+    struct pol *pol;                /* the active policy revision (NULL: native only) */
+    struct sql_engine *sql;         /* POST /v1/sql (NULL: 503) */
+    struct metrics *metrics;        /* GET /metrics (NULL: not counted) */
+    struct writer *wr; /* the store's health, in-flight units per job, commit figures (may be
+                          NULL: units are committed synchronously, as in the unit tests) */
+    /* scratch reused by decide (one request at a time on the loop) */
+    struct jarena arena;     /* decide's jansson allocations (jarena.h) */
+    struct decision_buf dec; /* the sample and the decision (decision.h) */
+};
+
+/* Sets up the scratch of a (zeroed) struct api; api_deinit releases it. */
+void api_init(struct api *a);
+void api_deinit(struct api *a);
+
+struct req_kv {
+    const char *key, *value;
+};
+
+/* One request, as the handlers see it. Everything is borrowed from the caller. */
+struct req {
+    struct api *api;
+    const char *method; /* "GET", "POST", ... */
+    const char *path;
+    const char *job; /* the decoded {job} of the route, or NULL */
+    const char *id;  /* the decoded {id} of the route, or NULL */
+    const struct req_kv *query;
+    int n_query;
+    const char *body; /* not NUL-terminated */
+    size_t body_len;
+    const char *request_id;
+    int64_t now_ms; /* the server clock when the request arrived */
+};
+
+/*
+ * Completes an asynchronous reply: status and the body (the error envelope when status is
+ * not 200), either as json (new, stolen) or as JSON text (new, stolen, free()d; with its
+ * final newline), the other NULL. Called exactly once, on any thread: the body is written
+ * out there, so that the loop only sends the text, whatever its size.
+ */
+typedef void (*api_async_done)(void *tok, int status, json_t *json, char *text);
+
+/* One reply. The caller zeroes it; resp_deinit releases what the handler hung on it. */
+struct resp {
+    int status;
+    json_t *json; /* the body (new), or NULL */
+    char *text;   /* a text body (new) when json is NULL */
+    const char *content_type;
+    int retry_after;        /* > 0: a Retry-After header, in seconds (503) */
+    struct db_write *write; /* commit this unit before replying (steals) */
+    /*
+     * Asynchronous reply: async_start(async_ud, done, tok) starts the work off the loop and
+     * steals async_ud (whatever it returns); done(tok, ...) is then called once, later, from
+     * any thread. -1: the work was refused (busy or stopping): done is never called and the
+     * caller answers 503. async_free releases async_ud when the reply is never started.
+     */
+    int (*async_start)(void *ud, api_async_done done, void *tok);
+    void (*async_free)(void *ud);
+    void *async_ud;
+};
+
+void resp_deinit(struct resp *r);
+
+/*
+ * Fills r with the DESIGN 3 error envelope {"error": {"code", "message", "field"}} and
+ * status; field may be NULL or "". Returns 0 so a handler can `return api_error(...)`.
+ */
+int api_error(struct resp *r, int status, const char *code, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/*
+ * new: the request's body parsed as a JSON object, or NULL with r filled (400: malformed
+ * JSON with its line and column, or not an object; what_object, if not NULL, says what the
+ * object should hold).
+ */
+json_t *api_json_body(const struct req *q, struct resp *r, const char *what_object);
+
+/* The envelope's code for a status ("INVALID_ARGUMENT" for 400, ...). */
+const char *api_code(int status);
+
+/* The job name grammar (DESIGN 3.1), the one definition: letters, digits, '.', '_', ':'
+ * and '-', 1 to 128 of them. */
+#define API_JOB_GRAMMAR "[A-Za-z0-9._:-]{1,128}"
+#define API_JOB_MAX     128
+/* True when id matches API_JOB_GRAMMAR. */
+bool api_job_id_ok(const char *id);
+/* Fills r with a 400 naming the field "job" and saying how id breaks the grammar. 0. */
+int api_job_id_error(struct resp *r, const char *id);
+/* The value of query parameter key, or NULL. */
+const char *api_query(const struct req *q, const char *key);
+/*
+ * A count or an id, strictly: decimal digits only (no sign, no space, no leading zero but
+ * "0" itself), at most INT64_MAX. 0, or -1 when s is anything else (or NULL).
+ */
+int api_parse_uint(const char *s, int64_t *out);
+
+/*
+ * Completes r after its write unit w committed (w->ok) or failed: a decision gets its
+ * decision_id, a retry (DB_W_REPEAT) the decision it repeats. A failure stored nothing:
+ * r becomes a 503 with Retry-After (the store cannot be written now, or an earlier unit of
+ * the job failed) or a 500 (the store refused the unit's rows), and once no other unit of
+ * the job is in flight the job's in-memory state and config are reloaded from the database
+ * (api_job_recover), so that they are again what the store holds.
+ */
+void api_committed(struct api *a, struct resp *r, const struct db_write *w);
+
+/*
+ * Whether job's in-memory state may be used for a new write: 0 when it may (a job whose
+ * earlier unit failed is reloaded from the database here, once none of its units is in
+ * flight); -1 while it cannot yet, with r filled (503 and Retry-After) when r is not NULL.
+ */
+int api_job_recover(struct api *a, const char *job, struct resp *r);
+
+/*
+ * A sample of job at `at` that is not after the job's last sample (body: the request as
+ * sent, len bytes): the stored decision it repeats when the newest decision at that `at`
+ * was made from the same JSON value (200, the reply of then with "repeat": true after its
+ * decision_id); otherwise a 409 naming `at` (last_at: the job's last sample, for the text).
+ */
+void api_decide_repeat(struct api *a, const char *job, int64_t at, const char *body, size_t len,
+                       int64_t last_at, struct resp *r);
+
+/* ---------------------------------------------------------------- handlers -- */
+
+int api_decide(const struct req *q, struct resp *r);          /* POST /v1/jobs/{job}/metrics */
+int api_config_put(const struct req *q, struct resp *r);      /* PUT /v1/jobs/{job}/config */
+int api_config_get(const struct req *q, struct resp *r);      /* GET /v1/jobs/{job}/config */
+int api_jobs_list(const struct req *q, struct resp *r);       /* GET /v1/jobs */
+int api_job_delete(const struct req *q, struct resp *r);      /* DELETE /v1/jobs/{job} */
+int api_decisions_list(const struct req *q, struct resp *r);  /* GET /v1/jobs/{job}/decisions */
+int api_decision_get(const struct req *q, struct resp *r);    /* GET /v1/decisions/{id} */
+int api_events_list(const struct req *q, struct resp *r);     /* GET /v1/jobs/{job}/events */
+int api_healthz(const struct req *q, struct resp *r);         /* GET /healthz */
+int api_readyz(const struct req *q, struct resp *r);          /* GET /readyz */
+int api_policies_get(const struct req *q, struct resp *r);    /* GET /v1/policies */
+int api_policies_reload(const struct req *q, struct resp *r); /* POST /v1/policies/reload */
+int api_metrics(const struct req *q, struct resp *r);         /* GET /metrics */
+int api_sql(const struct req *q, struct resp *r);             /* POST /v1/sql */
+int api_replay(const struct req *q, struct resp *r);          /* POST /v1/replay */
+int api_dashboard(const struct req *q, struct resp *r);       /* GET / (the page; open) */
+
+#endif

@@ -1,0 +1,222 @@
+/*
+ * api_decide.c - POST /v1/jobs/{job}/metrics: one scaling cycle (DESIGN 3.1).
+ *
+ * Order of checks, so that a bad request changes nothing: job id, a job whose earlier write
+ * failed and is not reloaded yet (503), JSON, then the decision service (decision.h): the
+ * sample and its `config` (into a copy of the job's options), `at` against the job's last
+ * sample (not_after here: a retry of a stored sample gets its decision again, anything else
+ * not after it a 409), the effective options (422), a store that refuses writes (store_ready
+ * here, 503), then the core's decide, which validates the topology before it touches the
+ * state. Only then is the state changed (in memory) and the service's write unit, completed
+ * here with the new state, handed back for commit.
+ *
+ * A retry (the same `at`, the same JSON value) changes nothing and stores nothing: it reads
+ * the decision stored then (db_decision_find) and answers it again with "repeat": true. When
+ * a unit of the job is still in flight, the decision may not be committed yet: the retry then
+ * queues a DB_W_REPEAT unit, which writes nothing and comes back after every unit queued
+ * before it, and is answered from the store then (api_committed).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "http/api.h"
+#include "decision/decision.h"
+#include "base/jarena.h"
+#include "plugin/plugin.h"
+#include "base/log.h"
+#include "store/writer.h"
+#include "base/xmem.h"
+
+void api_decide_repeat(struct api *a, const char *job, int64_t at, const char *body, size_t len,
+                       int64_t last_at, struct resp *r)
+{
+    char *input = NULL, *stored = NULL, *err = NULL;
+    json_t *sent = NULL, *then = NULL;
+    int64_t id = 0;
+    int found = db_decision_find(a->db, job, at, &id, &input, &stored, &err);
+    if (found < 0) {
+        log_msg(LOG_ERROR, "api", "cannot read a stored decision", "job=%s error=\"%s\"", job, err);
+        api_error(r, 503, NULL, NULL, "cannot read the job's stored decisions (%s); retry", err);
+        r->retry_after = 1;
+        goto out;
+    }
+    if (!found) {
+        api_error(r, 409, NULL, "at",
+                  "at %lld is not after the job's last sample (%lld) and repeats no stored "
+                  "sample; samples of one job must go forward in time",
+                  (long long)at, (long long)last_at);
+        goto out;
+    }
+    /* The same sample: the same JSON value (member order and spacing aside). */
+    sent = json_loadb(body ? body : "", len, JSON_REJECT_DUPLICATES, NULL);
+    then = json_loads(input, JSON_REJECT_DUPLICATES, NULL);
+    if (!sent || !then || !json_equal(sent, then) || stored[0] != '{') {
+        api_error(r, 409, NULL, "at",
+                  "at %lld was already decided (decision %lld) from another sample; a retry must "
+                  "send the same body, and a new sample a later at",
+                  (long long)at, (long long)id);
+        goto out;
+    }
+    /* The reply of then (api_committed), marked as a repeat. */
+    free(r->text);
+    r->text = xasprintf("{\"decision_id\":%lld,\"repeat\":true,%s\n", (long long)id, stored + 1);
+    r->content_type = "application/json";
+    r->status = 200;
+out:
+    json_decref(then);
+    json_decref(sent);
+    free(err);
+    free(input);
+    free(stored);
+}
+
+static void decide(const struct req *q, struct resp *r);
+
+/*
+ * The handler: decide() inside the request's jansson arena. Everything it makes with
+ * jansson is released inside; an error's envelope is printed to text before the arena
+ * closes, since the reply is sent after this returns.
+ */
+int api_decide(const struct req *q, struct resp *r)
+{
+    jarena_begin(&q->api->arena);
+    decide(q, r);
+    if (r->json) {
+        size_t n;
+        char *t = jarena_dump(r->json);
+        json_decref(r->json);
+        r->json = NULL;
+        n = strlen(t);
+        r->text = xrealloc(t, n + 2);
+        memcpy(r->text + n, "\n", 2);
+        r->content_type = "application/json";
+    }
+    jarena_end(&q->api->arena);
+    return 0;
+}
+
+/* What the service's checks need of the request. */
+struct gate {
+    const struct req *q;
+    struct resp *r;
+    struct jobs_entry *e;
+};
+
+/* The service's check of the parsed sample: not after the job's last one, it is a retry of a
+ * decided sample (answered here) or a 409. */
+static int not_after(void *ud, const struct core_sample *s, struct decision_err *err)
+{
+    struct gate *g = ud;
+    struct api *a = g->q->api;
+    if (g->e->last_at == INT64_MIN || s->at > g->e->last_at)
+        return 0;
+    err->status = 0;
+    if (a->wr && writer_job_pending(a->wr, g->q->job) > 0) {
+        /* The decision it may repeat is still waiting for its commit: answer once every
+         * unit queued before this one is back (api_committed). */
+        struct db_write *w = db_write_new(DB_W_REPEAT, g->q->job);
+        w->at = s->at;
+        w->last_at = g->e->last_at;
+        w->input_json = xmalloc(g->q->body_len + 1);
+        memcpy(w->input_json, g->q->body, g->q->body_len);
+        w->input_json[g->q->body_len] = '\0';
+        g->r->status = 200;
+        g->r->write = w;
+    } else {
+        api_decide_repeat(a, g->q->job, s->at, g->q->body, g->q->body_len, g->e->last_at, g->r);
+    }
+    return -1;
+}
+
+/* The service's last check: a decision that could not be stored is refused before it
+ * changes the job's state. */
+static int store_ready(void *ud, struct decision_err *err)
+{
+    struct gate *g = ud;
+    char why[512];
+    int retry = 1;
+    if (!g->q->api->wr || writer_health(g->q->api->wr, why, sizeof why, &retry) == 0)
+        return 0;
+    g->r->retry_after = retry;
+    return decision_refuse(err, 503, api_code(503), NULL,
+                           "the store cannot be written (%s); nothing was stored, retry after %d s",
+                           why, retry);
+}
+
+static void decide(const struct req *q, struct resp *r)
+{
+    struct api *a = q->api;
+    json_t *body = NULL;
+    struct jobs_entry *e = NULL;
+    struct plugin_set *set = NULL;
+    struct decision_res res;
+    bool created = false;
+
+    memset(&res, 0, sizeof res);
+    if (!api_job_id_ok(q->job)) {
+        api_error(r, 400, NULL, "job", "job id must match [A-Za-z0-9._:-]{1,128}");
+        goto out;
+    }
+    if (api_job_recover(a, q->job, r) < 0)
+        goto out;
+    if (!(body = api_json_body(q, r, NULL)))
+        goto out;
+    if (!(e = jobs_get(a->jobs, q->job))) {
+        /* A new job: its entry is forgotten again unless a decision is made. It outlives
+         * the request: made outside the arena. */
+        struct jarena *ar = jarena_pause();
+        e = jobs_add(a->jobs, q->job, q->now_ms);
+        jarena_resume(ar);
+        created = true;
+    }
+    /* The decision runs on the revision active now, whatever a reload swaps in meanwhile. */
+    set = pol_acquire(a->pol);
+    struct gate g = {q, r, e};
+    struct decision_req dq = {.job = q->job,
+                              .body = body,
+                              .text = q->body,
+                              .len = q->body_len,
+                              .now_ms = q->now_ms,
+                              .layers = e->opts,
+                              .cache = &e->cache,
+                              .state = e->state,
+                              .set = set,
+                              .revision = a->policy_revision,
+                              .warnings = true,
+                              .sampled = not_after,
+                              .ready = store_ready,
+                              .ud = &g};
+    if (decision_run(&a->dec, &dq, &res) < 0) {
+        if (res.err.status)
+            api_error(r, res.err.status, res.err.code, res.err.field, "%s", res.err.message);
+        goto out;
+    }
+    e->last_at = core_state_last_at(e->state);
+    if (e->last_at == INT64_MIN)
+        e->last_at = a->dec.js.s.at;
+    created = false; /* the entry now holds state: keep it */
+
+    /* The state without its window, and the window's new samples, one row each. */
+    struct db_write *w = res.write;
+    core_state_encode_meta(e->state, &w->state_bin, &w->state_bin_len);
+    int64_t seq0 = core_state_seq0(e->state), end = core_state_seq_end(e->state);
+    int64_t from = e->stored_seq > seq0 ? e->stored_seq : seq0;
+    w->window_seq0 = seq0;
+    w->n_ws = (int)(end - from);
+    w->ws = xcalloc((size_t)(w->n_ws > 0 ? w->n_ws : 1), sizeof *w->ws);
+    for (int k = 0; k < w->n_ws; k++) {
+        w->ws[k].seq = from + k;
+        core_state_encode_sample(e->state, from + k, &w->ws[k].blob, &w->ws[k].len);
+    }
+    e->stored_seq = end;
+    w->last_at = e->last_at;
+    r->status = 200;
+    r->content_type = "application/json";
+    r->write = w;
+out:
+    json_decref(res.response);
+    plugin_set_unref(set);
+    if (created)
+        jobs_remove(a->jobs, q->job);
+    json_decref(body);
+}

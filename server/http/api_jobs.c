@@ -1,0 +1,148 @@
+/*
+ * api_jobs.c - the jobs resource (DESIGN 3.2): GET /v1/jobs, DELETE /v1/jobs/{job},
+ * PUT and GET /v1/jobs/{job}/config.
+ *
+ * PUT replaces the job's stored layer after validating it over the server defaults; the
+ * in-memory entry changes at once (so the next decide on the loop sees it) and the write
+ * unit makes it durable before the reply. DELETE forgets the job's state and stored layer;
+ * its decisions and events stay.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "http/api.h"
+#include "base/xmem.h"
+
+static json_t *time_or_null(int64_t t)
+{
+    return t == INT64_MIN ? json_null() : json_integer(t);
+}
+
+int api_jobs_list(const struct req *q, struct resp *r)
+{
+    struct jobs *js = q->api->jobs;
+    json_t *arr = json_array();
+    for (int i = 0; i < jobs_count(js); i++) {
+        struct jobs_entry *e = jobs_at(js, i);
+        json_array_append_new(arr, json_pack("{s:s,s:I,s:o,s:O}", "job", e->id, "created_at",
+                                             (json_int_t)e->created_at, "last_at",
+                                             time_or_null(e->last_at), "config", e->config));
+    }
+    r->status = 200;
+    r->json = json_pack("{s:o}", "jobs", arr);
+    return 0;
+}
+
+static int bad_job(const struct req *q, struct resp *r)
+{
+    if (api_job_id_ok(q->job))
+        return 0;
+    api_error(r, 400, NULL, "job", "job id must match [A-Za-z0-9._:-]{1,128}");
+    return 1;
+}
+
+int api_job_delete(const struct req *q, struct resp *r)
+{
+    if (bad_job(q, r))
+        return 0;
+    if (!jobs_get(q->api->jobs, q->job))
+        return api_error(r, 404, NULL, "job", "no job \"%s\"", q->job);
+    jobs_remove(q->api->jobs, q->job);
+    struct db_write *w = db_write_new(DB_W_JOB_DELETE, q->job);
+    w->at = w->now = q->now_ms;
+    r->status = 200;
+    r->json = json_pack("{s:s,s:b}", "job", q->job, "deleted", 1);
+    r->write = w;
+    return 0;
+}
+
+struct each_ctx {
+    json_t *obj;
+};
+
+static void add_effective(void *ud, const char *key, const char *value, enum opt_layer layer)
+{
+    struct each_ctx *c = ud;
+    json_object_set_new(
+        c->obj, key,
+        json_pack("{s:s,s:s}", "value", value ? value : "", "source", opt_layer_name(layer)));
+}
+
+int api_config_get(const struct req *q, struct resp *r)
+{
+    if (bad_job(q, r))
+        return 0;
+    struct jobs_entry *e = jobs_get(q->api->jobs, q->job);
+    if (!e)
+        return api_error(r, 404, NULL, "job", "no job \"%s\"", q->job);
+    struct each_ctx c = {json_object()};
+    opt_job_each(e->opts, add_effective, &c);
+    r->status = 200;
+    r->json = json_pack("{s:s,s:O,s:o}", "job", q->job, "stored", e->config, "effective", c.obj);
+    return 0;
+}
+
+int api_config_put(const struct req *q, struct resp *r)
+{
+    struct api *a = q->api;
+    json_t *body = NULL, *layer = NULL, *warn = NULL;
+    struct opt_job *opts = NULL;
+    struct core_config cfg;
+    json_error_t jerr;
+    char *err = NULL;
+    char bad[256], field[300];
+
+    if (bad_job(q, r))
+        goto out;
+    body = json_loadb(q->body ? q->body : "", q->body_len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!body) {
+        api_error(r, 400, NULL, "", "malformed JSON at line %d column %d: %s", jerr.line,
+                  jerr.column, jerr.text);
+        goto out;
+    }
+    layer = json_object_get(body, "config");
+    if (!json_is_object(body) || !json_is_object(layer)) {
+        api_error(r, 400, NULL, "config", "the body must be {\"config\": {\"option\": value}}");
+        goto out;
+    }
+    if (jobs_layer_opts(a->jobs, layer, &opts, &err, bad, sizeof bad) < 0) {
+        snprintf(field, sizeof field, "config.%s", bad);
+        api_error(r, 422, NULL, field, "%s", err);
+        goto out;
+    }
+    if (opt_job_resolve(opts, &cfg, &err) < 0) {
+        api_error(r, 422, NULL, "config", "%s", err);
+        goto out;
+    }
+    /* Store the values as text, exactly as the layer is applied. */
+    json_t *stored = json_object();
+    const char *key;
+    json_t *v;
+    json_object_foreach(layer, key, v)
+    {
+        char buf[64];
+        json_object_set_new(stored, key, json_string(jobs_value_text(v, buf, sizeof buf)));
+    }
+    warn = json_array();
+    for (int i = 0; i < opt_job_n_warnings(opts); i++)
+        json_array_append_new(warn, json_string(opt_job_warning(opts, i)));
+
+    struct db_write *w = db_write_new(DB_W_JOB_CONFIG, q->job);
+    w->at = w->now = q->now_ms;
+    w->job_config_json = json_dumps(stored, JSON_COMPACT);
+    struct jobs_entry *e = jobs_get(a->jobs, q->job);
+    if (!e)
+        e = jobs_add(a->jobs, q->job, q->now_ms);
+    r->status = 200;
+    r->json = json_pack("{s:s,s:O,s:o}", "job", q->job, "config", stored, "warnings", warn);
+    r->write = w;
+    jobs_set_layer_take(e, stored, opts);
+    opts = NULL;
+    warn = NULL;
+out:
+    free(err);
+    json_decref(warn);
+    json_decref(body);
+    opt_job_free(opts);
+    return 0;
+}

@@ -1,0 +1,43 @@
+/*
+ * metrics.h - the server's counters and GET /metrics (prefix metrics_): requests and their
+ * latency by route, decisions by reason, policy reloads, and, gathered when rendered, the
+ * writer's commit groups, the plugins' calls, errors and time, and the jobs tracked. All in
+ * the Prometheus text format (version 0.0.4).
+ *
+ * Updated and rendered on the loop thread only. May call: core (reason names), writer
+ * (stats), plugin (per-plugin counters), libc.
+ */
+#ifndef GOVERNOR_METRICS_H
+#define GOVERNOR_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "plugin/plugin.h"
+#include "store/writer.h"
+
+struct metrics;
+
+struct metrics *metrics_new(void);
+void metrics_free(struct metrics *m);
+
+/* One answered request: route is the route's pattern ("/v1/jobs/{job}/metrics", borrowed
+ * and static), or NULL for a path no route matched. */
+void metrics_request(struct metrics *m, const char *route, const char *method, int status,
+                     double seconds);
+/* One committed decision, by its job reason name ("HIGH_UTILIZATION"). */
+void metrics_decision(struct metrics *m, const char *reason);
+/* One policy load or reload. */
+void metrics_reload(struct metrics *m, bool ok);
+
+/* What the render gathers from elsewhere; every pointer may be NULL. */
+struct metrics_sources {
+    const struct writer_stats *writer;
+    struct plugin_set *policies; /* the active revision */
+    int jobs;                    /* jobs tracked, -1 unknown */
+};
+
+/* new: the whole exposition text (caller frees); m may be NULL (nothing counted). */
+char *metrics_render(const struct metrics *m, const struct metrics_sources *src);
+
+#endif

@@ -1,0 +1,1109 @@
+/*
+ * db.c - all SQLite (see db.h). Statements are prepared once per connection and kept in a
+ * small cache keyed by the SQL text's address (every SQL string here is a static literal),
+ * reset after each use on every path.
+ */
+#include <inttypes.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "store/db.h"
+#include "base/log.h"
+#include "store/statejson.h"
+#include "base/xmem.h"
+
+#define DB_CACHE 48
+/* How long a write waits for another connection's lock before it fails with SQLITE_BUSY. */
+#define DB_BUSY_MS 5000
+
+struct db {
+    sqlite3 *h;
+    struct {
+        const char *sql;
+        sqlite3_stmt *st;
+    } cache[DB_CACHE];
+    int n_cache;
+    int err_code; /* extended result code of the last failure (db_last_errcode) */
+};
+
+/* Fault injection (tests only): set by a test's thread, read by the writer's. */
+static atomic_int fail_writes;
+static atomic_int fail_code = SQLITE_CONSTRAINT;
+
+/* The kind of I/O error behind SQLite's bare "disk I/O error", for the log and the 503. */
+static const char *ioerr_what(int code)
+{
+    switch (code) {
+    case SQLITE_IOERR_READ:
+    case SQLITE_IOERR_SHORT_READ:
+        return "a read failed";
+    case SQLITE_IOERR_WRITE:
+        return "a write failed (read-only or immutable file?)";
+    case SQLITE_IOERR_FSYNC:
+    case SQLITE_IOERR_DIR_FSYNC:
+        return "fsync failed";
+    case SQLITE_IOERR_TRUNCATE:
+        return "truncate failed";
+    case SQLITE_IOERR_SHMOPEN:
+    case SQLITE_IOERR_SHMSIZE:
+    case SQLITE_IOERR_SHMMAP:
+        return "the -shm file cannot be grown or mapped";
+    default:
+        return NULL;
+    }
+}
+
+/*
+ * Records the connection's failure and returns its text, new: SQLite's message, and for a
+ * failure of the file system what failed and the OS error when SQLite kept it, since "disk
+ * I/O error" alone does not tell an operator what to fix.
+ */
+static char *failure(struct db *db, const char *what, const char *msg)
+{
+    int code = sqlite3_extended_errcode(db->h), sys = 0;
+    const char *io = (code & 0xff) == SQLITE_IOERR ? ioerr_what(code) : NULL;
+    db->err_code = code;
+    if ((code & 0xff) == SQLITE_IOERR || (code & 0xff) == SQLITE_FULL ||
+        (code & 0xff) == SQLITE_CANTOPEN)
+        sys = sqlite3_system_errno(db->h);
+    return xasprintf("%s%s%s%s%s%s%s%s", what ? what : "", what ? ": " : "", msg, io ? ": " : "",
+                     io ? io : "", sys ? " (" : "", sys ? strerror(sys) : "", sys ? ")" : "");
+}
+
+static char *dberr(struct db *db, const char *what)
+{
+    return failure(db, what, sqlite3_errmsg(db->h));
+}
+
+/* The cached statement for sql (a static literal), prepared on first use. NULL + *errp. */
+static sqlite3_stmt *stmt(struct db *db, const char *sql, char **errp)
+{
+    for (int i = 0; i < db->n_cache; i++)
+        if (db->cache[i].sql == sql)
+            return db->cache[i].st;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v3(db->h, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK) {
+        *errp = dberr(db, "prepare");
+        return NULL;
+    }
+    if (db->n_cache < DB_CACHE) {
+        db->cache[db->n_cache].sql = sql;
+        db->cache[db->n_cache].st = st;
+        db->n_cache++;
+    } else {
+        /* Cannot happen with the fixed set of statements below; keep it usable anyway. */
+        log_msg(LOG_WARN, "db", "statement cache full", NULL);
+    }
+    return st;
+}
+
+static int exec(struct db *db, const char *sql, char **errp)
+{
+    char *m = NULL;
+    if (sqlite3_exec(db->h, sql, NULL, NULL, &m) != SQLITE_OK) {
+        *errp = failure(db, NULL, m ? m : sqlite3_errmsg(db->h));
+        sqlite3_free(m);
+        return -1;
+    }
+    return 0;
+}
+
+int db_user_version(struct db *db)
+{
+    sqlite3_stmt *st = NULL;
+    int v = -1;
+    if (sqlite3_prepare_v2(db->h, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+static int convert_states(struct db *db, char **errp);
+
+/* The steps of migrations that SQL cannot do, each run in its migration's transaction before
+ * the migration's SQL. */
+static const struct {
+    int version;
+    int (*run)(struct db *db, char **errp);
+} c_steps[] = {
+    {8, convert_states},
+};
+
+static int run_c_step(struct db *db, int version, char **errp)
+{
+    for (size_t i = 0; i < sizeof c_steps / sizeof c_steps[0]; i++)
+        if (c_steps[i].version == version)
+            return c_steps[i].run(db, errp);
+    return 0;
+}
+
+/* Applies every migration newer than user_version, each in its own transaction. */
+static int migrate(struct db *db, char **errp)
+{
+    int have = db_user_version(db);
+    if (have < 0) {
+        *errp = dberr(db, "user_version");
+        return -1;
+    }
+    for (int i = 0; i < db_n_migrations; i++) {
+        const struct db_migration *m = &db_migrations[i];
+        if (m->version <= have)
+            continue;
+        char *e = NULL;
+        char ver[64];
+        snprintf(ver, sizeof ver, "PRAGMA user_version = %d", m->version);
+        if (exec(db, "BEGIN IMMEDIATE", &e) < 0 || run_c_step(db, m->version, &e) < 0 ||
+            exec(db, m->sql, &e) < 0 || exec(db, ver, &e) < 0 || exec(db, "COMMIT", &e) < 0) {
+            *errp = xasprintf("migration %s: %s", m->name, e);
+            free(e);
+            sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+            return -1;
+        }
+        log_msg(LOG_INFO, "db", "migrated", "migration=%s version=%d", m->name, m->version);
+    }
+    return 0;
+}
+
+struct db *db_open(const char *path, const char *synchronous, char **errp)
+{
+    struct db *db = xcalloc(1, sizeof *db);
+    char *e = NULL;
+    char sql[64];
+    if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+        SQLITE_OK) {
+        *errp = xasprintf("%s: %s", path, db->h ? sqlite3_errmsg(db->h) : "cannot open");
+        goto fail;
+    }
+    sqlite3_busy_timeout(db->h, DB_BUSY_MS);
+    if (strcmp(synchronous, "FULL") && strcmp(synchronous, "NORMAL") &&
+        strcmp(synchronous, "OFF") && strcmp(synchronous, "EXTRA")) {
+        *errp =
+            xasprintf("synchronous: \"%s\" is not one of FULL, NORMAL, OFF, EXTRA", synchronous);
+        goto fail;
+    }
+    snprintf(sql, sizeof sql, "PRAGMA synchronous = %s", synchronous);
+    if (exec(db, "PRAGMA journal_mode = WAL", &e) < 0 || exec(db, sql, &e) < 0 ||
+        migrate(db, &e) < 0) {
+        *errp = xasprintf("%s: %s", path, e);
+        free(e);
+        goto fail;
+    }
+    return db;
+fail:
+    db_close(db);
+    return NULL;
+}
+
+void db_close(struct db *db)
+{
+    if (!db)
+        return;
+    for (int i = 0; i < db->n_cache; i++)
+        sqlite3_finalize(db->cache[i].st);
+    sqlite3_close(db->h);
+    free(db);
+}
+
+/* ---------------------------------------------------------------- writes -- */
+
+struct db_write *db_write_new(enum db_write_kind kind, const char *job)
+{
+    struct db_write *w = xcalloc(1, sizeof *w);
+    w->kind = kind;
+    w->job = xstrdup(job);
+    w->last_at = INT64_MIN;
+    return w;
+}
+
+void db_write_free(struct db_write *w)
+{
+    if (!w)
+        return;
+    for (int i = 0; i < w->n_v; i++) {
+        struct db_vrow *v = &w->v[i];
+        free(v->vertex);
+        free(v->reason);
+        free(v->constraints);
+        free(v->message);
+        free(v->evaluated_json);
+    }
+    free(w->v);
+    for (int i = 0; i < w->n_e; i++) {
+        free(w->e[i].type);
+        free(w->e[i].reason);
+        free(w->e[i].message);
+    }
+    free(w->e);
+    for (int i = 0; i < w->n_p; i++) {
+        free(w->p[i].plugin);
+        free(w->p[i].hook);
+        free(w->p[i].outcome);
+        free(w->p[i].error);
+    }
+    free(w->p);
+    free(w->revision);
+    free(w->files_json);
+    free(w->job);
+    free(w->job_config_json);
+    free(w->state_bin);
+    for (int i = 0; i < w->n_ws; i++)
+        free(w->ws[i].blob);
+    free(w->ws);
+    free(w->action);
+    free(w->reason);
+    free(w->message);
+    free(w->input_json);
+    free(w->config_json);
+    free(w->decision_json);
+    free(w->policy_revision);
+    free(w->config_hash);
+    free(w->error);
+    free(w);
+}
+
+int db_begin(struct db *db, char **errp)
+{
+    db->err_code = 0;
+    return exec(db, "BEGIN IMMEDIATE", errp);
+}
+
+int db_commit(struct db *db, char **errp)
+{
+    return exec(db, "COMMIT", errp);
+}
+
+void db_rollback(struct db *db)
+{
+    if (!sqlite3_get_autocommit(db->h))
+        sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+}
+
+void db_fail_next_writes(int n)
+{
+    db_fail_next_writes_code(n, SQLITE_CONSTRAINT);
+}
+
+void db_fail_next_writes_code(int n, int code)
+{
+    atomic_store(&fail_code, code);
+    atomic_store(&fail_writes, n);
+}
+
+/* An injected failure is due: takes it, with its code and message. */
+static int injected(struct db *db, char **errp)
+{
+    int n = atomic_load(&fail_writes);
+    while (n > 0 && !atomic_compare_exchange_weak(&fail_writes, &n, n - 1))
+        ;
+    if (n <= 0)
+        return 0;
+    db->err_code = atomic_load(&fail_code);
+    *errp = xasprintf("injected write failure: %s", sqlite3_errstr(db->err_code));
+    return 1;
+}
+
+int db_last_errcode(const struct db *db)
+{
+    return db->err_code;
+}
+
+enum db_fault db_fault_of(int code)
+{
+    switch (code & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_NOMEM:
+    case SQLITE_READONLY:
+    case SQLITE_IOERR:
+    case SQLITE_CORRUPT:
+    case SQLITE_FULL:
+    case SQLITE_CANTOPEN:
+    case SQLITE_PROTOCOL:
+    case SQLITE_NOTADB:
+    case SQLITE_PERM:
+        return DB_FAULT_STORAGE;
+    default:
+        return DB_FAULT_UNIT;
+    }
+}
+
+static const char SQL_PROBE[] = "INSERT OR REPLACE INTO store_probe (id, at) VALUES (1, ?1)";
+
+int db_probe(struct db *db, int64_t now, int busy_ms, char **errp)
+{
+    sqlite3_stmt *st;
+    int rc = -1;
+    sqlite3_busy_timeout(db->h, busy_ms);
+    if (injected(db, errp))
+        goto out;
+    if (db_begin(db, errp) < 0 || !(st = stmt(db, SQL_PROBE, errp)))
+        goto out;
+    sqlite3_bind_int64(st, 1, now);
+    int step = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (step != SQLITE_DONE) {
+        *errp = dberr(db, "probe");
+        goto out;
+    }
+    rc = db_commit(db, errp);
+out:
+    if (rc < 0)
+        db_rollback(db);
+    sqlite3_busy_timeout(db->h, DB_BUSY_MS);
+    return rc;
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+    if (s)
+        sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+/* Steps a write statement to completion and resets it. -1 + *errp. */
+static int run(struct db *db, sqlite3_stmt *st, const char *what, char **errp)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    if (rc != SQLITE_DONE) {
+        *errp = dberr(db, what);
+        return -1;
+    }
+    return 0;
+}
+
+static const char SQL_JOB_STATE[] =
+    "INSERT INTO jobs (job, created_at, state_bin, last_at) VALUES (?1, ?2, ?3, ?4) "
+    "ON CONFLICT (job) DO UPDATE SET state_bin = excluded.state_bin, last_at = excluded.last_at";
+static const char SQL_JOB_CONFIG[] =
+    "INSERT INTO jobs (job, created_at, config_json) VALUES (?1, ?2, ?3) "
+    "ON CONFLICT (job) DO UPDATE SET config_json = excluded.config_json";
+static const char SQL_JOB_DELETE[] = "DELETE FROM jobs WHERE job = ?1";
+static const char SQL_CONFIG_CHANGE[] =
+    "INSERT INTO config_changes (job, at, config_json, after_decision) "
+    "VALUES (?1, ?2, ?3, (SELECT max(id) FROM decisions))";
+static const char SQL_DECISION[] =
+    "INSERT INTO decisions (job, at, action, reason, execute, message, input_json, config_json, "
+    "decision_json, policy_revision, config_hash, created_at) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
+static const char SQL_VERTEX[] =
+    "INSERT INTO vertex_decisions (decision_id, ord, vertex, current, raw_target, target, "
+    "reason, constraints, message, evaluated_json) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+static const char SQL_EVENT[] =
+    "INSERT INTO events (job, decision_id, at, type, reason, message, count, suppressed) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+
+static const char SQL_WINDOW_DROP[] = "DELETE FROM job_window WHERE job = ?1 AND seq < ?2";
+static const char SQL_WINDOW_ADD[] =
+    "INSERT OR REPLACE INTO job_window (job, seq, sample) VALUES (?1, ?2, ?3)";
+static const char SQL_WINDOW_FORGET[] = "DELETE FROM job_window WHERE job = ?1";
+static const char SQL_WINDOW_READ[] =
+    "SELECT seq, sample FROM job_window WHERE job = ?1 AND seq >= ?2 ORDER BY seq";
+
+/* The window rows of a decision: drop what left the window, add the new samples. */
+static int apply_window(struct db *db, struct db_write *w, char **errp)
+{
+    sqlite3_stmt *st = stmt(db, SQL_WINDOW_DROP, errp);
+    if (!st)
+        return -1;
+    bind_text(st, 1, w->job);
+    sqlite3_bind_int64(st, 2, w->window_seq0);
+    if (run(db, st, "drop window samples", errp) < 0)
+        return -1;
+    for (int i = 0; i < w->n_ws; i++) {
+        if (!(st = stmt(db, SQL_WINDOW_ADD, errp)))
+            return -1;
+        bind_text(st, 1, w->job);
+        sqlite3_bind_int64(st, 2, w->ws[i].seq);
+        sqlite3_bind_blob(st, 3, w->ws[i].blob, (int)w->ws[i].len, SQLITE_STATIC);
+        if (run(db, st, "add a window sample", errp) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int db_window_each(struct db *db, const char *job, int64_t from_seq,
+                   int (*fn)(void *ud, int64_t seq, const void *blob, size_t len), void *ud,
+                   char **errp)
+{
+    sqlite3_stmt *st = stmt(db, SQL_WINDOW_READ, errp);
+    int rc = 0, step;
+    if (!st)
+        return -1;
+    bind_text(st, 1, job);
+    sqlite3_bind_int64(st, 2, from_seq);
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        rc = fn(ud, sqlite3_column_int64(st, 0), sqlite3_column_blob(st, 1),
+                (size_t)sqlite3_column_bytes(st, 1));
+        if (rc)
+            break;
+    }
+    if (!rc && step != SQLITE_DONE) {
+        *errp = dberr(db, "read window samples");
+        rc = -1;
+    }
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return rc;
+}
+
+/* ------------------------------------------------------------ migration 008 -- */
+
+/*
+ * Migration 008's step: every job state still stored in an older form is rewritten in
+ * today's (the state without its window in jobs.state_bin, one job_window row per sample),
+ * before the migration's SQL drops jobs.state_json. The older forms are JSON in
+ * jobs.state_json (rows written before migration 002; statejson.h) and a whole-state blob in
+ * jobs.state_bin (written before migration 005), whose samples a decision would otherwise not
+ * store again, so that the second start after it lost the window. A JSON state that does not
+ * read is dropped with an error in the log and the job starts empty, as loading such a row
+ * always did; a blob that does not decode is left for the load to refuse, as before.
+ */
+static const char SQL_STATE_JOBS[] =
+    "SELECT job FROM jobs WHERE state_json IS NOT NULL OR state_bin IS NOT NULL";
+static const char SQL_STATE_ROW[] = "SELECT state_json, state_bin FROM jobs WHERE job = ?1";
+static const char SQL_STATE_SET[] =
+    "UPDATE jobs SET state_bin = ?2, state_json = NULL WHERE job = ?1";
+
+/* The state st of job, stored in today's form; st NULL stores none. */
+static int store_state(struct db *db, sqlite3_stmt *set, const char *job, struct core_state *st,
+                       char **errp)
+{
+    struct db_write w = {.job = (char *)job};
+    int rc = -1;
+    if (st) {
+        core_state_encode_meta(st, &w.state_bin, &w.state_bin_len);
+        w.window_seq0 = core_state_seq0(st);
+        w.n_ws = (int)(core_state_seq_end(st) - w.window_seq0);
+        w.ws = xcalloc((size_t)w.n_ws, sizeof *w.ws);
+        for (int i = 0; i < w.n_ws; i++) {
+            w.ws[i].seq = w.window_seq0 + i;
+            core_state_encode_sample(st, w.ws[i].seq, &w.ws[i].blob, &w.ws[i].len);
+        }
+    }
+    sqlite3_stmt *forget = stmt(db, SQL_WINDOW_FORGET, errp);
+    if (!forget)
+        goto out;
+    bind_text(forget, 1, job);
+    if (run(db, forget, "forget window samples", errp) < 0 || apply_window(db, &w, errp) < 0)
+        goto out;
+    bind_text(set, 1, job);
+    if (w.state_bin)
+        sqlite3_bind_blob(set, 2, w.state_bin, (int)w.state_bin_len, SQLITE_STATIC);
+    rc = run(db, set, "store a converted state", errp);
+out:
+    for (int i = 0; i < w.n_ws; i++)
+        free(w.ws[i].blob);
+    free(w.ws);
+    free(w.state_bin);
+    return rc;
+}
+
+/* Converts the state of one job if it is in an older form; *converted, *dropped count. */
+static int convert_state(struct db *db, sqlite3_stmt *row, sqlite3_stmt *set, const char *job,
+                         struct core_state *st, int *converted, int *dropped, char **errp)
+{
+    char msg[256], q1[160], q2[300];
+    bool meta = false;
+    int rc = 0;
+    bind_text(row, 1, job);
+    if (sqlite3_step(row) != SQLITE_ROW) {
+        *errp = dberr(db, "read a job's state");
+        rc = -1;
+        goto out;
+    }
+    const void *bin = sqlite3_column_blob(row, 1);
+    if (bin) {
+        if (core_state_decode(bin, (size_t)sqlite3_column_bytes(row, 1), st, &meta, msg,
+                              sizeof msg) < 0 ||
+            meta)
+            goto out; /* today's form, or one the load refuses as it always did */
+        rc = store_state(db, set, job, st, errp);
+        ++*converted;
+    } else if (statejson_read((const char *)sqlite3_column_text(row, 0), st, msg, sizeof msg) ==
+               0) {
+        rc = store_state(db, set, job, st, errp);
+        ++*converted;
+    } else {
+        log_msg(LOG_ERROR, "db", "stored state unreadable, starting empty", "job=%s error=%s",
+                log_quote(q1, sizeof q1, job), log_quote(q2, sizeof q2, msg));
+        rc = store_state(db, set, job, NULL, errp);
+        ++*dropped;
+    }
+out:
+    sqlite3_reset(row);
+    sqlite3_clear_bindings(row);
+    return rc;
+}
+
+static int convert_states(struct db *db, char **errp)
+{
+    sqlite3_stmt *jobs = NULL, *row = NULL, *set = NULL;
+    struct core_state *st = core_state_new();
+    char **names = NULL;
+    int n = 0, cap = 0, converted = 0, dropped = 0, rc = -1, step;
+    if (sqlite3_prepare_v2(db->h, SQL_STATE_JOBS, -1, &jobs, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db->h, SQL_STATE_ROW, -1, &row, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db->h, SQL_STATE_SET, -1, &set, NULL) != SQLITE_OK) {
+        *errp = dberr(db, "prepare");
+        goto out;
+    }
+    /* The names first: the rows are then rewritten outside this scan of the table. */
+    while ((step = sqlite3_step(jobs)) == SQLITE_ROW) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            names = xrealloc(names, (size_t)cap * sizeof *names);
+        }
+        names[n++] = xstrdup((const char *)sqlite3_column_text(jobs, 0));
+    }
+    if (step != SQLITE_DONE) {
+        *errp = dberr(db, "read jobs");
+        goto out;
+    }
+    for (int i = 0; i < n; i++)
+        if (convert_state(db, row, set, names[i], st, &converted, &dropped, errp) < 0)
+            goto out;
+    if (converted || dropped)
+        log_msg(LOG_INFO, "db", "job states in an older form converted", "converted=%d dropped=%d",
+                converted, dropped);
+    rc = 0;
+out:
+    for (int i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    core_state_free(st);
+    sqlite3_finalize(set);
+    sqlite3_finalize(row);
+    sqlite3_finalize(jobs);
+    return rc;
+}
+
+static const char SQL_PLUGIN_CALL[] =
+    "INSERT INTO plugin_calls (decision_id, plugin, hook, outcome, duration_us, error) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+static const char SQL_REVISION[] =
+    "INSERT OR IGNORE INTO policy_revisions (revision, loaded_at, files_json) VALUES (?1, ?2, ?3)";
+
+/* The events rows of w, for its decision (decision_id 0: none). */
+static int insert_events(struct db *db, struct db_write *w, int64_t decision_id, char **errp)
+{
+    for (int i = 0; i < w->n_e; i++) {
+        const struct db_erow *e = &w->e[i];
+        sqlite3_stmt *st = stmt(db, SQL_EVENT, errp);
+        if (!st)
+            return -1;
+        bind_text(st, 1, w->job);
+        if (decision_id)
+            sqlite3_bind_int64(st, 2, decision_id);
+        else
+            sqlite3_bind_null(st, 2);
+        sqlite3_bind_int64(st, 3, w->at);
+        bind_text(st, 4, e->type);
+        bind_text(st, 5, e->reason);
+        bind_text(st, 6, e->message);
+        sqlite3_bind_int(st, 7, e->count);
+        sqlite3_bind_int(st, 8, e->suppressed);
+        if (run(db, st, "insert event", errp) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int apply_policy(struct db *db, struct db_write *w, char **errp)
+{
+    if (w->revision) {
+        sqlite3_stmt *st = stmt(db, SQL_REVISION, errp);
+        if (!st)
+            return -1;
+        bind_text(st, 1, w->revision);
+        sqlite3_bind_int64(st, 2, w->loaded_at);
+        bind_text(st, 3, w->files_json ? w->files_json : "{}");
+        if (run(db, st, "insert policy revision", errp) < 0)
+            return -1;
+    }
+    return insert_events(db, w, 0, errp);
+}
+
+static int apply_decision(struct db *db, struct db_write *w, char **errp)
+{
+    sqlite3_stmt *st;
+    if (!(st = stmt(db, SQL_DECISION, errp)))
+        return -1;
+    bind_text(st, 1, w->job);
+    sqlite3_bind_int64(st, 2, w->at);
+    bind_text(st, 3, w->action);
+    bind_text(st, 4, w->reason);
+    sqlite3_bind_int(st, 5, w->execute);
+    bind_text(st, 6, w->message);
+    bind_text(st, 7, w->input_json);
+    bind_text(st, 8, w->config_json);
+    bind_text(st, 9, w->decision_json);
+    bind_text(st, 10, w->policy_revision);
+    bind_text(st, 11, w->config_hash);
+    sqlite3_bind_int64(st, 12, w->now);
+    if (run(db, st, "insert decision", errp) < 0)
+        return -1;
+    w->decision_id = sqlite3_last_insert_rowid(db->h);
+
+    if (!(st = stmt(db, SQL_VERTEX, errp)))
+        return -1;
+    for (int i = 0; i < w->n_v; i++) {
+        const struct db_vrow *v = &w->v[i];
+        sqlite3_bind_int64(st, 1, w->decision_id);
+        sqlite3_bind_int(st, 2, i);
+        bind_text(st, 3, v->vertex);
+        sqlite3_bind_int(st, 4, v->current);
+        sqlite3_bind_int(st, 5, v->raw_target);
+        sqlite3_bind_int(st, 6, v->target);
+        bind_text(st, 7, v->reason);
+        bind_text(st, 8, v->constraints);
+        bind_text(st, 9, v->message);
+        bind_text(st, 10, v->evaluated_json);
+        if (run(db, st, "insert vertex_decisions", errp) < 0)
+            return -1;
+    }
+    if (insert_events(db, w, w->decision_id, errp) < 0)
+        return -1;
+    for (int i = 0; i < w->n_p; i++) {
+        const struct db_prow *p = &w->p[i];
+        if (!(st = stmt(db, SQL_PLUGIN_CALL, errp)))
+            return -1;
+        sqlite3_bind_int64(st, 1, w->decision_id);
+        bind_text(st, 2, p->plugin);
+        bind_text(st, 3, p->hook);
+        bind_text(st, 4, p->outcome);
+        sqlite3_bind_int64(st, 5, p->duration_us);
+        bind_text(st, 6, p->error);
+        if (run(db, st, "insert plugin call", errp) < 0)
+            return -1;
+    }
+    if (apply_window(db, w, errp) < 0)
+        return -1;
+    if (!(st = stmt(db, SQL_JOB_STATE, errp)))
+        return -1;
+    bind_text(st, 1, w->job);
+    sqlite3_bind_int64(st, 2, w->now);
+    if (w->state_bin)
+        sqlite3_bind_blob(st, 3, w->state_bin, (int)w->state_bin_len, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 3);
+    if (w->last_at == INT64_MIN)
+        sqlite3_bind_null(st, 4);
+    else
+        sqlite3_bind_int64(st, 4, w->last_at);
+    return run(db, st, "update job state", errp);
+}
+
+static int apply_config(struct db *db, struct db_write *w, const char *layer, char **errp)
+{
+    sqlite3_stmt *st;
+    if (w->kind == DB_W_JOB_CONFIG) {
+        if (!(st = stmt(db, SQL_JOB_CONFIG, errp)))
+            return -1;
+        bind_text(st, 1, w->job);
+        sqlite3_bind_int64(st, 2, w->now);
+        bind_text(st, 3, layer);
+        if (run(db, st, "update job config", errp) < 0)
+            return -1;
+    } else {
+        if (!(st = stmt(db, SQL_JOB_DELETE, errp)))
+            return -1;
+        bind_text(st, 1, w->job);
+        if (run(db, st, "delete job", errp) < 0)
+            return -1;
+        if (!(st = stmt(db, SQL_WINDOW_FORGET, errp)))
+            return -1;
+        bind_text(st, 1, w->job);
+        if (run(db, st, "delete job window", errp) < 0)
+            return -1;
+    }
+    if (!(st = stmt(db, SQL_CONFIG_CHANGE, errp)))
+        return -1;
+    bind_text(st, 1, w->job);
+    sqlite3_bind_int64(st, 2, w->now);
+    bind_text(st, 3, layer);
+    return run(db, st, "insert config_changes", errp);
+}
+
+/*
+ * Retention: ids grow with commit order and created_at is the server clock at the request,
+ * so the old rows are a prefix of the table by id. A batch takes the first `batch` rows by
+ * id and deletes the leading run of those older than the cutoff: a few hundred index reads,
+ * never a scan of the table (a clock step back only delays a deletion).
+ */
+static const char SQL_RET_DECISIONS[] = "SELECT id, created_at FROM decisions ORDER BY id LIMIT ?1";
+static const char SQL_RET_VERTEX[] = "DELETE FROM vertex_decisions WHERE decision_id <= ?1";
+static const char SQL_RET_EVENTS[] = "DELETE FROM events WHERE decision_id <= ?1";
+static const char SQL_RET_EVENTS_LOOSE[] =
+    "DELETE FROM events WHERE decision_id IS NULL AND at < ?1";
+static const char SQL_RET_PLUGIN[] = "DELETE FROM plugin_calls WHERE decision_id <= ?1";
+static const char SQL_RET_DECISION[] = "DELETE FROM decisions WHERE id <= ?1";
+static const char SQL_RET_CHANGES[] = "SELECT id, at FROM config_changes ORDER BY id LIMIT ?1";
+static const char SQL_RET_CHANGE[] = "DELETE FROM config_changes WHERE id <= ?1";
+
+/* The last id of the leading run of rows (id, time) with time < cutoff; *n their count. */
+static int old_prefix(struct db *db, const char *sql, struct db_write *w, int64_t *last, int *n,
+                      char **errp)
+{
+    sqlite3_stmt *st = stmt(db, sql, errp);
+    int rc;
+    *last = INT64_MIN;
+    *n = 0;
+    if (!st)
+        return -1;
+    sqlite3_bind_int(st, 1, w->batch);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (sqlite3_column_int64(st, 1) >= w->cutoff)
+            break;
+        *last = sqlite3_column_int64(st, 0);
+        (*n)++;
+    }
+    int bad = rc != SQLITE_ROW && rc != SQLITE_DONE;
+    sqlite3_reset(st);
+    if (bad) {
+        *errp = dberr(db, "retention");
+        return -1;
+    }
+    return 0;
+}
+
+static int delete_upto(struct db *db, const char *sql, int64_t id, char **errp)
+{
+    sqlite3_stmt *st = stmt(db, sql, errp);
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, id);
+    return run(db, st, "retention delete", errp);
+}
+
+static int apply_retention(struct db *db, struct db_write *w, char **errp)
+{
+    int64_t last;
+    int n, m;
+    w->deleted = 0;
+    w->more = false;
+    if (w->batch <= 0)
+        w->batch = 500;
+    if (old_prefix(db, SQL_RET_DECISIONS, w, &last, &n, errp) < 0)
+        return -1;
+    if (n > 0) {
+        if (delete_upto(db, SQL_RET_VERTEX, last, errp) < 0 ||
+            delete_upto(db, SQL_RET_EVENTS, last, errp) < 0 ||
+            delete_upto(db, SQL_RET_PLUGIN, last, errp) < 0 ||
+            delete_upto(db, SQL_RET_DECISION, last, errp) < 0)
+            return -1;
+    }
+    if (delete_upto(db, SQL_RET_EVENTS_LOOSE, w->cutoff, errp) < 0)
+        return -1;
+    if (old_prefix(db, SQL_RET_CHANGES, w, &last, &m, errp) < 0)
+        return -1;
+    if (m > 0 && delete_upto(db, SQL_RET_CHANGE, last, errp) < 0)
+        return -1;
+    w->deleted = n + m;
+    w->more = n == w->batch || m == w->batch;
+    return 0;
+}
+
+int db_write_apply(struct db *db, struct db_write *w, char **errp)
+{
+    if (injected(db, errp))
+        return -1;
+    switch (w->kind) {
+    case DB_W_DECISION:
+        return apply_decision(db, w, errp);
+    case DB_W_JOB_CONFIG:
+        return apply_config(db, w, w->job_config_json ? w->job_config_json : "{}", errp);
+    case DB_W_JOB_DELETE:
+        return apply_config(db, w, NULL, errp);
+    case DB_W_POLICY:
+        return apply_policy(db, w, errp);
+    case DB_W_RETENTION:
+        return apply_retention(db, w, errp);
+    case DB_W_REPEAT:
+        return 0;
+    }
+    *errp = xasprintf("unknown write kind %d", (int)w->kind);
+    return -1;
+}
+
+/* ----------------------------------------------------------------- reads -- */
+
+static const char SQL_JOBS_ALL[] =
+    "SELECT job, created_at, config_json, last_at, state_bin FROM jobs ORDER BY job";
+static const char SQL_JOBS_ONE[] =
+    "SELECT job, created_at, config_json, last_at, state_bin FROM jobs WHERE job = ?1";
+
+int db_jobs_each(struct db *db, const char *job,
+                 int (*fn)(void *ud, const char *job, int64_t created_at, const char *config_json,
+                           const void *state_bin, size_t state_bin_len, int64_t last_at),
+                 void *ud, char **errp)
+{
+    sqlite3_stmt *st = stmt(db, job ? SQL_JOBS_ONE : SQL_JOBS_ALL, errp);
+    int n = 0, rc;
+    if (!st)
+        return -1;
+    if (job)
+        bind_text(st, 1, job);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t last =
+            sqlite3_column_type(st, 3) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(st, 3);
+        if (fn(ud, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1),
+               (const char *)sqlite3_column_text(st, 2), sqlite3_column_blob(st, 4),
+               (size_t)sqlite3_column_bytes(st, 4), last) != 0) {
+            *errp =
+                xasprintf("job \"%s\": bad stored row", (const char *)sqlite3_column_text(st, 0));
+            n = -1;
+            goto out;
+        }
+        n++;
+    }
+    if (rc != SQLITE_DONE) {
+        *errp = dberr(db, "read jobs");
+        n = -1;
+    }
+out:
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return n;
+}
+
+/* new: column i parsed as JSON, or null when it is NULL or does not parse. */
+static json_t *col_json(sqlite3_stmt *st, int i)
+{
+    const char *s = (const char *)sqlite3_column_text(st, i);
+    json_t *j = s ? json_loads(s, JSON_DECODE_ANY, NULL) : NULL;
+    return j ? j : json_null();
+}
+
+/* The end of a list read: resets st, and on success wraps arr as {key: arr} in *out (arr is
+ * stolen either way). -1 with *errp (new) when the step loop stopped on an error. */
+static int finish_list(struct db *db, sqlite3_stmt *st, int rc, json_t *arr, const char *key,
+                       json_t **out, char **errp)
+{
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    if (rc != SQLITE_DONE) {
+        *errp = xasprintf("read %s: %s", key, sqlite3_errmsg(db->h));
+        json_decref(arr);
+        return -1;
+    }
+    *out = json_pack("{s:o}", key, arr);
+    return 0;
+}
+
+static const char SQL_DECISIONS[] =
+    "SELECT id, decision_json FROM decisions WHERE job = ?1 AND at >= ?2 AND at <= ?3 "
+    "ORDER BY at DESC, id DESC LIMIT ?4";
+
+int db_decisions_list(struct db *db, const char *job, int64_t since, int64_t until, int limit,
+                      json_t **out, char **errp)
+{
+    sqlite3_stmt *st = stmt(db, SQL_DECISIONS, errp);
+    json_t *arr = json_array();
+    int rc;
+    *out = NULL;
+    if (!st) {
+        json_decref(arr);
+        return -1;
+    }
+    bind_text(st, 1, job);
+    sqlite3_bind_int64(st, 2, since);
+    sqlite3_bind_int64(st, 3, until);
+    sqlite3_bind_int(st, 4, limit);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        json_t *d = col_json(st, 1);
+        if (json_is_object(d)) {
+            /* decision_id first, as in the decide response */
+            json_t *o = json_pack("{s:I}", "decision_id", (json_int_t)sqlite3_column_int64(st, 0));
+            json_object_update(o, d);
+            json_decref(d);
+            d = o;
+        }
+        json_array_append_new(arr, d);
+    }
+    return finish_list(db, st, rc, arr, "decisions", out, errp);
+}
+
+static const char SQL_DECISION_ONE[] =
+    "SELECT id, job, at, input_json, config_json, decision_json, policy_revision, config_hash, "
+    "created_at FROM decisions WHERE id = ?1";
+static const char SQL_DECISION_VERTICES[] =
+    "SELECT vertex AS id, current, raw_target, target, reason, constraints, message, "
+    "evaluated_json "
+    "FROM vertex_decisions WHERE decision_id = ?1 ORDER BY ord";
+static const char SQL_DECISION_EVENTS[] =
+    "SELECT type, reason, message, count, suppressed FROM events WHERE decision_id = ?1 "
+    "ORDER BY id";
+static const char SQL_DECISION_PLUGINS[] =
+    "SELECT plugin, hook, outcome, duration_us, error FROM plugin_calls WHERE decision_id = ?1";
+
+static json_t *col_text(sqlite3_stmt *st, int i)
+{
+    const char *s = (const char *)sqlite3_column_text(st, i);
+    return s ? json_string(s) : json_null();
+}
+
+/* Appends to arr one object per row of the statement (bound, stepped, reset here). */
+static int rows(struct db *db, const char *sql, int64_t id, json_t *arr, char **errp)
+{
+    sqlite3_stmt *st = stmt(db, sql, errp);
+    int rc;
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, id);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        json_t *o = json_object();
+        for (int c = 0; c < sqlite3_column_count(st); c++) {
+            const char *name = sqlite3_column_name(st, c);
+            json_t *v;
+            if (strcmp(name, "evaluated_json") == 0) {
+                name = "evaluated";
+                v = col_json(st, c);
+            } else if (strcmp(name, "constraints") == 0) {
+                v = col_json(st, c);
+            } else if (strcmp(name, "suppressed") == 0) {
+                v = json_boolean(sqlite3_column_int(st, c));
+            } else if (sqlite3_column_type(st, c) == SQLITE_INTEGER) {
+                v = json_integer(sqlite3_column_int64(st, c));
+            } else {
+                v = col_text(st, c);
+            }
+            json_object_set_new(o, name, v);
+        }
+        json_array_append_new(arr, o);
+    }
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    if (rc != SQLITE_DONE) {
+        *errp = dberr(db, "read decision");
+        return -1;
+    }
+    return 0;
+}
+
+int db_decision_get(struct db *db, int64_t id, json_t **out, char **errp)
+{
+    sqlite3_stmt *st = stmt(db, SQL_DECISION_ONE, errp);
+    json_t *rec = NULL, *vs = NULL, *evs = NULL, *pcs = NULL;
+    int rc, ret = -1;
+    *out = NULL;
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, id);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE) {
+        ret = 0; /* not found */
+        goto out;
+    }
+    if (rc != SQLITE_ROW) {
+        *errp = dberr(db, "read decision");
+        goto out;
+    }
+    rec = col_json(st, 5);
+    if (!json_is_object(rec)) {
+        json_decref(rec);
+        rec = json_object();
+    }
+    json_object_set_new(rec, "decision_id", json_integer(sqlite3_column_int64(st, 0)));
+    json_object_set_new(rec, "job", col_text(st, 1));
+    json_object_set_new(rec, "at", json_integer(sqlite3_column_int64(st, 2)));
+    json_object_set_new(rec, "input", col_json(st, 3));
+    json_object_set_new(rec, "config", col_json(st, 4));
+    json_object_set_new(rec, "policy_revision", col_text(st, 6));
+    json_object_set_new(rec, "config_hash", col_text(st, 7));
+    json_object_set_new(rec, "created_at", json_integer(sqlite3_column_int64(st, 8)));
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    st = NULL;
+    vs = json_array();
+    evs = json_array();
+    pcs = json_array();
+    if (rows(db, SQL_DECISION_VERTICES, id, vs, errp) < 0 ||
+        rows(db, SQL_DECISION_EVENTS, id, evs, errp) < 0 ||
+        rows(db, SQL_DECISION_PLUGINS, id, pcs, errp) < 0)
+        goto out;
+    /* The stored rows are the full record: they carry raw targets the response lacks. */
+    json_object_set(rec, "vertices", vs);
+    json_object_set(rec, "events", evs);
+    json_object_set(rec, "plugin_calls", pcs);
+    *out = rec;
+    rec = NULL;
+    ret = 0;
+out:
+    if (st) {
+        sqlite3_reset(st);
+        sqlite3_clear_bindings(st);
+    }
+    json_decref(pcs);
+    json_decref(evs);
+    json_decref(vs);
+    json_decref(rec);
+    return ret;
+}
+
+static const char SQL_DECISION_AT[] =
+    "SELECT id, input_json, decision_json FROM decisions WHERE job = ?1 AND at = ?2 "
+    "ORDER BY id DESC LIMIT 1";
+
+int db_decision_find(struct db *db, const char *job, int64_t at, int64_t *id, char **input_json,
+                     char **decision_json, char **errp)
+{
+    sqlite3_stmt *st = stmt(db, SQL_DECISION_AT, errp);
+    int rc, found = 0;
+    *input_json = *decision_json = NULL;
+    if (!st)
+        return -1;
+    bind_text(st, 1, job);
+    sqlite3_bind_int64(st, 2, at);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        const char *in = (const char *)sqlite3_column_text(st, 1);
+        const char *dj = (const char *)sqlite3_column_text(st, 2);
+        *id = sqlite3_column_int64(st, 0);
+        *input_json = xstrdup(in ? in : "");
+        *decision_json = xstrdup(dj ? dj : "");
+        found = 1;
+    } else if (rc != SQLITE_DONE) {
+        *errp = dberr(db, "read decision");
+        found = -1;
+    }
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return found;
+}
+
+static const char SQL_EVENTS[] =
+    "SELECT id, decision_id, at, type, reason, message, count, suppressed FROM events "
+    "WHERE job = ?1 ORDER BY at DESC, id DESC LIMIT ?2";
+
+int db_events_list(struct db *db, const char *job, int limit, json_t **out, char **errp)
+{
+    sqlite3_stmt *st = stmt(db, SQL_EVENTS, errp);
+    json_t *arr = json_array();
+    int rc;
+    *out = NULL;
+    if (!st) {
+        json_decref(arr);
+        return -1;
+    }
+    bind_text(st, 1, job);
+    sqlite3_bind_int(st, 2, limit);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        json_t *o = json_pack("{s:I,s:I,s:I,s:o,s:o,s:o,s:i,s:b}", "id",
+                              (json_int_t)sqlite3_column_int64(st, 0), "decision_id",
+                              (json_int_t)sqlite3_column_int64(st, 1), "at",
+                              (json_int_t)sqlite3_column_int64(st, 2), "type", col_text(st, 3),
+                              "reason", col_text(st, 4), "message", col_text(st, 5), "count",
+                              sqlite3_column_int(st, 6), "suppressed", sqlite3_column_int(st, 7));
+        json_array_append_new(arr, o);
+    }
+    return finish_list(db, st, rc, arr, "events", out, errp);
+}

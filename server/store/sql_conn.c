@@ -1,0 +1,872 @@
+/*
+ * sql_conn.c - one locked-down read-only connection (see sql_conn.h): the authorizer, the
+ * one-statement / read-only / time checks, parameter binding, and the rendering of a
+ * result straight into JSON text under the value, row and body limits.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "store/sql_conn.h"
+#include "base/xmem.h"
+
+/* VM instructions between two looks at the clock: about a few microseconds of work. */
+#define PROGRESS_OPS 1000
+/* What follows the last row: `],"truncated":false}` and the newline. */
+#define TRAILER_BYTES 22
+
+struct sql_conn {
+    struct sql_conn_limits lim;
+    sqlite3 *db;
+    int64_t deadline_ns; /* monotonic; the progress handler stops the VM past it */
+    bool timed_out;      /* set by the progress handler when the deadline struck */
+    char denied[160];    /* the first authorizer refusal of the current query, or "" */
+};
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+char *sql_conn_error_text(const char *code, const char *field, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    json_t *err = json_object();
+    json_object_set_new(err, "code", json_string(code));
+    /* msg may hold bytes of the user's SQL cut at any point: json_string needs UTF-8. */
+    json_t *m = json_string(msg);
+    json_object_set_new(err, "message", m ? m : json_string("(message is not valid UTF-8)"));
+    if (field)
+        json_object_set_new(err, "field", json_string(field));
+    json_t *body = json_object();
+    json_object_set_new(body, "error", err);
+    char *s = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    if (!s)
+        xmem_oom(); /* jansson is out of memory */
+    size_t n = strlen(s);
+    char *out = xmalloc(n + 2);
+    memcpy(out, s, n);
+    memcpy(out + n, "\n", 2);
+    free(s);
+    return out;
+}
+
+/* ---- the authorizer ---------------------------------------------------------------- */
+
+/* ---- the authorizer ---------------------------------------------------------------- */
+
+/* PRAGMAs that only read, whatever their argument (which names a table or an index). */
+static const char *const pragma_any_arg[] = {
+    "table_info",  "table_xinfo",      "table_list",      "index_list",     "index_info",
+    "index_xinfo", "foreign_key_list", "database_list",   "collation_list", "function_list",
+    "module_list", "pragma_list",      "compile_options",
+};
+
+/* PRAGMAs that read when given no argument and would set something with one. */
+static const char *const pragma_no_arg[] = {
+    "user_version", "schema_version", "application_id", "data_version", "page_count",
+    "page_size",    "freelist_count", "encoding",       "journal_mode", "foreign_keys",
+};
+
+/*
+ * Functions refused even though SQLite provides them: load_extension loads code;
+ * fts3_tokenizer with two arguments installs a tokenizer from a raw pointer (this build
+ * has ENABLE_FTS3_TOKENIZER); readfile, writefile and edit touch files or run programs
+ * (the shell's, refused in case a future build registers them).
+ */
+static const char *const func_denied[] = {
+    "load_extension", "fts3_tokenizer", "readfile", "writefile", "edit",
+};
+
+static bool in_list(const char *name, const char *const *list, size_t n)
+{
+    if (!name)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (strcasecmp(name, list[i]) == 0)
+            return true;
+    return false;
+}
+
+#define IN_LIST(name, list) in_list((name), (list), sizeof(list) / sizeof((list)[0]))
+
+static const char *action_name(int code)
+{
+    switch (code) {
+    case SQLITE_CREATE_INDEX:
+        return "CREATE INDEX";
+    case SQLITE_CREATE_TABLE:
+        return "CREATE TABLE";
+    case SQLITE_CREATE_TEMP_INDEX:
+        return "CREATE TEMP INDEX";
+    case SQLITE_CREATE_TEMP_TABLE:
+        return "CREATE TEMP TABLE";
+    case SQLITE_CREATE_TEMP_TRIGGER:
+        return "CREATE TEMP TRIGGER";
+    case SQLITE_CREATE_TEMP_VIEW:
+        return "CREATE TEMP VIEW";
+    case SQLITE_CREATE_TRIGGER:
+        return "CREATE TRIGGER";
+    case SQLITE_CREATE_VIEW:
+        return "CREATE VIEW";
+    case SQLITE_DELETE:
+        return "DELETE";
+    case SQLITE_DROP_INDEX:
+        return "DROP INDEX";
+    case SQLITE_DROP_TABLE:
+        return "DROP TABLE";
+    case SQLITE_DROP_TEMP_INDEX:
+        return "DROP TEMP INDEX";
+    case SQLITE_DROP_TEMP_TABLE:
+        return "DROP TEMP TABLE";
+    case SQLITE_DROP_TEMP_TRIGGER:
+        return "DROP TEMP TRIGGER";
+    case SQLITE_DROP_TEMP_VIEW:
+        return "DROP TEMP VIEW";
+    case SQLITE_DROP_TRIGGER:
+        return "DROP TRIGGER";
+    case SQLITE_DROP_VIEW:
+        return "DROP VIEW";
+    case SQLITE_INSERT:
+        return "INSERT";
+    case SQLITE_PRAGMA:
+        return "PRAGMA";
+    case SQLITE_TRANSACTION:
+        return "TRANSACTION";
+    case SQLITE_UPDATE:
+        return "UPDATE";
+    case SQLITE_ATTACH:
+        return "ATTACH";
+    case SQLITE_DETACH:
+        return "DETACH";
+    case SQLITE_ALTER_TABLE:
+        return "ALTER TABLE";
+    case SQLITE_REINDEX:
+        return "REINDEX";
+    case SQLITE_ANALYZE:
+        return "ANALYZE";
+    case SQLITE_CREATE_VTABLE:
+        return "CREATE VIRTUAL TABLE";
+    case SQLITE_DROP_VTABLE:
+        return "DROP VIRTUAL TABLE";
+    case SQLITE_FUNCTION:
+        return "function";
+    case SQLITE_SAVEPOINT:
+        return "SAVEPOINT";
+    case SQLITE_COPY:
+        return "COPY";
+    default:
+        return "this operation";
+    }
+}
+
+/*
+ * Allows reads only. The first refusal is kept in c->denied so the error says what was
+ * refused (SQLite's own message is just "not authorized"). Invoked at prepare time, and at
+ * step time for the statement a pragma_*() table-valued function prepares internally.
+ */
+static int authorize_cb(void *ud, int action, const char *a1, const char *a2, const char *db,
+                        const char *trigger)
+{
+    struct sql_conn *c = ud;
+    (void)trigger;
+    switch (action) {
+    case SQLITE_READ:
+    case SQLITE_SELECT:
+    case SQLITE_RECURSIVE:
+        return SQLITE_OK;
+    case SQLITE_UPDATE:
+        /*
+         * SQLite 3.40 authorizes a phantom "UPDATE sqlite_master" (type, name, tbl_name,
+         * rootpage, sql) when a table-valued function (json_each, pragma_table_info) is first
+         * connected: sqlite3_declare_vtab parses a CREATE TABLE whose discarded code would
+         * record it. Nothing runs. A real UPDATE of the schema table cannot reach here: SQLite
+         * refuses it at prepare time ("may not be modified") unless writable_schema is on,
+         * which the PRAGMA rule and defensive mode forbid. Every other UPDATE is refused.
+         */
+        if (a1 && strcmp(a1, "sqlite_master") == 0 && db && strcmp(db, "main") == 0)
+            return SQLITE_OK;
+        goto deny;
+    case SQLITE_FUNCTION:
+        /* a1 is NULL, a2 the function's name */
+        if (!IN_LIST(a2, func_denied))
+            return SQLITE_OK;
+        if (!c->denied[0])
+            snprintf(c->denied, sizeof c->denied, "not authorized: function %s()", a2);
+        return SQLITE_DENY;
+    case SQLITE_PRAGMA:
+        /* a1 is the pragma's name, a2 its argument or NULL */
+        if (IN_LIST(a1, pragma_any_arg) || (!a2 && IN_LIST(a1, pragma_no_arg)))
+            return SQLITE_OK;
+        if (!c->denied[0]) {
+            if (a2)
+                snprintf(c->denied, sizeof c->denied, "not authorized: PRAGMA %.40s = %.40s",
+                         a1 ? a1 : "?", a2);
+            else
+                snprintf(c->denied, sizeof c->denied, "not authorized: PRAGMA %.40s",
+                         a1 ? a1 : "?");
+        }
+        return SQLITE_DENY;
+    default:
+    deny:
+        if (!c->denied[0] && (action == SQLITE_INSERT || action == SQLITE_DELETE) && a1 &&
+            (strcmp(a1, "sqlite_master") == 0 || strcmp(a1, "sqlite_temp_master") == 0)) {
+            /* CREATE and DROP ask for the INSERT into (DELETE from) the schema table first,
+             * and stop at its refusal */
+            snprintf(c->denied, sizeof c->denied, "not authorized: %s %sobject",
+                     action == SQLITE_INSERT ? "CREATE" : "DROP",
+                     strcmp(a1, "sqlite_temp_master") == 0 ? "TEMP " : "");
+        }
+        if (!c->denied[0]) {
+            /* a1 names the table, index, view, trigger or file for most actions */
+            if (a1 && action != SQLITE_TRANSACTION && action != SQLITE_SAVEPOINT)
+                snprintf(c->denied, sizeof c->denied, "not authorized: %s (%.64s)",
+                         action_name(action), a1);
+            else
+                snprintf(c->denied, sizeof c->denied, "not authorized: %s", action_name(action));
+        }
+        return SQLITE_DENY;
+    }
+}
+
+/* Stops the VM past the deadline (returns non-zero). */
+static int progress_cb(void *ud)
+{
+    struct sql_conn *c = ud;
+    if (now_ns() >= c->deadline_ns) {
+        c->timed_out = true;
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- the connection ------------------------------------------------------------------ */
+
+void sql_conn_close(struct sql_conn *c)
+{
+    if (!c)
+        return;
+    sqlite3_close_v2(c->db);
+    free(c);
+}
+
+struct sql_conn *sql_conn_open(const char *path, const struct sql_conn_limits *lim, char **errp)
+{
+    struct sql_conn *c = xcalloc(1, sizeof *c);
+    char *zerr = NULL;
+    c->lim = *lim;
+    int rc = sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        *errp = xasprintf("sql: cannot open %s: %s", path,
+                          c->db ? sqlite3_errmsg(c->db) : sqlite3_errstr(rc));
+        goto fail;
+    }
+    sqlite3_db_config(c->db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
+    sqlite3_db_config(c->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+    /* The schema stays trusted: it is governor's own (this engine cannot change it), and
+     * SQLite 3.40 would refuse json_extract() inside the audit views otherwise. */
+    sqlite3_db_config(c->db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
+
+    sqlite3_limit(c->db, SQLITE_LIMIT_ATTACHED, 0);
+    sqlite3_limit(c->db, SQLITE_LIMIT_SQL_LENGTH, lim->max_sql_len);
+    /* One string or blob (and one record of a sorter or a temporary table): what a value
+     * may be in the result. zeroblob(1e9), a huge printf width or a runaway replace() fail
+     * with "string or blob too big" instead of building it. */
+    sqlite3_limit(c->db, SQLITE_LIMIT_LENGTH,
+                  lim->max_value > INT32_MAX ? INT32_MAX : (int)lim->max_value);
+    sqlite3_limit(c->db, SQLITE_LIMIT_EXPR_DEPTH, 200);
+    sqlite3_limit(c->db, SQLITE_LIMIT_COMPOUND_SELECT, 100);
+    sqlite3_limit(c->db, SQLITE_LIMIT_VARIABLE_NUMBER, 1000);
+    sqlite3_limit(c->db, SQLITE_LIMIT_FUNCTION_ARG, 100);
+    sqlite3_limit(c->db, SQLITE_LIMIT_LIKE_PATTERN_LENGTH, 10000);
+    sqlite3_limit(c->db, SQLITE_LIMIT_WORKER_THREADS, 0);
+    sqlite3_limit(c->db, SQLITE_LIMIT_TRIGGER_DEPTH, 1);
+
+    /* Wait for a lock no longer than a query may run (readers rarely wait in WAL mode:
+     * only while the writer recovers or checkpoints with TRUNCATE). */
+    sqlite3_busy_timeout(c->db, (int)(lim->timeout_ms > 60000 ? 60000 : lim->timeout_ms));
+
+    rc = sqlite3_exec(c->db, "PRAGMA query_only=1", NULL, NULL, &zerr);
+    if (rc != SQLITE_OK) {
+        *errp = xasprintf("sql: %s: PRAGMA query_only: %s", path, zerr ? zerr : "?");
+        goto fail;
+    }
+    /* Reading the schema proves the file is a database (open_v2 does not look). */
+    rc = sqlite3_exec(c->db, "SELECT count(*) FROM sqlite_schema", NULL, NULL, &zerr);
+    if (rc != SQLITE_OK) {
+        *errp = xasprintf("sql: %s: %s", path, zerr ? zerr : sqlite3_errstr(rc));
+        goto fail;
+    }
+    sqlite3_set_authorizer(c->db, authorize_cb, c);
+    sqlite3_progress_handler(c->db, PROGRESS_OPS, progress_cb, c);
+    return c;
+fail:
+    sqlite3_free(zerr);
+    sql_conn_close(c);
+    return NULL;
+}
+
+/* ---- rendering ------------------------------------------------------------------------ */
+
+/* A growing text buffer. */
+struct out {
+    char *p;
+    size_t n, cap;
+};
+
+static void out_add(struct out *o, const void *s, size_t n)
+{
+    if (o->n + n + 1 > o->cap) {
+        size_t cap = o->cap ? o->cap : 4096;
+        while (cap < o->n + n + 1)
+            cap *= 2;
+        o->p = xrealloc(o->p, cap);
+        o->cap = cap;
+    }
+    memcpy(o->p + o->n, s, n);
+    o->n += n;
+    o->p[o->n] = '\0';
+}
+
+static void out_str(struct out *o, const char *s)
+{
+    out_add(o, s, strlen(s));
+}
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), or 0 (the same rules as
+ * jansson: no overlong forms, no surrogates, nothing above U+10FFFF). */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+    unsigned char b = s[0];
+    size_t len;
+    uint32_t cp;
+    if (b < 0x80)
+        return 1;
+    if (b < 0xC2)
+        return 0;
+    if (b < 0xE0) {
+        len = 2;
+        cp = b & 0x1F;
+    } else if (b < 0xF0) {
+        len = 3;
+        cp = b & 0x0F;
+    } else if (b < 0xF5) {
+        len = 4;
+        cp = b & 0x07;
+    } else {
+        return 0;
+    }
+    if (len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3F);
+    }
+    if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return len;
+}
+/* The bytes jansson writes for an ASCII byte b inside a string: itself, a two-character
+ * escape (\" \\ \b \f \n \r \t) or \u00XX. */
+static size_t ascii_json_len(unsigned char b)
+{
+    if (b == '"' || b == '\\' || b == '\b' || b == '\f' || b == '\n' || b == '\r' || b == '\t')
+        return 2;
+    return b < 0x20 ? 6 : 1;
+}
+
+/* Bytes of the JSON string (quotes included) of the n bytes at s, each invalid UTF-8 byte
+ * counted as the 3 bytes of U+FFFD. */
+static size_t text_size(const unsigned char *s, size_t n)
+{
+    size_t total = 2;
+    for (size_t i = 0; i < n;) {
+        if (s[i] < 0x80) {
+            total += ascii_json_len(s[i++]);
+            continue;
+        }
+        size_t k = utf8_seq(s + i, n - i);
+        total += k ? k : 3;
+        i += k ? k : 1;
+    }
+    return total;
+}
+
+/* Appends the JSON string of the n bytes at s: escapes as jansson writes them, each invalid
+ * UTF-8 byte replaced by U+FFFD. */
+static void text_put(struct out *o, const unsigned char *s, size_t n)
+{
+    size_t i = 0, start = 0;
+    out_add(o, "\"", 1);
+    while (i < n) {
+        unsigned char b = s[i];
+        if (b >= 0x20 && b < 0x80 && b != '"' && b != '\\') {
+            i++;
+            continue;
+        }
+        size_t k = b >= 0x80 ? utf8_seq(s + i, n - i) : 0;
+        if (k) {
+            i += k;
+            continue;
+        }
+        out_add(o, s + start, i - start);
+        char esc[8];
+        switch (b) {
+        case '"':
+            out_add(o, "\\\"", 2);
+            break;
+        case '\\':
+            out_add(o, "\\\\", 2);
+            break;
+        case '\b':
+            out_add(o, "\\b", 2);
+            break;
+        case '\f':
+            out_add(o, "\\f", 2);
+            break;
+        case '\n':
+            out_add(o, "\\n", 2);
+            break;
+        case '\r':
+            out_add(o, "\\r", 2);
+            break;
+        case '\t':
+            out_add(o, "\\t", 2);
+            break;
+        default:
+            if (b >= 0x80) {
+                out_add(o, "\xEF\xBF\xBD", 3);
+            } else {
+                snprintf(esc, sizeof esc, "\\u%04X", (unsigned)b);
+                out_add(o, esc, 6);
+            }
+        }
+        start = ++i;
+    }
+    out_add(o, s + start, i - start);
+    out_add(o, "\"", 1);
+}
+
+/* Appends standard base64 (RFC 4648, with padding) of n bytes, in quotes. */
+static void blob_put(struct out *o, const unsigned char *s, size_t n)
+{
+    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char chunk[4 * 256];
+    size_t c = 0, i = 0;
+    out_add(o, "\"", 1);
+    for (; i + 2 < n; i += 3) {
+        uint32_t v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8 | s[i + 2];
+        chunk[c++] = tab[v >> 18];
+        chunk[c++] = tab[(v >> 12) & 63];
+        chunk[c++] = tab[(v >> 6) & 63];
+        chunk[c++] = tab[v & 63];
+        if (c == sizeof chunk) {
+            out_add(o, chunk, c);
+            c = 0;
+        }
+    }
+    if (i < n) {
+        uint32_t v = (uint32_t)s[i] << 16 | (i + 1 < n ? (uint32_t)s[i + 1] << 8 : 0);
+        chunk[c++] = tab[v >> 18];
+        chunk[c++] = tab[(v >> 12) & 63];
+        chunk[c++] = i + 1 < n ? tab[(v >> 6) & 63] : '=';
+        chunk[c++] = '=';
+    }
+    out_add(o, chunk, c);
+    out_add(o, "\"", 1);
+}
+
+/* A real as jansson writes it with JSON_REAL_PRECISION(15) (its jsonp_dtostr): "%.15g",
+ * ".0" added when it would read back as an integer, no '+' or leading zeros in the
+ * exponent; "null" when not finite (JSON has no infinity). Returns the length. */
+static size_t real_text(char *buf, size_t size, double d)
+{
+    if (!isfinite(d))
+        return (size_t)snprintf(buf, size, "null");
+    size_t len = (size_t)snprintf(buf, size, "%.15g", d);
+    if (!strchr(buf, '.') && !strchr(buf, 'e') && len + 3 <= size) {
+        memcpy(buf + len, ".0", 3);
+        len += 2;
+    }
+    char *start = strchr(buf, 'e');
+    if (start) {
+        start++;
+        char *end = start + 1;
+        if (*start == '-')
+            start++;
+        while (*end == '0')
+            end++;
+        if (end != start) {
+            memmove(start, end, len - (size_t)(end - buf) + 1);
+            len -= (size_t)(end - start);
+        }
+    }
+    return len;
+}
+
+/* Bytes of the JSON text of column i of the current row; a number's text goes to num. */
+static size_t cell_size(sqlite3_stmt *st, int i, char *num, size_t numsz)
+{
+    switch (sqlite3_column_type(st, i)) {
+    case SQLITE_INTEGER:
+        return (size_t)snprintf(num, numsz, "%" PRId64, (int64_t)sqlite3_column_int64(st, i));
+    case SQLITE_FLOAT:
+        return real_text(num, numsz, sqlite3_column_double(st, i));
+    case SQLITE_TEXT: {
+        const unsigned char *s = sqlite3_column_text(st, i);
+        return s ? text_size(s, (size_t)sqlite3_column_bytes(st, i)) : 4;
+    }
+    case SQLITE_BLOB: {
+        size_t n = (size_t)sqlite3_column_bytes(st, i);
+        return 2 + (n + 2) / 3 * 4;
+    }
+    default:
+        return 4; /* null */
+    }
+}
+
+/* Appends column i of the current row, whose size cell_size gave (num: its number text). */
+static void cell_put(struct out *o, sqlite3_stmt *st, int i, const char *num, size_t numlen)
+{
+    switch (sqlite3_column_type(st, i)) {
+    case SQLITE_INTEGER:
+    case SQLITE_FLOAT:
+        out_add(o, num, numlen);
+        break;
+    case SQLITE_TEXT: {
+        const unsigned char *s = sqlite3_column_text(st, i);
+        if (s)
+            text_put(o, s, (size_t)sqlite3_column_bytes(st, i));
+        else
+            out_add(o, "null", 4);
+        break;
+    }
+    case SQLITE_BLOB: {
+        const unsigned char *s = sqlite3_column_blob(st, i);
+        blob_put(o, s ? s : (const unsigned char *)"", (size_t)sqlite3_column_bytes(st, i));
+        break;
+    }
+    default:
+        out_add(o, "null", 4);
+    }
+}
+
+/* ---- one query ------------------------------------------------------------------------ */
+
+/* The text after a statement holds nothing but whitespace, comments and semicolons. */
+static bool only_trivia(const char *p)
+{
+    for (;;) {
+        if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' || *p == '\v' ||
+            *p == ';') {
+            p++;
+        } else if (p[0] == '-' && p[1] == '-') {
+            while (*p && *p != '\n')
+                p++;
+        } else if (p[0] == '/' && p[1] == '*') {
+            p += 2;
+            while (*p && !(p[0] == '*' && p[1] == '/'))
+                p++;
+            if (*p)
+                p += 2; /* an unterminated comment runs to the end, as SQLite reads it */
+        } else {
+            return *p == '\0';
+        }
+    }
+}
+
+/* Binds params to st. 0, or -1 with *err (new) the error body. */
+static int bind_params(sqlite3_stmt *st, json_t *params, char **err)
+{
+    int want = sqlite3_bind_parameter_count(st);
+    size_t have = 0;
+    if (params && !json_is_null(params)) {
+        if (!json_is_array(params)) {
+            *err = sql_conn_error_text("INVALID_ARGUMENT", "params", "params must be an array");
+            return -1;
+        }
+        have = json_array_size(params);
+    }
+    if (have != (size_t)want) {
+        *err = sql_conn_error_text("INVALID_ARGUMENT", "params",
+                                   "the statement has %d parameter%s but %zu value%s given", want,
+                                   want == 1 ? "" : "s", have, have == 1 ? " was" : "s were");
+        return -1;
+    }
+    for (size_t i = 0; i < have; i++) {
+        json_t *v = json_array_get(params, i);
+        int idx = (int)i + 1, rc;
+        switch (json_typeof(v)) {
+        case JSON_INTEGER:
+            rc = sqlite3_bind_int64(st, idx, (sqlite3_int64)json_integer_value(v));
+            break;
+        case JSON_REAL:
+            rc = sqlite3_bind_double(st, idx, json_real_value(v));
+            break;
+        case JSON_STRING:
+            rc = sqlite3_bind_text64(st, idx, json_string_value(v), json_string_length(v),
+                                     SQLITE_TRANSIENT, SQLITE_UTF8);
+            break;
+        case JSON_TRUE:
+            rc = sqlite3_bind_int(st, idx, 1);
+            break;
+        case JSON_FALSE:
+            rc = sqlite3_bind_int(st, idx, 0);
+            break;
+        case JSON_NULL:
+            rc = sqlite3_bind_null(st, idx);
+            break;
+        default: {
+            char field[32];
+            snprintf(field, sizeof field, "params[%zu]", i);
+            *err = sql_conn_error_text("INVALID_ARGUMENT", field,
+                                       "a parameter must be a number, a string, a boolean or null, "
+                                       "not an %s",
+                                       json_is_object(v) ? "object" : "array");
+            return -1;
+        }
+        }
+        if (rc != SQLITE_OK) {
+            char field[32];
+            snprintf(field, sizeof field, "params[%zu]", i);
+            *err = sql_conn_error_text("INVALID_ARGUMENT", field, "cannot bind: %s",
+                                       sqlite3_errstr(rc));
+            return -1;
+        }
+    }
+    return 0;
+}
+/* The error text and status of a failed prepare or step (rc is the primary code). */
+static char *sqlite_error(struct sql_conn *c, int rc, int *status)
+{
+    if (c->denied[0]) {
+        *status = 400;
+        return sql_conn_error_text("INVALID_ARGUMENT", "sql", "%s", c->denied);
+    }
+    switch (rc) {
+    case SQLITE_INTERRUPT:
+        *status = 400;
+        return sql_conn_error_text("DEADLINE_EXCEEDED", "sql",
+                                   "query exceeded the %lld ms time limit",
+                                   (long long)c->lim.timeout_ms);
+    case SQLITE_TOOBIG:
+        *status = 400;
+        return sql_conn_error_text("RESOURCE_EXHAUSTED", "sql",
+                                   "a string or blob would exceed %lld bytes, the limit of one "
+                                   "value (sql-max-value)",
+                                   (long long)c->lim.max_value);
+    case SQLITE_NOMEM:
+        *status = 400;
+        return sql_conn_error_text("RESOURCE_EXHAUSTED", "sql",
+                                   "the query needs more than the %lld MiB of memory a query may "
+                                   "use",
+                                   (long long)(c->lim.max_memory >> 20));
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        *status = 503;
+        return sql_conn_error_text("UNAVAILABLE", NULL, "the database is busy: %s",
+                                   sqlite3_errmsg(c->db));
+    case SQLITE_IOERR:
+    case SQLITE_CORRUPT:
+    case SQLITE_CANTOPEN:
+    case SQLITE_NOTADB:
+    case SQLITE_FULL:
+    case SQLITE_PROTOCOL:
+    case SQLITE_INTERNAL:
+        *status = 500;
+        return sql_conn_error_text("INTERNAL", NULL, "database error: %s", sqlite3_errmsg(c->db));
+    case SQLITE_READONLY:
+        *status = 400;
+        return sql_conn_error_text("INVALID_ARGUMENT", "sql", "statement is not read-only: %s",
+                                   sqlite3_errmsg(c->db));
+    default:
+        /* syntax errors, no such table, function errors: SQLite says why */
+        *status = 400;
+        return sql_conn_error_text("INVALID_ARGUMENT", "sql", "%s", sqlite3_errmsg(c->db));
+    }
+}
+
+/* The name of column i for a message (at most 40 bytes of it). */
+static const char *col_name(sqlite3_stmt *st, int i)
+{
+    const char *n = sqlite3_column_name(st, i);
+    return n ? n : "?";
+}
+
+/*
+ * Renders the current row after the rows already in o, or refuses it. Returns 0 when it
+ * was added, 1 when it does not fit in the body (o unchanged: the result ends there), or
+ * -1 with *err (new) when a value is above its limit, or the first row above the body's.
+ * Nothing larger than one value's limit is built: a value's size is known before it is
+ * rendered.
+ */
+static int row_put(struct sql_conn *c, sqlite3_stmt *st, int ncol, int nrows, struct out *o,
+                   char **err)
+{
+    size_t mark = o->n, limit = (size_t)c->lim.max_bytes;
+    char num[64];
+    out_add(o, nrows ? ",[" : "[", nrows ? 2 : 1);
+    for (int i = 0; i < ncol; i++) {
+        size_t sz = cell_size(st, i, num, sizeof num);
+        if (sz > (size_t)c->lim.max_value) {
+            o->n = mark;
+            *err = sql_conn_error_text(
+                "RESOURCE_EXHAUSTED", "sql",
+                "row %d, column %d (%.40s): the value is %zu bytes as JSON, above the limit of "
+                "one value of %lld bytes (sql-max-value)",
+                nrows + 1, i + 1, col_name(st, i), sz, (long long)c->lim.max_value);
+            return -1;
+        }
+        /* this cell with its comma, then a comma per cell left and the ']' */
+        if (o->n + (i > 0) + sz + (size_t)(ncol - i) + TRAILER_BYTES > limit) {
+            if (nrows > 0) {
+                o->n = mark;
+                return 1;
+            }
+            /* the first row alone is too large: say how large, without building it */
+            size_t total = o->n - mark + (i > 0) + sz + 1;
+            for (int k = i + 1; k < ncol; k++)
+                total += 1 + cell_size(st, k, num, sizeof num);
+            o->n = mark;
+            *err = sql_conn_error_text("RESOURCE_EXHAUSTED", "sql",
+                                       "row 1 is %zu bytes as JSON, above the result limit of "
+                                       "%lld bytes (sql-max-bytes)",
+                                       total, (long long)c->lim.max_bytes);
+            return -1;
+        }
+        if (i > 0)
+            out_add(o, ",", 1);
+        cell_put(o, st, i, num, sz);
+    }
+    out_add(o, "]", 1);
+    return 0;
+}
+
+int sql_conn_run(struct sql_conn *c, const char *sql, json_t *params, char **body, size_t *len)
+{
+    sqlite3_stmt *st = NULL;
+    struct out o = {0};
+    char *err = NULL;
+    const char *tail = NULL;
+    int status = 500, rc;
+
+    c->denied[0] = '\0';
+    c->timed_out = false;
+    c->deadline_ns = now_ns() + c->lim.timeout_ms * 1000000;
+
+    if (!sql) {
+        status = 400;
+        err = sql_conn_error_text("INVALID_ARGUMENT", "sql", "sql must be a string");
+        goto out;
+    }
+    size_t sql_len = strlen(sql);
+    if (sql_len > (size_t)c->lim.max_sql_len) {
+        status = 400;
+        err = sql_conn_error_text("INVALID_ARGUMENT", "sql",
+                                  "sql is %zu bytes, longer than the %d allowed", sql_len,
+                                  c->lim.max_sql_len);
+        goto out;
+    }
+    rc = sqlite3_prepare_v2(c->db, sql, (int)sql_len, &st, &tail);
+    if (rc != SQLITE_OK) {
+        err = sqlite_error(c, rc & 0xFF, &status);
+        goto out;
+    }
+    if (!st) {
+        status = 400;
+        err = sql_conn_error_text("INVALID_ARGUMENT", "sql", "sql holds no statement");
+        goto out;
+    }
+    if (tail && !only_trivia(tail)) {
+        status = 400;
+        err = sql_conn_error_text("INVALID_ARGUMENT", "sql", "only one statement is allowed");
+        goto out;
+    }
+    if (!sqlite3_stmt_readonly(st)) {
+        status = 400;
+        err = sql_conn_error_text("INVALID_ARGUMENT", "sql", "statement is not read-only");
+        goto out;
+    }
+    if (bind_params(st, params, &err) != 0) {
+        status = 400;
+        goto out;
+    }
+
+    int ncol = sqlite3_column_count(st);
+    out_str(&o, "{\"columns\":[");
+    for (int i = 0; i < ncol; i++) {
+        const char *name = sqlite3_column_name(st, i);
+        if (i > 0)
+            out_add(&o, ",", 1);
+        if (name)
+            text_put(&o, (const unsigned char *)name, strlen(name));
+        else
+            out_add(&o, "null", 4);
+    }
+    out_str(&o, "],\"rows\":[");
+    if (o.n + TRAILER_BYTES > (size_t)c->lim.max_bytes) {
+        status = 400;
+        err = sql_conn_error_text("RESOURCE_EXHAUSTED", "sql",
+                                  "the %d column names alone are above the result limit of %lld "
+                                  "bytes (sql-max-bytes)",
+                                  ncol, (long long)c->lim.max_bytes);
+        goto out;
+    }
+    bool truncated = false;
+    int nrows = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (nrows >= c->lim.max_rows) {
+            truncated = true;
+            break;
+        }
+        int k = row_put(c, st, ncol, nrows, &o, &err);
+        if (k < 0) {
+            status = 400;
+            goto out;
+        }
+        if (k > 0) {
+            truncated = true;
+            break;
+        }
+        nrows++;
+        /* rendering takes time too: a result of many large rows stops at the deadline */
+        if (now_ns() >= c->deadline_ns) {
+            c->timed_out = true;
+            rc = SQLITE_INTERRUPT;
+            break;
+        }
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        err = sqlite_error(c, rc & 0xFF, &status);
+        goto out;
+    }
+    out_str(&o, truncated ? "],\"truncated\":true}\n" : "],\"truncated\":false}\n");
+    status = 200;
+out:
+    sqlite3_finalize(st);
+    if (err) {
+        free(o.p);
+        *body = err;
+        *len = strlen(err);
+    } else {
+        *body = o.p;
+        *len = o.n;
+    }
+    return status;
+}
