@@ -18,8 +18,9 @@
  * api_sql.c (POST /v1/sql), api_replay.c (POST /v1/replay), api_dashboard.c (GET /, the
  * page embedded from server/http/dashboard/index.html).
  *
- * May call: core, options, json, jobs, db (reads on the loop's connection), timeutil, jansson,
- * log.
+ * May call: the layers below (decision, store: reads on the loop's connection, plugin,
+ * options, time, base, core), jansson. api.h itself includes only what struct api holds by
+ * value (the decide scratch); each handler includes the headers of what it uses.
  */
 #ifndef GOVERNOR_API_H
 #define GOVERNOR_API_H
@@ -29,17 +30,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/core.h"
-#include "store/db.h"
-#include "decision/decision.h"
-#include "decision/jobs.h"
 #include "base/jarena.h"
-#include "decision/json.h"
-#include "options/options.h"
-#include "http/metrics.h"
-#include "plugin/policies.h"
+#include "decision/decision.h"
 
+/* What struct api points to: each handler includes the headers of what it uses. */
+struct db;
+struct db_write;
+struct jobs;
+struct metrics;
+struct opt_job;
+struct opt_server;
+struct pol;
 struct sql_engine;
+struct writer;
 
 /* What every handler may use; owned by main (serve), borrowed by handlers. */
 struct api {

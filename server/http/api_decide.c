@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "decision/jobs.h"
+#include "plugin/policies.h"
 #include "http/api.h"
 #include "decision/decision.h"
 #include "base/jarena.h"

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "decision/jobs.h"
 #include "http/api.h"
 #include "base/xmem.h"
 
