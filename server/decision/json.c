@@ -1,5 +1,5 @@
 /*
- * json.c - jansson in and out of the core: the decide request (DESIGN 3.1) into a
+ * json.c - jansson in and out of the core: the decide request into a
  * struct core_sample, and a struct core_decision into the response object.
  *
  * The request parser is on the path of every request, so it allocates nothing per field:
@@ -484,7 +484,7 @@ static int apply_config(json_t *cfg, struct opt_job *opts, struct json_err *e, c
 }
 
 /*
- * Parses a decide request. Fields, defaults and limits (DESIGN 3.1):
+ * Parses a decide request. Fields, defaults and limits:
  *  - at: epoch ms or RFC 3339, absent -> now_ms; running_since: same forms, absent -> 0
  *    (running since the epoch: the stabilization period is long over; `at` if earlier);
  *  - running_since later than at is refused;

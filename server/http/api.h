@@ -6,7 +6,7 @@
  * resp->write, and the reply is sent once the writer has committed that unit
  * (api_committed then completes resp: the decision id, or a 503 or 500).
  *
- * Every handler returns 0; errors are replies (the DESIGN 3 envelope, api_error). A bad
+ * Every handler returns 0; errors are replies (the error envelope, api_error). A bad
  * request changes no state and stores nothing.
  *
  * A handler whose work must not run on the loop (POST /v1/sql, POST /v1/replay) fills
@@ -115,7 +115,7 @@ struct resp {
 void resp_deinit(struct resp *r);
 
 /*
- * Fills r with the DESIGN 3 error envelope {"error": {"code", "message", "field"}} and
+ * Fills r with the error envelope {"error": {"code", "message", "field"}} and
  * status; field may be NULL or "". Returns 0 so a handler can `return api_error(...)`.
  */
 int api_error(struct resp *r, int status, const char *code, const char *field, const char *fmt, ...)
@@ -130,7 +130,7 @@ json_t *api_json_body(const struct req *q, struct resp *r, const char *what_obje
 /* The envelope's code for a status ("INVALID_ARGUMENT" for 400, ...). */
 const char *api_code(int status);
 
-/* The job name grammar (DESIGN 3.1), the one definition: letters, digits, '.', '_', ':'
+/* The job name grammar, the one definition: letters, digits, '.', '_', ':'
  * and '-', 1 to 128 of them. */
 #define API_JOB_GRAMMAR "[A-Za-z0-9._:-]{1,128}"
 #define API_JOB_MAX     128

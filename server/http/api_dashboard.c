@@ -1,5 +1,5 @@
 /*
- * api_dashboard.c - GET / (DESIGN 3.3): the dashboard page, server/http/dashboard/index.html,
+ * api_dashboard.c - GET /: the dashboard page, server/http/dashboard/index.html,
  * embedded into the binary at build time (server/http/dashboard/dashboard.cmake generates
  * dashboard_html.c). The page is open without a token: it holds no data; it reads the JSON API
  * with fetch, sending the bearer token the user typed into it.

@@ -1,4 +1,4 @@
-"""GET / (DESIGN 3.3): the dashboard page is served by the binary itself, open without a token,
+"""GET /: the dashboard page is served by the binary itself, open without a token,
 as text/html; it references no external host (no internet needed); and every JSON API URL the
 page fetches answers 200 with the fields the page draws from, on a server holding a trace that
 scales (tests/cases/backlog: six COLLECTING_METRICS, then a SCALE_UP for HIGH_BACKLOG)."""

@@ -1,7 +1,7 @@
 /*
  * Unit tests for server/options/options.c: the value parsers, the table's defaults (the only ones:
  * every field of struct core_config is landed by a row), aliases and the kubernetes.operator.
- * fallback, layering, spec 6.4
+ * fallback, layering, validation (core/README.md, Options)
  * validation, plugin parameters, ignored keys, the hash, server options and the config
  * file, and the README's generated options block.
  */
@@ -560,7 +560,7 @@ static void feature_gated_ranges(void)
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         struct opt_job *j = opt_job_new();
         struct core_config c;
-        /* feature off: the value is accepted and not checked (spec 6.4) */
+        /* feature off: the value is accepted and not checked */
         ASSERT(set_ok(j, OPT_JOB, t[i].key, t[i].bad));
         ASSERT(resolve_err(j, &c) == NULL);
         /* feature on: out of range */
@@ -600,7 +600,8 @@ static void first_error_wins_in_spec_order(void)
 {
     struct opt_job *j = opt_job_new();
     struct core_config c;
-    /* spec 6.4 order: utilization.max, utilization.min, then the feature-gated ranges */
+    /* the validation order (core/README.md, Options): utilization.max, utilization.min, then the
+     * feature-gated ranges */
     ASSERT(set_ok(j, OPT_JOB, KEY("memory.tuning.enabled"), "true"));
     ASSERT(set_ok(j, OPT_JOB, KEY("memory.tuning.overhead"), "5"));
     ASSERT(set_ok(j, OPT_JOB, KEY("utilization.min"), "0.9"));
@@ -1103,7 +1104,7 @@ static void lists_split_on_semicolons(void)
     ASSERT_EQ(c.n_evaluators, 2);
     ASSERT_STR(c.evaluators[0], "lag");
     ASSERT_STR(c.evaluators[1], "burst");
-    /* spec 6.2: duplicate executor names are ignored */
+    /* duplicate executor names are ignored */
     ASSERT_EQ(c.n_executors, 2);
     ASSERT_STR(c.executors[0], "freeze");
     ASSERT_STR(c.executors[1], "cap");
@@ -1114,7 +1115,7 @@ static void lists_split_on_semicolons(void)
     opt_job_free(j);
 }
 
-/* Spec 3.2 mode resolution. */
+/* The alignment mode's resolution (core/README.md, Alignment). */
 static void alignment_mode_resolution(void)
 {
     struct opt_job *j = opt_job_new();

@@ -1,4 +1,4 @@
-# dashboard.cmake - embeds server/http/dashboard/index.html (the page of GET /, DESIGN 3.3) into the
+# dashboard.cmake - embeds server/http/dashboard/index.html (the page of GET /) into the
 # binary, so that `governor serve` serves it from any working directory with no file beside it.
 # Generates ${CMAKE_BINARY_DIR}/dashboard_html.c (const unsigned char dashboard_html[], the page
 # as NUL-terminated bytes; const unsigned long dashboard_html_len, its length without the NUL),
