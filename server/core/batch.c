@@ -7,8 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/core.h"
-#include "core/batch.h"
+#include "core/core_int.h"
 
 const char *core_batch_constraint_name(int bit)
 {
@@ -379,4 +378,25 @@ void core_rebalance(const struct core_rebalance_in *in, struct core_rebalance_ou
         }
     }
     out->makespan_after_s = after;
+    out->reason = out->n_splits   ? CORE_R_STRAGGLERS
+                  : out->n_blocks ? CORE_R_UNSPLITTABLE_WORK
+                                  : CORE_R_BALANCED;
+    if (out->n_splits)
+        snprintf(out->message, sizeof out->message,
+                 "split %d straggler%s onto %d idle slot%s: the stage finishes at %.1f s instead "
+                 "of %.1f s",
+                 out->n_splits, out->n_splits == 1 ? "" : "s", out->slots_used,
+                 out->slots_used == 1 ? "" : "s", after, before);
+    else
+        snprintf(out->message, sizeof out->message, "no split brings the finish (%.1f s) forward%s",
+                 before, out->n_blocks ? ": an item that cannot be split holds the stage" : "");
+}
+
+void core_decide_batch(struct core_state *st, const struct core_sample *sm,
+                       const struct core_config *cfg, struct core_batch_decision *d)
+{
+    core_batch_decide(&st->batch, &sm->batch, sm->at, sm->running_since, sm->running, &cfg->batch,
+                      d);
+    if (sm->at > st->last_at)
+        st->last_at = sm->at;
 }

@@ -176,6 +176,8 @@ struct core_rebalance_block {
 };
 
 struct core_rebalance_out {
+    int reason; /* enum core_reason: STRAGGLERS, UNSPLITTABLE_WORK or BALANCED */
+    char message[256];
     double makespan_before_s, makespan_after_s, target_finish_s;
     double free_finish_s; /* what the splittable items alone could reach */
     int slots_used;

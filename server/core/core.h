@@ -496,4 +496,10 @@ int64_t core_state_seq_end(const struct core_state *st);
 int core_decide(struct core_state *st, const struct core_sample *sm, const struct core_config *cfg,
                 const struct core_hooks *hooks, struct core_decision *d, char *err, size_t err_len);
 
+/* A batch sample (sm->batch_mode; core/README.md, Batch): the pool's size into d, the job
+ * state's batch part and last sample time updated. The sample must be valid (the parser's
+ * checks); no hooks are called. */
+void core_decide_batch(struct core_state *st, const struct core_sample *sm,
+                       const struct core_config *cfg, struct core_batch_decision *d);
+
 #endif
