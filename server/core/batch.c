@@ -199,13 +199,15 @@ void core_batch_decide(struct core_batch_state *st, const struct core_batch_in *
         hold(d, CORE_BC_WITHIN_DEAD_BAND);
         d->reason = CORE_R_WITHIN_TARGET;
     }
-    if (!isnan(in->cpu) && in->cpu < cfg->idle_cpu && d->target != d->current)
+    if (!isnan(in->cpu) && in->cpu < cfg->idle_cpu && d->target > d->current)
         hold(d, CORE_BC_HELD_IDLE_CPU);
     if (d->target < d->current) {
         if (in->shuffle_on_workers) {
             hold(d, CORE_BC_HELD_SHUFFLE_ON_WORKERS);
             st->down_count = 0;
-        } else if (k.finishing) {
+        } else if (k.finishing && !(d->constraints & (CORE_BC_CAPPED_AT_SPLITTABLE_PARTS |
+                                                      CORE_BC_CAPPED_AT_FIXED_SHARDS))) {
+            /* (workers beyond the parts that remain are idle for sure: those may go) */
             hold(d, CORE_BC_HELD_LAST_STAGE);
             st->down_count = 0;
         } else {

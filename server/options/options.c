@@ -574,7 +574,7 @@ static const struct opt_row opt_rows[] = {
     {GOV("batch.idle-cpu"), .type = T_DOUBLE, .def = "0.05", MIN(0), MAX(1), .land = L_DOUBLE,
      CF(batch.idle_cpu),
      .help = "Under this mean CPU utilization the workers wait on something else: the pool "
-             "is held."},
+             "is not grown."},
     {GOV("batch.finishing"), .type = T_DOUBLE, .def = "0.1", MIN(0), MAX(1), .land = L_DOUBLE,
      CF(batch.finishing),
      .help = "The last stage is finishing when no stage is pending and each running one has "

@@ -269,6 +269,16 @@ static void later_decisions(void)
         ASSERT_EQ(d.target, 100);
         ASSERT(d.constraints & CORE_BC_HELD_LAST_STAGE);
     }
+    /* ... unless the parts left cap the pool: the workers beyond them are idle for sure */
+    s4.remaining_parallelism = 3;
+    core_batch_state_init(&st2);
+    core_batch_decide(&st2, &in4, T0 + 981000, T0, true, &c, &d);
+    ASSERT_EQ(d.target, 100);
+    ASSERT(d.constraints & CORE_BC_HELD_FOR_CONFIRMATION);
+    core_batch_decide(&st2, &in4, T0 + 1012000, T0, true, &c, &d);
+    ASSERT_EQ(d.target, 3);
+    ASSERT_EQ(d.reason, CORE_R_UNSPLITTABLE_WORK);
+    ASSERT(d.execute);
     /* shuffle data on the workers: never down */
     in3.shuffle_on_workers = true;
     core_batch_state_init(&st2);
