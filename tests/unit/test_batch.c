@@ -7,6 +7,7 @@
 #include "test.h"
 
 #include "core/core.h"
+#include "core/state.h"
 #include "options/options.h"
 
 #define T0 1764410400000LL /* the run's start */
@@ -338,6 +339,40 @@ static void noisy_progress_few_changes(void)
     ASSERT(kept * 3 < naive);
 }
 
+/* The job state keeps the batch part through its binary form (an optional tail), and a
+ * streaming job's blob has none. */
+static void state_round_trip(void)
+{
+    struct core_config cfg;
+    opt_config_defaults(&cfg);
+    struct core_state *st = core_state_new(), *back = core_state_new();
+    struct core_batch_decision d;
+    struct core_batch_stage s = stage(4e12, 7.5e9);
+    struct core_sample sm = {.at = T0 + 30000, .running_since = T0, .running = true};
+    unsigned char *blob;
+    size_t len, len0;
+    char err[256];
+    core_state_encode(st, &blob, &len0);
+    free(blob);
+    sm.batch_mode = true;
+    sm.batch = pool(10, &s, 1);
+    core_decide_batch(st, &sm, &cfg, &d);
+    ASSERT_EQ(d.target, 104);
+    ASSERT_EQ(core_state_last_at(st), T0 + 30000);
+    core_state_encode(st, &blob, &len);
+    ASSERT(len > len0);
+    ASSERT_EQ(core_state_decode(blob, len, back, NULL, err, sizeof err), 0);
+    ASSERT_EQ(back->batch.running_since, T0);
+    ASSERT_EQ(back->batch.target, 104);
+    ASSERT_DEQ(back->batch.worker_s, 300.0);
+    ASSERT_EQ(back->batch.last_change_at, T0 + 30000);
+    /* a blob cut inside the tail is refused */
+    ASSERT_EQ(core_state_decode(blob, len - 3, back, NULL, err, sizeof err), -1);
+    free(blob);
+    core_state_free(st);
+    core_state_free(back);
+}
+
 /* ------------------------------------------------------------------ rebalance -- */
 
 /* Finish times after the advice: every kept part and every piece on its slot, simulated. */
@@ -458,5 +493,5 @@ TEST_MAIN(TEST_ENTRY(defaults_are_the_table), TEST_ENTRY(worked_example_raw),
           TEST_ENTRY(sweep_monotone_sublinear), TEST_ENTRY(caps_and_limits),
           TEST_ENTRY(nothing_measured), TEST_ENTRY(busy_time_sets_the_cost),
           TEST_ENTRY(later_decisions), TEST_ENTRY(noisy_progress_few_changes),
-          TEST_ENTRY(rebalance_design_example), TEST_ENTRY(rebalance_even_spread_simulated),
-          TEST_ENTRY(rebalance_random_simulated))
+          TEST_ENTRY(state_round_trip), TEST_ENTRY(rebalance_design_example),
+          TEST_ENTRY(rebalance_even_spread_simulated), TEST_ENTRY(rebalance_random_simulated))
