@@ -26,6 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/batch.h"
+
 /* ------------------------------------------------------------------ enums -- */
 
 enum core_ship {
@@ -79,6 +81,11 @@ enum core_reason {
     CORE_R_JOB_NOT_RUNNING,
     CORE_R_IMPLAUSIBLE_SAMPLE, /* governor's own: the sample was left out (core/README.md, Window)
                                 */
+    /* batch jobs and rebalancing (core/README.md, Batch and Rebalance) */
+    CORE_R_LOW_BACKLOG,       /* a smaller pool finishes the remaining work in good time */
+    CORE_R_UNSPLITTABLE_WORK, /* the pool is capped by what the remaining work splits into */
+    CORE_R_STRAGGLERS,        /* rebalance: splitting stragglers brings the finish forward */
+    CORE_R_BALANCED,          /* rebalance: no split would bring the finish forward */
     CORE_R__COUNT
 };
 const char *core_reason_name(enum core_reason r);
@@ -204,6 +211,8 @@ struct core_config {
     int slots_per_tm; /* taskmanager.numberOfTaskSlots, default 1 */
     double tm_cpu;    /* taskmanager.cpu.cores, NaN = unknown */
     struct core_tm_memory tm;
+    /* batch jobs (core/README.md, Batch): governor.batch.* */
+    struct core_batch_config batch;
 };
 
 /* A duration as Flink writes it, in the largest unit that divides it: "90 d", "1 h",
@@ -244,6 +253,9 @@ struct core_sample {
     double task_slots_total, task_slots_available;
     const struct core_vertex_in *vertices;
     int n_vertices;
+    /* "mode": "BATCH": a worker pool to size (core/README.md, Batch); vertices are then empty */
+    bool batch_mode;
+    struct core_batch_in batch;
 };
 
 /* --------------------------------------------------------------- decision -- */
@@ -483,5 +495,11 @@ int64_t core_state_seq_end(const struct core_state *st);
  */
 int core_decide(struct core_state *st, const struct core_sample *sm, const struct core_config *cfg,
                 const struct core_hooks *hooks, struct core_decision *d, char *err, size_t err_len);
+
+/* A batch sample (sm->batch_mode; core/README.md, Batch): the pool's size into d, the job
+ * state's batch part and last sample time updated. The sample must be valid (the parser's
+ * checks); no hooks are called. */
+void core_decide_batch(struct core_state *st, const struct core_sample *sm,
+                       const struct core_config *cfg, struct core_batch_decision *d);
 
 #endif

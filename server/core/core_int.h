@@ -20,6 +20,8 @@
  *   skew.c         governor's key-parallelism diagnosis [Skew]
  *   explain.c      the human text of each vertex's outcome [Explanations]
  *   decide.c       the cycle [Cycle]
+ *   batch.c        batch jobs' pool size and rebalancing advice, apart from the cycle
+ *                  (its interface is batch.h) [Batch, Rebalance]
  *
  * The files call downwards only: decide.c calls the others; scaling.c calls alignment.c and
  * evaluate.c; memory.c and resources.c call taskmanager.c; everything calls util.c.

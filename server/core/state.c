@@ -16,6 +16,7 @@ struct core_state *core_state_new(void)
     s->last_at = INT64_MIN;
     s->w.running_since = s->w.started_at = s->w.full_from = INT64_MIN;
     s->pending.at = INT64_MIN;
+    core_batch_state_init(&s->batch);
     return s;
 }
 
@@ -82,6 +83,7 @@ void core_state_clear(struct core_state *s)
     s->w.seq0 = next;
     s->w.running_since = s->w.started_at = s->w.full_from = INT64_MIN;
     s->pending.at = INT64_MIN;
+    core_batch_state_init(&s->batch);
     s->last_at = last;
 }
 
@@ -147,6 +149,22 @@ static void put_sample(struct wbuf *b, const struct core_window *w, int i)
     put(b, w->s[i].v, (size_t)w->n_vertices * sizeof *w->s[i].v);
 }
 
+/* A batch job's pool, an optional tail: "B" and its fields, only when a batch sample was
+ * seen (a blob without it, from a streaming job or an older build, has an empty one). */
+static void put_batch(struct wbuf *b, const struct core_batch_state *bs)
+{
+    if (bs->running_since == INT64_MIN)
+        return;
+    put(b, "B", 1);
+    put_i64(b, bs->running_since);
+    put_i64(b, bs->last_at);
+    put(b, &bs->worker_s, sizeof bs->worker_s);
+    put_i32(b, bs->target);
+    put_i64(b, bs->last_change_at);
+    put_i32(b, bs->down_count);
+    put_i32(b, bs->down_target);
+}
+
 static void encode(const struct core_state *st, bool samples, unsigned char **out, size_t *len)
 {
     struct wbuf b = {0};
@@ -201,6 +219,7 @@ static void encode(const struct core_state *st, bool samples, unsigned char **ou
         put_i32(&b, st->pending.v[i].from);
         put_i32(&b, st->pending.v[i].to);
     }
+    put_batch(&b, &st->batch);
     *out = b.p;
     *len = b.n;
 }
@@ -320,6 +339,26 @@ static void load_ext(struct rbuf *b, struct core_state *st, bool v2)
     }
 }
 
+/* The optional tail of put_batch. */
+static void get_batch(struct rbuf *b, struct core_batch_state *bs)
+{
+    char tag;
+    if (b->bad || b->off == b->n)
+        return;
+    get(b, &tag, 1);
+    if (tag != 'B') {
+        b->bad = true;
+        return;
+    }
+    bs->running_since = get_i64(b);
+    bs->last_at = get_i64(b);
+    get(b, &bs->worker_s, sizeof bs->worker_s);
+    bs->target = get_i32(b);
+    bs->last_change_at = get_i64(b);
+    bs->down_count = get_i32(b);
+    bs->down_target = get_i32(b);
+}
+
 int core_state_decode(const unsigned char *in, size_t len, struct core_state *st, bool *meta,
                       char *err, size_t err_len)
 {
@@ -392,6 +431,8 @@ int core_state_decode(const unsigned char *in, size_t len, struct core_state *st
         e->count = get_i32(&b);
     }
     load_ext(&b, st, v2);
+    if (!v2)
+        get_batch(&b, &st->batch);
     if (b.bad || b.off != b.n) {
         snprintf(err, err_len, "truncated or corrupt state blob (at byte %zu of %zu)", b.off, b.n);
         core_state_clear(st);

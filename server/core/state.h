@@ -148,6 +148,7 @@ struct core_state {
     struct core_delayed *delayed;
     int n_events, cap_events;
     struct core_event_seen *events;
+    struct core_batch_state batch; /* a batch job's pool (core/README.md, Batch) */
 };
 
 #endif

@@ -372,14 +372,26 @@ const char *core_action_name(enum core_action a)
 
 const char *core_reason_name(enum core_reason r)
 {
-    static const char *const n[] = {"COLLECTING_METRICS",  "WITHIN_TARGET",
-                                    "HIGH_BACKLOG",        "HIGH_UTILIZATION",
-                                    "LOW_UTILIZATION",     "SCALE_DOWN_DELAYED",
-                                    "LIMIT_REACHED",       "KEY_PARALLELISM_LIMIT",
-                                    "INEFFECTIVE_SCALING", "MEMORY_PRESSURE",
-                                    "QUOTA_REACHED",       "EXCLUDED_PERIOD",
-                                    "SCALING_DISABLED",    "VETOED",
-                                    "PLUGIN_ERROR",        "JOB_NOT_RUNNING",
-                                    "IMPLAUSIBLE_SAMPLE"};
+    static const char *const n[] = {"COLLECTING_METRICS",
+                                    "WITHIN_TARGET",
+                                    "HIGH_BACKLOG",
+                                    "HIGH_UTILIZATION",
+                                    "LOW_UTILIZATION",
+                                    "SCALE_DOWN_DELAYED",
+                                    "LIMIT_REACHED",
+                                    "KEY_PARALLELISM_LIMIT",
+                                    "INEFFECTIVE_SCALING",
+                                    "MEMORY_PRESSURE",
+                                    "QUOTA_REACHED",
+                                    "EXCLUDED_PERIOD",
+                                    "SCALING_DISABLED",
+                                    "VETOED",
+                                    "PLUGIN_ERROR",
+                                    "JOB_NOT_RUNNING",
+                                    "IMPLAUSIBLE_SAMPLE",
+                                    "LOW_BACKLOG",
+                                    "UNSPLITTABLE_WORK",
+                                    "STRAGGLERS",
+                                    "BALANCED"};
     return (unsigned)r < CORE_R__COUNT ? n[r] : "?";
 }

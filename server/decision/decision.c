@@ -20,6 +20,7 @@ void decision_buf_init(struct decision_buf *b)
 
 void decision_buf_deinit(struct decision_buf *b)
 {
+    json_rebalance_deinit(&b->jr);
     json_sample_deinit(&b->js);
     core_decision_deinit(&b->d);
 }
@@ -165,19 +166,56 @@ static char *options_text(const struct decision_req *q, const struct options *o)
     return text;
 }
 
+/* new: a write unit's decision row (the body as sent for input_json) with n_v vertex rows to
+ * fill, no events and no plugin calls yet. */
+static struct db_write *unit_begin(const struct decision_req *q, int64_t at, const char *action,
+                                   int reason, const char *message, bool execute, int n_v)
+{
+    struct db_write *w = db_write_new(DB_W_DECISION, q->job);
+    w->at = at;
+    w->now = q->now_ms;
+    w->action = xstrdup(action);
+    w->reason = xstrdup(core_reason_name(reason));
+    w->message = xstrdup(message);
+    w->execute = execute;
+    w->n_v = n_v;
+    w->v = xcalloc((size_t)(n_v ? n_v : 1), sizeof *w->v);
+    w->e = xcalloc(1, sizeof *w->e);
+    w->p = xcalloc(1, sizeof *w->p);
+    /* The body was parsed as a JSON object: stored as sent. */
+    w->input_json = xmalloc(q->len + 1);
+    memcpy(w->input_json, q->text, q->len);
+    w->input_json[q->len] = '\0';
+    return w;
+}
+
+/* new: the batch decision's unit: its pool as one row, vertex "workers" (core/README.md,
+ * Batch), so that the audit views show it as they show a vertex's scaling. */
+static struct db_write *batch_unit_new(const struct decision_req *q,
+                                       const struct core_batch_decision *d)
+{
+    struct db_write *w =
+        unit_begin(q, d->at, core_action_name(d->action), d->reason, d->message, d->execute, 1);
+    json_t *c = json_render_batch_constraints(d->constraints);
+    struct db_vrow *row = &w->v[0];
+    row->vertex = xstrdup("workers");
+    row->current = d->current;
+    row->raw_target = d->raw;
+    row->target = d->target;
+    row->reason = xstrdup(core_reason_name(d->reason));
+    row->constraints = jarena_dump(c);
+    row->message = xstrdup(d->message);
+    row->evaluated_json = json_batch_evaluated_text(d);
+    json_decref(c);
+    return w;
+}
+
 /* new: the vertex rows, events and plugin calls of the decision d, from d itself. */
 static struct db_write *unit_new(const struct decision_req *q, const struct core_decision *d,
                                  const struct plugin_call *call)
 {
-    struct db_write *w = db_write_new(DB_W_DECISION, q->job);
-    w->at = d->at;
-    w->now = q->now_ms;
-    w->action = xstrdup(core_action_name(d->action));
-    w->reason = xstrdup(core_reason_name(d->reason));
-    w->message = xstrdup(d->message);
-    w->execute = d->execute;
-    w->n_v = d->n_vertices;
-    w->v = xcalloc((size_t)d->n_vertices, sizeof *w->v);
+    struct db_write *w = unit_begin(q, d->at, core_action_name(d->action), d->reason, d->message,
+                                    d->execute, d->n_vertices);
     for (int i = 0; i < d->n_vertices; i++) {
         const struct core_vdecision *v = &d->vertices[i];
         struct db_vrow *row = &w->v[i];
@@ -193,7 +231,8 @@ static struct db_write *unit_new(const struct decision_req *q, const struct core
         json_decref(c);
     }
     w->n_e = d->n_events;
-    w->e = xcalloc((size_t)d->n_events, sizeof *w->e);
+    free(w->e);
+    w->e = xcalloc((size_t)(d->n_events ? d->n_events : 1), sizeof *w->e);
     for (int i = 0; i < d->n_events; i++) {
         const struct core_event *e = &d->events[i];
         w->e[i].type = xstrdup(e->type);
@@ -203,6 +242,7 @@ static struct db_write *unit_new(const struct decision_req *q, const struct core
         w->e[i].suppressed = e->suppressed;
     }
     w->n_p = call ? plugin_call_n_records(call) : 0;
+    free(w->p);
     w->p = xcalloc((size_t)(w->n_p ? w->n_p : 1), sizeof *w->p);
     for (int i = 0; i < w->n_p; i++) {
         const struct plugin_record *pr = plugin_call_record(call, i);
@@ -212,11 +252,39 @@ static struct db_write *unit_new(const struct decision_req *q, const struct core
         w->p[i].error = xstrdup(pr->error);
         w->p[i].duration_us = pr->duration_us;
     }
-    /* The body was parsed as a JSON object: stored as sent. */
-    w->input_json = xmalloc(q->len + 1);
-    memcpy(w->input_json, q->text, q->len);
-    w->input_json[q->len] = '\0';
     return w;
+}
+
+/* A rebalance request (DECISION_REBALANCE): parse, advise, render, write unit; the job's
+ * state is not touched. */
+static int rebalance_run(struct decision_buf *b, const struct decision_req *q,
+                         struct decision_res *res)
+{
+    struct json_err je;
+    struct core_rebalance_out o;
+    memset(&je, 0, sizeof je);
+    memset(&o, 0, sizeof o);
+    if (json_parse_rebalance(q->body, q->now_ms, &b->jr, &je) < 0)
+        return decision_refuse(&res->err, je.status ? je.status : 400,
+                               je.code[0] ? je.code : "INVALID_ARGUMENT", je.field, "%s",
+                               je.message);
+    if (q->ready && q->ready(q->ud, &res->err) < 0)
+        return -1;
+    o.splits = xcalloc((size_t)b->jr.in.n_items, sizeof *o.splits);
+    o.blocks = xcalloc((size_t)b->jr.in.n_items, sizeof *o.blocks);
+    core_rebalance(&b->jr.in, &o);
+    res->response = json_render_rebalance(&b->jr, &o, q->job, o.reason, o.message);
+    if (q->text) {
+        struct db_write *w = res->write =
+            unit_begin(q, b->jr.at, "REBALANCE", o.reason, o.message, false, 0);
+        w->decision_json = jarena_dump(res->response);
+        w->config_json = xstrdup("{}");
+        w->policy_revision = xstrdup(q->revision ? q->revision : "native");
+        w->config_hash = xstrdup("");
+    }
+    free(o.splits);
+    free(o.blocks);
+    return 0;
 }
 
 int decision_run(struct decision_buf *b, const struct decision_req *q, struct decision_res *res)
@@ -229,6 +297,8 @@ int decision_run(struct decision_buf *b, const struct decision_req *q, struct de
 
     memset(&o, 0, sizeof o);
     memset(res, 0, sizeof *res);
+    if (q->kind == DECISION_REBALANCE)
+        return rebalance_run(b, q, res);
     if (sample_and_options(b, q, &o, &res->err) < 0)
         goto out;
     if (b->js.s.at < core_state_last_at(q->state)) {
@@ -238,27 +308,36 @@ int decision_run(struct decision_buf *b, const struct decision_req *q, struct de
     }
     if (q->ready && q->ready(q->ud, &res->err) < 0)
         goto out;
-    if (q->set) {
-        call = plugin_call_new(q->set, q->job, o.eff, &o.cfg, q->state, &b->js.s);
-        plugin_call_hooks(call, &hooks);
-    }
-    if (core_decide(q->state, &b->js.s, &o.cfg, &hooks, &b->d, err, sizeof err) < 0) {
-        char field[sizeof res->err.field];
-        error_field(err, field, sizeof field);
-        decision_refuse(&res->err, 400, "INVALID_ARGUMENT", field, "%s", err);
-        goto out;
-    }
-
     const char *revision = q->set ? plugin_set_revision(q->set) : q->revision;
-    res->response = json_render_decision(&b->d, q->job, revision, o.hash);
+    if (b->js.s.batch_mode) {
+        /* A worker pool to size (core/README.md, Batch): no plugin hooks. */
+        core_decide_batch(q->state, &b->js.s, &o.cfg, &b->bd);
+        res->response = json_render_batch(&b->bd, q->job, revision, o.hash);
+        if (q->text)
+            res->write = batch_unit_new(q, &b->bd);
+    } else {
+        if (q->set) {
+            call = plugin_call_new(q->set, q->job, o.eff, &o.cfg, q->state, &b->js.s);
+            plugin_call_hooks(call, &hooks);
+        }
+        if (core_decide(q->state, &b->js.s, &o.cfg, &hooks, &b->d, err, sizeof err) < 0) {
+            char field[sizeof res->err.field];
+            error_field(err, field, sizeof field);
+            decision_refuse(&res->err, 400, "INVALID_ARGUMENT", field, "%s", err);
+            goto out;
+        }
+        res->response = json_render_decision(&b->d, q->job, revision, o.hash);
+        if (q->text)
+            res->write = unit_new(q, &b->d, call);
+    }
     if (q->warnings) {
         json_t *warn = json_array();
         for (int i = 0; i < opt_job_n_warnings(o.eff); i++)
             json_array_append_new(warn, json_string(opt_job_warning(o.eff, i)));
         json_object_set_new(res->response, "warnings", warn);
     }
-    if (q->text) {
-        struct db_write *w = res->write = unit_new(q, &b->d, call);
+    if (res->write) {
+        struct db_write *w = res->write;
         /* Printed once: stored as is, and sent with decision_id added (api_committed). */
         w->decision_json = jarena_dump(res->response);
         w->config_json = options_text(q, &o);

@@ -10,7 +10,8 @@
  *   3. resolve the effective options, or reuse the job's resolution (struct decision_cache);
  *   4. refuse a sample earlier than the job state's last one (409, field "at");
  *   5. the caller's last check before anything changes (ready: the store's health);
- *   6. the plugins' hooks (or the native ones), then core_decide, which updates the state;
+ *   6. the plugins' hooks (or the native ones), then core_decide, which updates the state
+ *      (a batch sample: core_decide_batch, no hooks);
  *   7. the response (json_render_decision, and the options' warnings when asked);
  *   8. when asked, the write unit of the decision, its rows built from the decision itself.
  * A refusal at any step comes back in one form (struct decision_err) and changes nothing:
@@ -55,6 +56,8 @@ int decision_refuse(struct decision_err *e, int status, const char *code, const 
 struct decision_buf {
     struct json_sample js;
     struct core_decision d;
+    struct core_batch_decision bd; /* "mode": "BATCH" */
+    struct json_rebalance jr;      /* DECISION_REBALANCE */
 };
 
 void decision_buf_init(struct decision_buf *b);
@@ -79,8 +82,15 @@ struct decision_cache {
 void decision_cache_set(struct decision_cache *c, struct opt_job *layers);
 void decision_cache_deinit(struct decision_cache *c);
 
+/* What a request asks: a decision from a sample (streaming, or batch with "mode": "BATCH"),
+ * or rebalancing advice (POST /v1/jobs/{job}/rebalance: parsed, advised, rendered and given a
+ * write unit with action REBALANCE; the job's state, options and plugins are not used, only
+ * `ready` of the caller's checks is called). */
+enum decision_kind { DECISION_SAMPLE, DECISION_REBALANCE };
+
 /* One decision to make. Everything is borrowed for the call. */
 struct decision_req {
+    enum decision_kind kind; /* zero: DECISION_SAMPLE */
     const char *job;
     json_t *body; /* the request body, parsed (a JSON object) */
     /* The body as sent: stored in the write unit (input_json). NULL: no write unit. */

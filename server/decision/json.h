@@ -73,4 +73,36 @@ char *json_evaluated_text(const struct core_evaluated *ev);
 /* new: the names of the constraint bits set in bits, in bit order. */
 json_t *json_render_constraints(unsigned bits);
 
+/* ------------------------------------------------------------------ batch -- */
+
+/* A decide request with "mode": "BATCH" (DESIGN 3.4) is parsed by json_parse_sample too: the
+ * sample's batch_mode is set and its batch part filled (stages borrowed as the vertices are).
+ *
+ * new: the batch decision's response object (DESIGN 3.4), decision_id added by the caller. */
+json_t *json_render_batch(const struct core_batch_decision *d, const char *job,
+                          const char *policy_revision, const char *config_hash);
+/* new: the names of the batch constraint bits set in bits. */
+json_t *json_render_batch_constraints(unsigned bits);
+/* new (malloc'd): the batch decision's figures as compact JSON text, for the stored row. */
+char *json_batch_evaluated_text(const struct core_batch_decision *d);
+
+/* A parsed rebalance request (DESIGN 3.5); strings borrowed from the body, items in a buffer
+ * kept between requests. Zeroed storage is empty; json_rebalance_deinit releases it. */
+struct json_rebalance {
+    int64_t at;
+    const char *stage, *unit; /* NULL when absent */
+    struct core_rebalance_in in;
+    struct core_rebalance_item *items;
+    int cap;
+};
+void json_rebalance_deinit(struct json_rebalance *jr);
+/* Parses POST /v1/jobs/{job}/rebalance's body (borrowed, must outlive jr's items); every bad
+ * field is refused naming it (negative work, a fraction above 1, a worker with no items).
+ * 0, or -1 with *e filled. */
+int json_parse_rebalance(json_t *body, int64_t now_ms, struct json_rebalance *jr,
+                         struct json_err *e);
+/* new: the rebalance answer (DESIGN 3.5), decision_id added by the caller. */
+json_t *json_render_rebalance(const struct json_rebalance *jr, const struct core_rebalance_out *o,
+                              const char *job, int reason, const char *message);
+
 #endif

@@ -137,6 +137,11 @@ static bool compare(json_t *rec, json_t *cand, json_t *change)
                                                    json_object_get(a, "reason"), "candidate_reason",
                                                    json_object_get(b, "reason")));
     }
+    /* A batch decision's pool (DESIGN 3.4) is its target. */
+    json_t *rw = json_object_get(json_object_get(rec, "workers"), "target");
+    json_t *cw = json_object_get(json_object_get(cand, "workers"), "target");
+    if ((rw || cw) && !json_equal(rw, cw))
+        targets = true;
     if (targets)
         json_array_append_new(what, json_string("targets"));
     if (vreasons)
@@ -208,8 +213,12 @@ static int one(struct run *r, int64_t id, int64_t at, const char *input, const c
     change = json_pack("{s:I, s:I, s:s}", "decision_id", (json_int_t)id, "at", (json_int_t)at,
                        "at_utc", at_utc);
 
-    /* The candidate's keys go over the recorded options, and over the request's own. */
-    struct decision_req q = {.job = r->o->job,
+    /* The candidate's keys go over the recorded options, and over the request's own. A
+     * stored rebalance advice is advised again from its request. */
+    const char *action = json_string_value(json_object_get(rec, "action"));
+    bool advice = action && strcmp(action, "REBALANCE") == 0;
+    struct decision_req q = {.kind = advice ? DECISION_REBALANCE : DECISION_SAMPLE,
+                             .job = r->o->job,
                              .body = body,
                              .now_ms = at,
                              .layers = r->base,

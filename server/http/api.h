@@ -14,6 +14,7 @@
  * another thread, and its done callback delivers the reply later (see struct resp).
  *
  * Files: api.c (errors, ids, query parameters, commit completion), api_decide.c,
+ * api_rebalance.c (POST /v1/jobs/{job}/rebalance),
  * api_jobs.c (jobs, config), api_history.c (decisions, events), api_health.c,
  * api_sql.c (POST /v1/sql), api_replay.c (POST /v1/replay), api_dashboard.c (GET /, the
  * page embedded from server/http/dashboard/index.html).
@@ -175,6 +176,7 @@ void api_decide_repeat(struct api *a, const char *job, int64_t at, const char *b
 /* ---------------------------------------------------------------- handlers -- */
 
 int api_decide(const struct req *q, struct resp *r);          /* POST /v1/jobs/{job}/metrics */
+int api_rebalance(const struct req *q, struct resp *r);       /* POST /v1/jobs/{job}/rebalance */
 int api_config_put(const struct req *q, struct resp *r);      /* PUT /v1/jobs/{job}/config */
 int api_config_get(const struct req *q, struct resp *r);      /* GET /v1/jobs/{job}/config */
 int api_jobs_list(const struct req *q, struct resp *r);       /* GET /v1/jobs */

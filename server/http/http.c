@@ -64,6 +64,7 @@ struct route {
 
 static const struct route routes[] = {
     {"POST", "/v1/jobs/{job}/metrics", api_decide, false},
+    {"POST", "/v1/jobs/{job}/rebalance", api_rebalance, false},
     {"PUT", "/v1/jobs/{job}/config", api_config_put, false},
     {"GET", "/v1/jobs/{job}/config", api_config_get, false},
     {"GET", "/v1/jobs", api_jobs_list, false},

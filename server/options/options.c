@@ -546,6 +546,40 @@ static const struct opt_row opt_rows[] = {
              "of them for the target, instead of rounding up to where the least loaded one "
              "gets fewer (unset: on under the governor profile)."},
 
+    /* ---- batch jobs ("mode": "BATCH"; core/README.md, Batch) ---- */
+    {GOV("batch.min-workers"), .type = T_INT, .def = "1", MIN(1), .land = L_INT,
+     CF(batch.min_workers), .help = "Fewest workers a batch job's pool is given."},
+    {GOV("batch.max-workers"), .type = T_INT, .def = "2000", MIN(1), .land = L_INT,
+     CF(batch.max_workers),
+     .help = "Most workers a batch job's pool is given (at least batch.min-workers)."},
+    {GOV("batch.worker-overhead"), .type = T_DURATION, .def = "60 s", MIN(1), MAX(DUR_MAX),
+     .land = L_I64, CF(batch.worker_overhead_ms),
+     .help = "tau: what one more worker costs to start, in its own time; the pool is "
+             "ceil(sqrt(speed-weight x remaining worker-seconds / tau))."},
+    {GOV("batch.speed-weight"), .type = T_DOUBLE, .def = "4", MINX(0), MAX(1e6), .land = L_DOUBLE,
+     CF(batch.speed_weight),
+     .help = "lambda: what a second of wall time sooner is worth, in worker-seconds."},
+    {GOV("batch.dead-band"), .type = T_DOUBLE, .def = "0.15", MIN(0), MAXX(1), .land = L_DOUBLE,
+     CF(batch.dead_band), .help = "A pool size within this share of the current one is no change."},
+    {GOV("batch.max-scale-up"), .type = T_DOUBLE, .def = "2", MINX(1), MAX(1000), .land = L_DOUBLE,
+     CF(batch.max_scale_up),
+     .help = "After a run's first decision, a scale-up at most multiplies the pool by this."},
+    {GOV("batch.scale-down-confirmations"), .type = T_INT, .def = "2", MIN(1), .land = L_INT,
+     CF(batch.scale_down_confirmations),
+     .help = "Decisions in a row that must ask for a smaller pool before it shrinks (to the "
+             "largest size they asked for)."},
+    {GOV("batch.change-interval"), .type = T_DURATION, .def = "30 s", MIN(0), MAX(DUR_MAX),
+     .land = L_I64, CF(batch.change_interval_ms),
+     .help = "At most one change of a batch pool this often."},
+    {GOV("batch.idle-cpu"), .type = T_DOUBLE, .def = "0.05", MIN(0), MAX(1), .land = L_DOUBLE,
+     CF(batch.idle_cpu),
+     .help = "Under this mean CPU utilization the workers wait on something else: the pool "
+             "is not grown."},
+    {GOV("batch.finishing"), .type = T_DOUBLE, .def = "0.1", MIN(0), MAX(1), .land = L_DOUBLE,
+     CF(batch.finishing),
+     .help = "The last stage is finishing when no stage is pending and each running one has "
+             "at most this share of its work left: the pool is not shrunk then."},
+
     /* ---- Flink cluster keys the algorithm reads ---- */
     {CLUSTER("taskmanager.numberOfTaskSlots"), .type = T_INT, .def = "1", MIN(1), .land = L_INT,
      CF(slots_per_tm), .help = "Task slots per TaskManager."},
@@ -1358,6 +1392,9 @@ int opt_job_resolve(struct opt_job *j, struct core_config *cfg, char **errp)
         return range_error(errp, j, JOB_PREFIX "utilization.max", cfg->util_target, 1, 1.0, 1);
     if (!isnan(cfg->util_min) && !(cfg->util_min >= 0 && cfg->util_min <= cfg->util_target))
         return range_error(errp, j, JOB_PREFIX "utilization.min", 0.0, 1, cfg->util_target, 1);
+    if (cfg->batch.min_workers > cfg->batch.max_workers)
+        return range_error(errp, j, GOV_PREFIX "batch.max-workers", cfg->batch.min_workers, 1,
+                           INFINITY, 0);
     static const char *const gated[] = {
         JOB_PREFIX "observed-scalability.coefficient-min",
         JOB_PREFIX "scaling.effectiveness.threshold",

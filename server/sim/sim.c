@@ -10,6 +10,7 @@
 #include "options/options.h"
 #include "plugin/plugin.h"
 #include "sim/sim.h"
+#include "sim/sim_batch.h"
 #include "sim/sim_model.h"
 #include "sim/sim_report.h"
 #include "sim/sim_run.h"
@@ -383,6 +384,16 @@ int sim_main(int argc, char **argv)
         fprintf(stderr, "governor simulate: %s\n", err);
         usage(stderr);
         code = 2;
+        goto out;
+    }
+    /* A batch scenario (sim_batch.h) runs on its own. */
+    if (a.n_scenarios == 1 && sim_batch_is(a.scenarios[0])) {
+        if (a.out && mkdir_p(a.out) < 0) {
+            fprintf(stderr, "governor simulate: cannot create %s: %s\n", a.out, strerror(errno));
+            code = 2;
+            goto out;
+        }
+        code = sim_batch_main(a.scenarios[0], a.out, a.seed_given ? &a.seed : NULL);
         goto out;
     }
     /* Every scenario is checked before anything runs. */

@@ -1,9 +1,10 @@
 /*
  * fuzz_decide.c - libFuzzer target: any bytes as a decide request body, through the decision
  * service as the server's handler calls it (parse, layer options, resolve, decide, render,
- * the write unit), then the state's round trip through its binary form. A crash, a
- * sanitizer report or a leak is a bug; refusing the input is fine. One job state lives across
- * inputs, so sequences are explored.
+ * the write unit), then the state's round trip through its binary form. A body with `items`
+ * or a `workers` array goes in as a rebalance request too. A crash, a sanitizer report or a
+ * leak is a bug; refusing the input is fine. One job state lives across inputs, so sequences
+ * are explored.
  */
 #include <jansson.h>
 #include <stdint.h>
@@ -29,7 +30,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_t *body = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, &je);
     if (!body)
         return 0;
-    struct decision_req q = {.job = "fuzz",
+    bool advice = json_object_get(body, "items") || json_is_array(json_object_get(body, "workers"));
+    struct decision_req q = {.kind = advice ? DECISION_REBALANCE : DECISION_SAMPLE,
+                             .job = "fuzz",
                              .body = body,
                              .text = (const char *)data,
                              .len = size,

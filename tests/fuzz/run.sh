@@ -16,7 +16,8 @@ cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DFUZZ=ON -DWERROR=ON \
 cmake --build build-fuzz -j "$(nproc)" --target fuzz_decide fuzz_text fuzz_api >/dev/null
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# Seeds: every sample of the decision cases, and hand-written texts.
+# Seeds: every sample of the decision cases, a batch sample and a rebalance request, and
+# hand-written texts.
 mkdir -p "$work/decide" "$work/text" "$work/api"
 n=0
 for f in tests/cases/*/trace.jsonl; do
@@ -25,6 +26,7 @@ for f in tests/cases/*/trace.jsonl; do
         printf '%s' "$line" >"$work/decide/seed$n"
     done <"$f"
 done
+cp tests/fuzz/corpus/decide/* "$work/decide/"
 cp tests/fuzz/corpus/text/* "$work/text/"
 cp tests/fuzz/corpus/api/* "$work/api/"
 for t in decide text api; do

@@ -137,6 +137,9 @@ static const char *config_diff(const struct core_config *a, const struct core_co
     B(tm.network_min) B(tm.network_max) B(tm.overhead_min) B(tm.overhead_max);
     B(tm.segment_size) D(tm.managed_fraction) D(tm.network_fraction) D(tm.overhead_fraction);
     B(tm.buffers_per_channel) B(tm.floating_buffers);
+    B(batch.min_workers) B(batch.max_workers) B(batch.worker_overhead_ms) D(batch.speed_weight);
+    D(batch.dead_band) D(batch.max_scale_up) B(batch.scale_down_confirmations);
+    B(batch.change_interval_ms) D(batch.idle_cpu) D(batch.finishing);
 #undef B
 #undef D
 #undef S
@@ -258,9 +261,9 @@ static void every_error_names_the_key(void)
         }
         free(e);
     }
-    /* Only the free-text row vertex.exclude.ids takes "?? junk ??". 49 job.autoscaler., 17
-     * governor. and 20 CLUSTER rows in all. */
-    ASSERT_EQ(ks.n, 86);
+    /* Only the free-text row vertex.exclude.ids takes "?? junk ??". 49 job.autoscaler., 27
+     * governor. (10 of them governor.batch.) and 20 CLUSTER rows in all. */
+    ASSERT_EQ(ks.n, 96);
     ASSERT_EQ(rejected, ks.n - 1);
     keys_free(&ks);
     opt_job_free(j);
@@ -301,8 +304,9 @@ static void every_duration_is_bounded(void)
     /* metrics.window, stabilization.interval, scale-down.interval, catch-up.duration,
      * restart.time, restart.time-tracking.limit, the two lag thresholds, history.max.age,
      * scaling.event.interval, flink.rest-client.timeout, governor.source-rate.warm-up,
-     * governor.scale-down.early-after */
-    ASSERT_EQ(durations, 13);
+     * governor.scale-down.early-after, governor.batch.worker-overhead,
+     * governor.batch.change-interval */
+    ASSERT_EQ(durations, 15);
     keys_free(&ks);
     opt_job_free(j);
 
