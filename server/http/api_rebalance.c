@@ -9,6 +9,7 @@
  */
 #include <string.h>
 
+#include "decision/jobs.h"
 #include "http/api.h"
 #include "decision/decision.h"
 #include "store/writer.h"
