@@ -798,7 +798,7 @@ json_t *json_render_decision(const struct core_decision *d, const char *job,
 
 static const char *const stage_states[] = {"PENDING", "RUNNING", "DONE"};
 
-/* One stage's `batch` object (DESIGN 3.4) into *st. */
+/* One stage's `batch` object into *st. */
 static int parse_stage(const struct sink *k, const json_t *jb, const struct path *bp,
                        struct core_batch_stage *st)
 {
