@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Rewrites the sample answers of the README's "Ten audit questions" from a database filled by
-audit_sim.py: each question's `sqlite3 -readonly governor.db "..."` command is run against
+audit_sim.py: each question's `sqlite3 -readonly audit.db "..."` command is run against
 DB and its result replaces the table under "Sample answer". Check the result by hand before
 committing (the answers are the documentation of what each query shows).
 
@@ -49,7 +49,7 @@ def main():
     section = text[start:end]
     blocks = re.split(r"(?m)^(?=\*\*\d+\. )", section)
     for i, b in enumerate(blocks):
-        m = re.search(r'^sqlite3 -readonly governor\.db "(.*)"$', b, re.M)
+        m = re.search(r'^sqlite3 -readonly audit\.db "(.*)"$', b, re.M)
         if not m:
             continue
         sql = m.group(1).replace('\\"', '"')
