@@ -54,7 +54,15 @@ def main():
             continue
         sql = m.group(1).replace('\\"', '"')
         head = b[:b.index("Sample answer")]
-        blocks[i] = head + answer(db, sql) + "\n"
+        # The old answer: its first line, then its table, blank lines and "(N rows in all)";
+        # what follows it (text, a block) stays.
+        rest = b[b.index("Sample answer"):].split("\n")
+        k = 1
+        while k < len(rest) and (not rest[k].strip() or rest[k].startswith(("|", "("))):
+            k += 1
+        tail = "\n".join(rest[k:])
+        tail = tail.rstrip("\n") + "\n\n" if tail.strip() else ""
+        blocks[i] = head + answer(db, sql) + "\n" + tail
     text = text[:start] + "".join(blocks).rstrip("\n") + "\n\n" + text[end:].lstrip("\n")
     open(path, "w").write(text)
 
