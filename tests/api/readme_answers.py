@@ -41,8 +41,11 @@ def answer(db, sql):
 
 
 def main():
-    db = sys.argv[1]
-    path = sys.argv[2] if len(sys.argv) > 2 else "README.md"
+    rewrite(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "README.md")
+
+
+def rewrite(db, path):
+    """Rewrites the sample answers of the README at path from the database db."""
     text = open(path).read()
     start = text.index("### Ten audit questions")
     end = text.index("\n## ", start)

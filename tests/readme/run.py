@@ -163,6 +163,35 @@ def stop_group(proc):
         pass
 
 
+def answers_hold(db, tmp):
+    """The audit questions' sample answers are what the history the README's blocks made
+    (audit.db) answers: a README that answers from another history, or from an older server,
+    fails."""
+    if not os.path.exists(db):
+        print("FAIL: the README's blocks made no audit.db for the audit questions")
+        return False
+    sys.path.insert(0, os.path.join(ROOT, "tests", "api"))
+    import readme_answers
+    path = os.path.join(tmp, "README.answers.md")
+    shutil.copy(os.path.join(ROOT, "README.md"), path)
+    readme_answers.rewrite(db, path)
+    old = open(os.path.join(ROOT, "README.md")).read().splitlines()
+    new = open(path).read().splitlines()
+    if old == new:
+        print("the audit questions' sample answers are what audit.db answers")
+        return True
+    for i in range(max(len(old), len(new))):
+        a = old[i] if i < len(old) else "(nothing)"
+        b = new[i] if i < len(new) else "(nothing)"
+        if a != b:
+            print("README.md:%d: the sample answer is\n  %s\nbut audit.db answers\n  %s"
+                  % (i + 1, a[:300], b[:300]))
+            break
+    print("FAIL: the audit questions' sample answers are stale (python3 "
+          "tests/api/readme_answers.py audit.db, on the database the blocks make, rewrites them)")
+    return False
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("build", help="the build directory (holds governor)")
@@ -217,6 +246,7 @@ def main():
         else:
             print("%d blocks run, %d written as files, %d skipped, in %.1f s" %
                   (n["run"], n["file"], n["skip"], time.time() - started))
+            ok = answers_hold(os.path.join(clone, "audit.db"), tmp)
     finally:
         stop_group(run)
         stop_group(server)
