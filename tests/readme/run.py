@@ -125,7 +125,7 @@ def script_of(readme, ports):
         for readme_port, port in ports.items():
             body = re.sub(r"\b%d\b" % readme_port, str(port), body)
         out.append("README_LINE=%d" % line)
-        out.append("echo '---- README.md line %d' >&2" % line)
+        out.append("echo \"---- README.md line %d (at $SECONDS s)\" >&2" % line)
         out.append(body)
         n["run"] += 1
     out.append("echo '---- every block ran' >&2")
