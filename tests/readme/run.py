@@ -146,21 +146,24 @@ def wait_ready(port, proc, log, timeout=30):
 
 
 def stop_group(proc):
-    """Stops proc's whole process group (it was started in a session of its own)."""
+    """Stops proc's whole process group (it was started in a session of its own); proc's exit
+    status, or None when it had to be killed."""
     if proc is None:
-        return
+        return None
     try:
         os.killpg(proc.pid, signal.SIGTERM)
     except ProcessLookupError:
-        return
+        pass
+    rc = None
     try:
-        proc.wait(timeout=10)
+        rc = proc.wait(timeout=30)
     except subprocess.TimeoutExpired:
         pass
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+    return rc
 
 
 def answers_hold(db, tmp):
@@ -247,6 +250,14 @@ def main():
             print("%d blocks run, %d written as files, %d skipped, in %.1f s" %
                   (n["run"], n["file"], n["skip"], time.time() - started))
             ok = answers_hold(os.path.join(clone, "audit.db"), tmp)
+        stop_group(run)
+        run = None
+        rc = stop_group(server)
+        server = None
+        if rc != 0:
+            print(open(log, errors="replace").read()[-3000:])
+            print("FAIL: the quick start's server stopped with %s on SIGTERM (0 expected)" % rc)
+            ok = False
     finally:
         stop_group(run)
         stop_group(server)
