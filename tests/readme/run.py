@@ -132,7 +132,7 @@ def script_of(readme, ports):
     return "\n".join(out) + "\n", n, errors
 
 
-def wait_ready(port, proc, log, timeout=30):
+def wait_ready(port, proc, log, timeout=60):
     deadline = time.time() + timeout
     while time.time() < deadline:
         if proc.poll() is not None:
