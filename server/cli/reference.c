@@ -218,33 +218,35 @@ static void range(char *buf, size_t n, const struct core_figure *f)
                  when);
 }
 
-int cli_print_reference(FILE *out)
+static const char *reason_name(int i)
+{
+    return core_reason_name((enum core_reason)i);
+}
+
+/* One table of codes: code i (0 <= i < n) is name(i), described by words[i]. The number of
+ * codes without words. */
+static int print_codes(FILE *out, const char *title, const char *kind, int n,
+                       const char *(*name)(int), const struct words *words)
 {
     int missing = 0;
-    fputs("#### Reason codes\n\n"
-          "| code | what it means | what to do |\n|---|---|---|\n",
-          out);
-    for (int r = 0; r < CORE_R__COUNT; r++) {
-        const char *name = core_reason_name((enum core_reason)r);
-        if (!reasons[r].means) {
-            fprintf(stderr, "governor reference: reason %s has no description\n", name);
+    fprintf(out, "%s\n\n| code | what it means | what to do |\n|---|---|---|\n", title);
+    for (int i = 0; i < n; i++) {
+        if (!words[i].means) {
+            fprintf(stderr, "governor reference: %s %s has no description\n", kind, name(i));
             missing++;
             continue;
         }
-        fprintf(out, "| `%s` | %s | %s |\n", name, reasons[r].means, reasons[r].todo);
+        fprintf(out, "| `%s` | %s | %s |\n", name(i), words[i].means, words[i].todo);
     }
-    fputs("\n#### Constraint codes (`vertices[].constraints`)\n\n"
-          "| code | what it means | what to do |\n|---|---|---|\n",
-          out);
-    for (int b = 0; b < CORE_C__COUNT; b++) {
-        const char *name = core_constraint_name(b);
-        if (!constraints[b].means) {
-            fprintf(stderr, "governor reference: constraint %s has no description\n", name);
-            missing++;
-            continue;
-        }
-        fprintf(out, "| `%s` | %s | %s |\n", name, constraints[b].means, constraints[b].todo);
-    }
+    return missing;
+}
+
+int cli_print_reference(FILE *out)
+{
+    int missing =
+        print_codes(out, "#### Reason codes", "reason", CORE_R__COUNT, reason_name, reasons);
+    missing += print_codes(out, "\n#### Constraint codes (`vertices[].constraints`)", "constraint",
+                           CORE_C__COUNT, core_constraint_name, constraints);
     fputs("\n#### A vertex of the answer (`vertices[]`)\n\n"
           "| field | type | what |\n|---|---|---|\n",
           out);
