@@ -115,7 +115,13 @@ int cli_parse(int argc, char **argv, struct cli *c, char **errp)
         return 0;
     }
     if (strcmp(cmd, "reference") == 0) {
-        c->cmd = CLI_REFERENCE;
+        /* No flags: --help is the general usage, which describes it; anything else is an
+         * error. */
+        if (argc > 2 && strcmp(argv[2], "--help") != 0 && strcmp(argv[2], "-h") != 0) {
+            *errp = msg("unknown option for reference: ", argv[2]);
+            return -1;
+        }
+        c->cmd = argc > 2 ? CLI_HELP : CLI_REFERENCE;
         return 0;
     }
     if (strcmp(cmd, "replay") == 0) {

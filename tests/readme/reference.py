@@ -3,7 +3,7 @@
 evaluated figures (between <!-- reference:begin --> and <!-- reference:end -->) are what
 `governor reference` prints from the core's own tables: fails when they differ, or when the
 command names a code or field without a description. With UPDATE=1 in the environment it
-rewrites the README's copy instead."""
+rewrites the README's copy instead. Also: `governor reference` takes no flag (an unknown one exits 2)."""
 import os
 import subprocess
 import sys
@@ -18,6 +18,12 @@ def main():
     if p.returncode != 0:
         print(p.stderr)
         print("FAIL: governor reference exited %d" % p.returncode)
+        return 1
+    bad = subprocess.run([governor, "reference", "--bogus"], capture_output=True, text=True,
+                         timeout=60)
+    if bad.returncode != 2 or "unknown option" not in bad.stderr:
+        print("FAIL: governor reference --bogus: exit %d, %r (2 and 'unknown option' expected)"
+              % (bad.returncode, bad.stderr[:200]))
         return 1
     path = os.path.join(ROOT, "README.md")
     text = open(path).read()
