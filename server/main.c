@@ -19,6 +19,7 @@
 
 #include "http/api.h"
 #include "cli/cli.h"
+#include "cli/reference.h"
 #include "store/db.h"
 #include "http/http.h"
 #include "decision/jobs.h"
@@ -287,6 +288,9 @@ int main(int argc, char **argv)
         break;
     case CLI_OPTIONS:
         opt_print_table(stdout);
+        break;
+    case CLI_REFERENCE:
+        rc = cli_print_reference(stdout);
         break;
     case CLI_SERVE:
         rc = serve(&c);

@@ -28,6 +28,8 @@ void cli_usage(FILE *out)
           "  test       run the policy tests (*_test.lua, *.test) of a directory in the\n"
           "             plugin sandbox: governor test [DIR] (default ./policies)\n"
           "  options    print the options table (job and server options)\n"
+          "  reference  print the answer's reason and constraint codes, vertex fields and\n"
+          "             evaluated figures (markdown, as in the README)\n"
           "  --help     this text\n"
           "  --version  the version\n"
           "\n"
@@ -110,6 +112,16 @@ int cli_parse(int argc, char **argv, struct cli *c, char **errp)
     }
     if (strcmp(cmd, "options") == 0) {
         c->cmd = CLI_OPTIONS;
+        return 0;
+    }
+    if (strcmp(cmd, "reference") == 0) {
+        /* No flags: --help is the general usage, which describes it; anything else is an
+         * error. */
+        if (argc > 2 && strcmp(argv[2], "--help") != 0 && strcmp(argv[2], "-h") != 0) {
+            *errp = msg("unknown option for reference: ", argv[2]);
+            return -1;
+        }
+        c->cmd = argc > 2 ? CLI_HELP : CLI_REFERENCE;
         return 0;
     }
     if (strcmp(cmd, "replay") == 0) {

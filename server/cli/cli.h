@@ -8,7 +8,7 @@
  * `governor simulate`) are only recognized here. A new sub-command adds a value to enum
  * cli_cmd, a branch in cli_parse and one in main.c.
  *
- * May call: options, libc.
+ * May call: options, libc (reference.h: the core's tables).
  */
 #ifndef GOVERNOR_CLI_H
 #define GOVERNOR_CLI_H
@@ -21,6 +21,7 @@ enum cli_cmd {
     CLI_HELP,
     CLI_VERSION,
     CLI_OPTIONS,
+    CLI_REFERENCE,
     CLI_SERVE,
     CLI_SERVE_HELP,
     CLI_REPLAY,

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Rewrites the sample answers of the README's "Ten audit questions" from a database filled by
-audit_sim.py: each question's `sqlite3 -readonly governor.db "..."` command is run against
+audit_sim.py: each question's `sqlite3 -readonly audit.db "..."` command is run against
 DB and its result replaces the table under "Sample answer". Check the result by hand before
 committing (the answers are the documentation of what each query shows).
 
@@ -41,20 +41,31 @@ def answer(db, sql):
 
 
 def main():
-    db = sys.argv[1]
-    path = sys.argv[2] if len(sys.argv) > 2 else "README.md"
+    rewrite(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "README.md")
+
+
+def rewrite(db, path):
+    """Rewrites the sample answers of the README at path from the database db."""
     text = open(path).read()
     start = text.index("### Ten audit questions")
     end = text.index("\n## ", start)
     section = text[start:end]
     blocks = re.split(r"(?m)^(?=\*\*\d+\. )", section)
     for i, b in enumerate(blocks):
-        m = re.search(r'^sqlite3 -readonly governor\.db "(.*)"$', b, re.M)
+        m = re.search(r'^sqlite3 -readonly audit\.db "(.*)"$', b, re.M)
         if not m:
             continue
         sql = m.group(1).replace('\\"', '"')
         head = b[:b.index("Sample answer")]
-        blocks[i] = head + answer(db, sql) + "\n"
+        # The old answer: its first line, then its table, blank lines and "(N rows in all)";
+        # what follows it (text, a block) stays.
+        rest = b[b.index("Sample answer"):].split("\n")
+        k = 1
+        while k < len(rest) and (not rest[k].strip() or rest[k].startswith(("|", "("))):
+            k += 1
+        tail = "\n".join(rest[k:])
+        tail = tail.rstrip("\n") + "\n\n" if tail.strip() else ""
+        blocks[i] = head + answer(db, sql) + "\n" + tail
     text = text[:start] + "".join(blocks).rstrip("\n") + "\n\n" + text[end:].lstrip("\n")
     open(path, "w").write(text)
 

@@ -1,5 +1,5 @@
 """The README's audit questions keep working (issue 5, item 2): every `q "SQL"` command of the
-"Audit with SQL" section is run through POST /v1/sql, and its `sqlite3 -readonly governor.db
+"Audit with SQL" section is run through POST /v1/sql, and its `sqlite3 -readonly audit.db
 "SQL"` twin through the sqlite3 shell, against a database filled by audit_sim.py (the history
 the README's sample answers come from). Each must answer 200 (rc 0 for the shell).
 
@@ -25,7 +25,7 @@ c.check(m is not None, "README has a section '## Audit with SQL'")
 section = m.group(1) if m else ""
 section = section[section.find("### Ten audit questions"):]
 queries = re.findall(r'^q "([^"]*)"\s*$', section, re.M)
-shell = re.findall(r'^sqlite3 -readonly governor\.db "([^"]*)"\s*$', section, re.M)
+shell = re.findall(r'^sqlite3 -readonly audit\.db "([^"]*)"\s*$', section, re.M)
 c.check(len(queries) == 10, "ten audit questions with a q command: %d" % len(queries))
 c.check(shell == queries, "each q command has the same SQL as its sqlite3 twin")
 for sql in queries:
