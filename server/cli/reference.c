@@ -99,6 +99,24 @@ static const struct words reasons[CORE_R__COUNT] = {
                                    "third in a row starts a new window.",
                                    "Check the client's counters (units, resets) against its "
                                    "rates."},
+    [CORE_R_LOW_BACKLOG] = {"Batch: the remaining work needs fewer workers than the pool has "
+                            "(`workers = ceil(sqrt(speed-weight x W / worker-overhead))`, W "
+                            "the remaining worker-seconds); after "
+                            "`governor.batch.scale-down-confirmations` decisions in a row the "
+                            "pool shrinks.",
+                            "Apply `workers` when `execute` is true."},
+    [CORE_R_UNSPLITTABLE_WORK] = {"Batch: the pool is capped by what the remaining work splits "
+                                  "into (its splittable parts, fixed shards); rebalance: an item "
+                                  "that holds the stage cannot be split (`blocked` says why).",
+                                  "Split the input finer (more files or partitions, fewer fixed "
+                                  "shards), or accept the cap."},
+    [CORE_R_STRAGGLERS] = {"Rebalance: splitting the stragglers' remaining work at the points "
+                           "given brings the stage's finish forward.",
+                           "Split at the `splits` given; the answer shows the finish before "
+                           "and after."},
+    [CORE_R_BALANCED] = {"Rebalance: the workers finish together already, or no split would "
+                         "bring the finish forward.",
+                         "Nothing."},
 };
 
 /* Indexed by the constraint's bit (CORE_CB_*). */

@@ -846,7 +846,7 @@ static int parse_stage(const struct sink *k, const json_t *jb, const struct path
 }
 
 /*
- * The rest of a decide request in batch mode (DESIGN 3.4): `workers` (current >= 0 required,
+ * The rest of a decide request in batch mode: `workers` (current >= 0 required,
  * slots_per_worker >= 1, cpu_utilization in [0, 1], shuffle_on_workers) and `vertices`, each
  * with an id and a `batch` object: state PENDING | RUNNING (default) | DONE, total_work and
  * work_done >= 0 with work_done <= total_work, or fraction_consumed in [0, 1] (the work's share
@@ -1053,7 +1053,7 @@ static int count_worker_items(const struct sink *k, const json_t *ws, const stru
 }
 
 /*
- * The rebalance request (DESIGN 3.5): `at` (default now_ms), `stage`, `unit`, idle_slots (int
+ * The rebalance request: `at` (default now_ms), `stage`, `unit`, idle_slots (int
  * >= 0, default 0), startup_s and min_piece (>= 0, default 0), nominal_rate (> 0, default the
  * items' mean rate), and the items: `items` (one per worker) or `workers` [{id, items}], each
  * worker with at least one. An item: id, remaining >= 0, rate > 0, fraction_consumed in

@@ -75,10 +75,10 @@ json_t *json_render_constraints(unsigned bits);
 
 /* ------------------------------------------------------------------ batch -- */
 
-/* A decide request with "mode": "BATCH" (DESIGN 3.4) is parsed by json_parse_sample too: the
+/* A decide request with "mode": "BATCH" is parsed by json_parse_sample too: the
  * sample's batch_mode is set and its batch part filled (stages borrowed as the vertices are).
  *
- * new: the batch decision's response object (DESIGN 3.4), decision_id added by the caller. */
+ * new: the batch decision's response object, decision_id added by the caller. */
 json_t *json_render_batch(const struct core_batch_decision *d, const char *job,
                           const char *policy_revision, const char *config_hash);
 /* new: the names of the batch constraint bits set in bits. */
@@ -86,7 +86,7 @@ json_t *json_render_batch_constraints(unsigned bits);
 /* new (malloc'd): the batch decision's figures as compact JSON text, for the stored row. */
 char *json_batch_evaluated_text(const struct core_batch_decision *d);
 
-/* A parsed rebalance request (DESIGN 3.5); strings borrowed from the body, items in a buffer
+/* A parsed rebalance request; strings borrowed from the body, items in a buffer
  * kept between requests. Zeroed storage is empty; json_rebalance_deinit releases it. */
 struct json_rebalance {
     int64_t at;
@@ -101,7 +101,7 @@ void json_rebalance_deinit(struct json_rebalance *jr);
  * 0, or -1 with *e filled. */
 int json_parse_rebalance(json_t *body, int64_t now_ms, struct json_rebalance *jr,
                          struct json_err *e);
-/* new: the rebalance answer (DESIGN 3.5), decision_id added by the caller. */
+/* new: the rebalance answer, decision_id added by the caller. */
 json_t *json_render_rebalance(const struct json_rebalance *jr, const struct core_rebalance_out *o,
                               const char *job, int reason, const char *message);
 

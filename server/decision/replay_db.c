@@ -137,7 +137,7 @@ static bool compare(json_t *rec, json_t *cand, json_t *change)
                                                    json_object_get(a, "reason"), "candidate_reason",
                                                    json_object_get(b, "reason")));
     }
-    /* A batch decision's pool (DESIGN 3.4) is its target. */
+    /* A batch decision's pool is its target. */
     json_t *rw = json_object_get(json_object_get(rec, "workers"), "target");
     json_t *cw = json_object_get(json_object_get(cand, "workers"), "target");
     if ((rw || cw) && !json_equal(rw, cw))

@@ -1,6 +1,6 @@
 /*
  * api_rebalance.c - POST /v1/jobs/{job}/rebalance: split-point advice for a stage's
- * stragglers (DESIGN 3.5; core/README.md, Rebalance), through the decision service
+ * stragglers (core/README.md, Rebalance), through the decision service
  * (DECISION_REBALANCE) and stored in the history as a decision with action REBALANCE.
  *
  * The advice changes nothing of the job's state: its unit carries the state as it is (a

@@ -1,5 +1,5 @@
-"""Batch mode and rebalancing advice (issue 15) over HTTP: DESIGN 3.4's sample gets 104
-workers on its first decision, DESIGN 3.5's advice exactly; both stored in the history and
+"""Batch mode and rebalancing advice (issue 15) over HTTP: the README's batch sample gets 104
+workers on its first decision, the README's rebalance example exactly; both stored in the history and
 shown by the audit views; `governor replay --db` reproduces them; bad input is refused with the
 field named and nothing stored."""
 import copy
@@ -92,7 +92,7 @@ bad = copy.deepcopy(BATCH)
 bad["mode"] = "BATCHY"
 refused("/v1/jobs/fresh/metrics", bad, "mode", "an unknown mode")
 
-# ---- rebalance (DESIGN 3.5) ----
+# ---- rebalance ----
 REB = {"at": T0 + 60000, "stage": "read", "unit": "MB", "idle_slots": 3, "startup_s": 10,
        "min_piece": 1, "nominal_rate": 10,
        "items": [{"id": "D", "remaining": 2000, "rate": 5, "fraction_consumed": 0.20,

@@ -65,7 +65,7 @@ static void worked_example_raw(void)
     ASSERT_EQ(core_batch_raw_workers(4.0 * 1099511627776.0 / 25e6, 4, 60), 109);
 }
 
-/* DESIGN 3.4's request: 10 workers for 30 s read 7.5 GB, so a byte costs 300 / 7.5e9
+/* The README's batch request: 10 workers for 30 s read 7.5 GB, so a byte costs 300 / 7.5e9
  * worker-seconds (25 MB/s per worker) and the 3.9925 TB left are 159,700 worker-seconds. */
 static void worked_example_first_decision(void)
 {
