@@ -16,7 +16,8 @@
  * Files: api.c (errors, ids, query parameters, commit completion), api_decide.c,
  * api_jobs.c (jobs, config), api_history.c (decisions, events), api_health.c,
  * api_sql.c (POST /v1/sql), api_replay.c (POST /v1/replay), api_dashboard.c (GET /, the
- * page embedded from server/http/dashboard/index.html).
+ * page embedded from server/http/dashboard/index.html), api_timeline.c (the timeline and the
+ * tuning advice, read off the loop).
  *
  * May call: core, options, json, jobs, db (reads on the loop's connection), timeutil, jansson,
  * log.
@@ -98,6 +99,11 @@ struct resp {
     const char *content_type;
     int retry_after;        /* > 0: a Retry-After header, in seconds (503) */
     struct db_write *write; /* commit this unit before replying (steals) */
+    /* A 200 reply gets an ETag, a hash of its body (for an asynchronous reply computed on
+     * the worker's thread), and becomes a 304 without body when it equals the request's
+     * If-None-Match. */
+    bool etag;
+    char etag_value[24]; /* http.c's: the quoted hash, once computed */
     /*
      * Asynchronous reply: async_start(async_ud, done, tok) starts the work off the loop and
      * steals async_ud (whatever it returns); done(tok, ...) is then called once, later, from
@@ -187,5 +193,7 @@ int api_metrics(const struct req *q, struct resp *r);         /* GET /metrics */
 int api_sql(const struct req *q, struct resp *r);             /* POST /v1/sql */
 int api_replay(const struct req *q, struct resp *r);          /* POST /v1/replay */
 int api_dashboard(const struct req *q, struct resp *r);       /* GET / (the page; open) */
+int api_timeline(const struct req *q, struct resp *r);        /* GET /v1/jobs/{job}/timeline */
+int api_advice(const struct req *q, struct resp *r);          /* GET /v1/jobs/{job}/advice */
 
 #endif
