@@ -103,6 +103,8 @@ struct resp {
      * the worker's thread), and becomes a 304 without body when it equals the request's
      * If-None-Match. */
     bool etag;
+    /* decide: its decision's figures, which GET /metrics shows once it is committed */
+    struct jobs_gauges gauges;
     char etag_value[24]; /* http.c's: the quoted hash, once computed */
     /*
      * Asynchronous reply: async_start(async_ud, done, tok) starts the work off the loop and

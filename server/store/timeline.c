@@ -43,6 +43,15 @@ int64_t timeline_auto_step(int64_t span_ms)
     return (want + 86400000 - 1) / 86400000 * 86400000;
 }
 
+double timeline_backlog_s(double lag, double rate)
+{
+    if (isnan(lag) || isnan(rate) || isinf(lag) || isinf(rate))
+        return NAN;
+    if (lag == 0)
+        return 0;
+    return rate > 0 ? lag / rate : NAN;
+}
+
 /* ------------------------------------------------------------------ read -- */
 
 static int intern(char ***list, int *n, const char *s)
@@ -232,9 +241,7 @@ static int read_vertices(sqlite3 *h, const char *job, int64_t from, int64_t to,
             v->max_parallelism = (int)keys;
         if (!isnan(parts) && parts >= 1 && parts < v->max_parallelism)
             v->max_parallelism = (int)parts;
-        v->backlog_s = NAN;
-        if (!isnan(v->lag) && !isnan(v->tdr) && (v->tdr > 0 || v->lag == 0))
-            v->backlog_s = v->lag == 0 ? 0 : v->lag / v->tdr;
+        v->backlog_s = timeline_backlog_s(v->lag, v->tdr);
         /* Only the backlog's bounds [0, 1] give a lower capacity of +inf (stored as null)
          * when the target data rate is known and the configured lower bound is above 0. */
         v->bounds_off = isnan(sdt) && !isnan(v->tdr) && c->util_min > 0;

@@ -96,6 +96,10 @@ struct timeline_history {
     bool events_truncated;
 };
 
+/* A source's backlog in seconds: lag / input rate (0 when the lag is 0); NaN when either is
+ * undefined or the rate is 0 under a lag (no finite figure). */
+double timeline_backlog_s(double lag, double rate);
+
 /*
  * Reads job's decisions with from <= at < to from the database file db (read-only). 0 with
  * h filled (zeroed first; free it with timeline_history_free), -1 with *errp (new) when the
