@@ -103,6 +103,8 @@ struct resp {
      * the worker's thread), and becomes a 304 without body when it equals the request's
      * If-None-Match. */
     bool etag;
+    /* A Content-Security-Policy header (static), or NULL: the dashboard's files */
+    const char *security_policy;
     /* decide: its decision's figures, which GET /metrics shows once it is committed */
     struct jobs_gauges gauges;
     char etag_value[24]; /* http.c's: the quoted hash, once computed */
@@ -194,8 +196,13 @@ int api_policies_reload(const struct req *q, struct resp *r); /* POST /v1/polici
 int api_metrics(const struct req *q, struct resp *r);         /* GET /metrics */
 int api_sql(const struct req *q, struct resp *r);             /* POST /v1/sql */
 int api_replay(const struct req *q, struct resp *r);          /* POST /v1/replay */
-int api_dashboard(const struct req *q, struct resp *r);       /* GET / (the page; open) */
-int api_timeline(const struct req *q, struct resp *r);        /* GET /v1/jobs/{job}/timeline */
-int api_advice(const struct req *q, struct resp *r);          /* GET /v1/jobs/{job}/advice */
+int api_dashboard(const struct req *q, struct resp *r);       /* GET / and its files (open) */
+
+/* The dashboard's Content-Security-Policy: nothing but this origin, no inline code. */
+#define API_PAGE_POLICY                                                                            \
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "              \
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+int api_timeline(const struct req *q, struct resp *r); /* GET /v1/jobs/{job}/timeline */
+int api_advice(const struct req *q, struct resp *r);   /* GET /v1/jobs/{job}/advice */
 
 #endif

@@ -82,6 +82,9 @@ static const struct route routes[] = {
     {"GET", "/healthz", api_healthz, true},
     {"GET", "/readyz", api_readyz, true},
     {"GET", "/", api_dashboard, true}, /* the page; its API calls need the token */
+    {"GET", "/page.css", api_dashboard, true},
+    {"GET", "/page.js", api_dashboard, true},
+    {"GET", "/timeline.js", api_dashboard, true},
 };
 #define N_ROUTES (sizeof routes / sizeof routes[0])
 
@@ -940,6 +943,10 @@ static void reply(struct http *h, struct evhttp_request *ev, struct resp *r, con
         evhttp_add_header(oh, "Content-Type", r->content_type ? r->content_type : "text/plain");
     }
     evhttp_add_header(oh, "X-Request-Id", rid);
+    if (r->security_policy) {
+        evhttp_add_header(oh, "Content-Security-Policy", r->security_policy);
+        evhttp_add_header(oh, "X-Content-Type-Options", "nosniff");
+    }
     if (r->status == 401)
         evhttp_add_header(oh, "WWW-Authenticate", "Bearer");
     if (r->status == 413)
