@@ -13,7 +13,7 @@
 
 #define MIN_MS          60000LL
 #define DOWN_UP_HORIZON (120 * MIN_MS) /* a scale-up this soon after a scale-down undoes it */
-#define SLOW_MIN_MS     (10 * MIN_MS)  /* backlog growth this long before a scale-up is slow */
+#define SLOW_MIN_MS     (5 * MIN_MS)   /* backlog growth this long before a scale-up is slow */
 #define SLOW_MIN_STEPS  3              /* ... over at least this many decisions */
 #define AFTER_UP_MS     (30 * MIN_MS)  /* how long after a scale-up utilization is looked at */
 #define AFTER_UP_MIN    3              /* decisions needed in that time */
@@ -185,7 +185,7 @@ static json_t *slow_up(const struct timeline_history *h)
     }
     char msg[512];
     snprintf(msg, sizeof msg,
-             "the backlog grew for %d stretch(es) of 10 min or more before a scale-up, starting "
+             "the backlog grew for %d stretch(es) of 5 min or more before a scale-up, starting "
              "at a utilization of %.2f, below the upper bound %.2f that triggers one",
              found, u_min, c->util_max);
     return json_pack(
@@ -316,10 +316,19 @@ json_t *advice_patterns(const struct timeline_history *h)
     return out;
 }
 
-static void ignore_change(void *ud, json_t *change)
+/* Keeps the first few changes of the replay: what the advised value changes first. */
+static void keep_change(void *ud, json_t *change)
 {
-    (void)ud;
-    (void)change;
+    if (json_array_size(ud) >= 3)
+        return;
+    json_t *rec = json_object_get(change, "recorded"), *cand = json_object_get(change, "candidate");
+    json_array_append_new(ud, json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?}", "decision_id",
+                                        json_object_get(change, "decision_id"), "at",
+                                        json_object_get(change, "at"), "recorded_action",
+                                        json_object_get(rec, "action"), "recorded_reason",
+                                        json_object_get(rec, "reason"), "candidate_action",
+                                        json_object_get(cand, "action"), "candidate_reason",
+                                        json_object_get(cand, "reason")));
 }
 
 /* Replays the job's history with option = advised and says what would have changed. */
@@ -328,7 +337,7 @@ static json_t *check(const char *db, const char *job, int64_t from, int64_t to, 
     const char *option = json_string_value(json_object_get(a, "option"));
     const char *advised = json_string_value(json_object_get(a, "advised"));
     struct opt_job *cand = opt_job_new();
-    json_t *summary = NULL, *out = NULL;
+    json_t *summary = NULL, *out = NULL, *first = NULL;
     char *err = NULL;
     if (!option || !advised)
         goto out;
@@ -338,7 +347,8 @@ static json_t *check(const char *db, const char *job, int64_t from, int64_t to, 
     }
     struct replay_db_opts o = {
         .db = db, .job = job, .from = from, .to = to - 1, .candidate = cand, .policies = NULL};
-    if (replay_db_run(&o, ignore_change, NULL, &summary, &err) < 0) {
+    first = json_array();
+    if (replay_db_run(&o, keep_change, first, &summary, &err) < 0) {
         out = json_pack("{s:s}", "error", err);
         goto out;
     }
@@ -347,15 +357,25 @@ static json_t *check(const char *db, const char *job, int64_t from, int64_t to, 
     json_int_t sr = json_integer_value(json_object_get(summary, "scalings_recorded"));
     json_int_t sc = json_integer_value(json_object_get(summary, "scalings_candidate"));
     double dm = json_real_value(json_object_get(summary, "subtask_minutes_delta"));
-    char msg[400];
+    char msg[700], head[300] = "";
+    json_t *f0 = json_array_get(first, 0);
+    if (f0)
+        snprintf(head, sizeof head, "from decision %lld on (recorded %s %s, now %s %s); ",
+                 (long long)json_integer_value(json_object_get(f0, "decision_id")),
+                 json_string_value(json_object_get(f0, "recorded_action")),
+                 json_string_value(json_object_get(f0, "recorded_reason")),
+                 json_string_value(json_object_get(f0, "candidate_action")),
+                 json_string_value(json_object_get(f0, "candidate_reason")));
     snprintf(msg, sizeof msg,
-             "replayed with %s = %s: %lld of %lld decisions change, scalings %lld -> %lld, "
-             "subtask-minutes %+.1f",
-             option, advised, (long long)ch, (long long)n, (long long)sr, (long long)sc, dm);
-    out = json_pack("{s:I, s:I, s:I, s:I, s:f, s:s}", "decisions", n, "changed", ch,
+             "replayed with %s = %s: %s%lld of %lld decisions change, scalings %lld -> %lld, "
+             "subtask-minutes %+.1f (the replay feeds the recorded samples, which do not follow "
+             "the changed decisions: past the first change the figures are an upper bound)",
+             option, advised, head, (long long)ch, (long long)n, (long long)sr, (long long)sc, dm);
+    out = json_pack("{s:I, s:I, s:I, s:I, s:f, s:O, s:s}", "decisions", n, "changed", ch,
                     "scalings_recorded", sr, "scalings_candidate", sc, "subtask_minutes_delta", dm,
-                    "message", msg);
+                    "first_changes", first, "message", msg);
 out:
+    json_decref(first);
     free(err);
     json_decref(summary);
     opt_job_free(cand);

@@ -7,7 +7,7 @@
  *                           scale-up within two hours: the scale-down came too early.
  *                           Advice: job.autoscaler.scale-down.interval, longer by the longest
  *                           such gap (rounded up to 5 min).
- *   SLOW_UP_SCALING         the backlog grows over at least 3 decisions and 10 minutes before
+ *   SLOW_UP_SCALING         the backlog grows over at least 3 decisions and 5 minutes before
  *                           a scale-up (or to the end of the window) while a vertex is busier
  *                           than the utilization target: the upper bound is reached too late.
  *                           Advice: job.autoscaler.utilization.max just below the utilization
