@@ -107,7 +107,7 @@ try:
     c.check(runs == want_runs, "rationale segments %r" % runs[:3])
 
     # The advice: one banner.
-    st, adv, _ = s.req("GET", "/v1/jobs/orders/advice?window=%d&to=%d" % (to - frm, to))
+    st, adv, _ = s.req("GET", "/v1/jobs/orders/advice?window=%d&to=%d" % (max(to - frm, 86400000), to))
     banners = b.eval("Array.from(document.querySelectorAll('.advice-banner')).map(e => [e.dataset.pattern, e.textContent])")
     c.check([p for p, _ in banners] == [a["pattern"] for a in adv["advice"]] and banners,
             "advice banners %r" % banners)

@@ -3,7 +3,8 @@
    state). For the selected job it reads GET /v1/jobs/{job}/timeline (bucketed series) and
    GET /v1/jobs/{job}/advice, and draws in #timeline:
      - a range picker (1 h, 6 h, 24 h, 7 d, custom from/to) with zoom and pan buttons;
-     - advice banners (div.advice-banner[data-pattern]);
+     - advice banners (div.advice-banner[data-pattern]): the advice over the range, or over
+       the 24 hours up to its end when it is shorter;
      - figures on one time axis with a shared cursor: parallelism per vertex
        (figure[data-chart=parallelism][data-vertex]), the rationale band (one labelled segment
        per run of a reason, linking to the decision's record), utilization against its target
@@ -367,7 +368,7 @@ async function tlLoad() {
   root.dataset.state = 'loading';
   try {
     const vars = { job: tl.job, from: tl.from, to: tl.to, step: tl.step,
-                   window: Math.min(tl.to - tl.from, 31 * 86400e3) };
+                   window: Math.min(Math.max(tl.to - tl.from, 86400e3), 31 * 86400e3) };
     const [data, advice] = await Promise.all([tlGet(fillUrl(TL_API.timeline, vars)),
                                               tlGet(fillUrl(TL_API.advice, vars)).catch(() => null)]);
     tl.data = data;
