@@ -145,6 +145,9 @@ const char *api_code(int status);
 bool api_job_id_ok(const char *id);
 /* Fills r with a 400 naming the field "job" and saying how id breaks the grammar. 0. */
 int api_job_id_error(struct resp *r, const char *id);
+/* s as an error message may show it, in buf (n >= 48): printable ASCII, at most 40 bytes (then
+ * "..."), any other byte as '?' (the reply is JSON, which cannot hold invalid UTF-8). buf. */
+const char *api_shown(const char *s, char *buf, size_t n);
 /* The value of query parameter key, or NULL. */
 const char *api_query(const struct req *q, const char *key);
 /*

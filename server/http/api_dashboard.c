@@ -1,5 +1,5 @@
 /*
- * api_dashboard.c - GET / (DESIGN 3.3): the dashboard page, server/http/dashboard/index.html,
+ * api_dashboard.c - GET /: the dashboard page, server/http/dashboard/index.html,
  * and its files GET /page.css, /page.js, /timeline.js, embedded into the binary at build time
  * (server/http/dashboard/dashboard.cmake generates dashboard_<name>.c). They are open without a
  * token: they hold no data; the page reads the JSON API with fetch, sending the bearer token the

@@ -1,5 +1,5 @@
 /*
- * api_timeline.c - the history over time (DESIGN 3.3): GET /v1/jobs/{job}/timeline (the
+ * api_timeline.c - the history over time: GET /v1/jobs/{job}/timeline (the
  * bucketed series of timeline.h) and GET /v1/jobs/{job}/advice (the tuning advice of
  * advice.h). The handler checks the parameters on the loop; the reading and the computing run
  * on a thread of their own with their own read-only connection (as POST /v1/replay does), so
@@ -103,18 +103,6 @@ static int hist_start(void *ud, api_async_done done, void *tok)
     return 0;
 }
 
-/* A parameter's value as an error message may show it: printable ASCII, at most 40 bytes. */
-static const char *shown(const char *s, char *buf, size_t n)
-{
-    size_t i = 0;
-    for (; s[i] && i + 4 < n && i < 40; i++)
-        buf[i] = s[i] >= 0x20 && s[i] < 0x7F ? s[i] : '?';
-    if (s[i])
-        buf[i++] = '.', buf[i++] = '.', buf[i++] = '.';
-    buf[i] = '\0';
-    return buf;
-}
-
 /* from / to: absent keeps *t and *given false. -1 after filling r. */
 static int get_time(const struct req *q, struct resp *r, const char *key, int64_t *t, bool *given)
 {
@@ -126,7 +114,7 @@ static int get_time(const struct req *q, struct resp *r, const char *key, int64_
     if (time_parse_instant(s, t) < 0) {
         api_error(r, 400, NULL, key,
                   "%s must be epoch milliseconds or RFC 3339 (2026-12-01T10:00:00Z), got \"%s\"",
-                  key, shown(s, buf, sizeof buf));
+                  key, api_shown(s, buf, sizeof buf));
         return -1;
     }
     return 0;
@@ -146,7 +134,7 @@ static int get_duration(const struct req *q, struct resp *r, const char *key, in
         api_error(r, 400, NULL, key,
                   "%s must be a positive duration (\"5 min\", \"30 s\", \"1 h\", or milliseconds), "
                   "got \"%s\"",
-                  key, shown(s, buf, sizeof buf));
+                  key, api_shown(s, buf, sizeof buf));
         return -1;
     }
     return 0;

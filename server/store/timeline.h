@@ -9,7 +9,7 @@
  * each decision ran on resolved once per distinct config (utilization target and bounds,
  * parallelism limits, the backlog threshold, governor.slo.lag).
  *
- * timeline_render buckets that history into the columnar series of the timeline (DESIGN 3.3):
+ * timeline_render buckets that history into the columnar series of the timeline:
  * per bucket and vertex the last current and target parallelism and limits, the mean
  * utilization with its target and bounds, the largest backlog in seconds; per bucket whether
  * the bounds were off (the job was processing a backlog); the job reasons run-length encoded;
@@ -121,7 +121,7 @@ int64_t timeline_bucket_of(int64_t from, int64_t step_ms, int64_t n, int64_t at)
 int64_t timeline_auto_step(int64_t span_ms);
 
 /*
- * new: the timeline's JSON (DESIGN 3.3) of h over n buckets of step_ms from `from`:
+ * new: the timeline JSON of h over n buckets of step_ms from `from`:
  * {"job", "from", "to", "step_ms", "t", "bounds_off", "vertices": [{"id", "current", "target",
  * "min", "max", "util", "util_target", "util_min", "util_max", "backlog_s"}], "reasons":
  * {"codes", "runs": [[start_ms, end_ms, code_index, first_decision_id, n]]}, "events",

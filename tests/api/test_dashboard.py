@@ -1,4 +1,4 @@
-"""GET / (DESIGN 3.3): the dashboard page and its files (page.css, page.js, timeline.js) are
+"""GET /: the dashboard page and its files (page.css, page.js, timeline.js) are
 served by the binary itself, open without a token, each with its type and a strict
 Content-Security-Policy; they reference no external host (no internet needed) and hold no
 inline script or style; and every JSON API URL the page fetches answers 200 with the fields

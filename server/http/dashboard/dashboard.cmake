@@ -1,4 +1,4 @@
-# dashboard.cmake - embeds the dashboard (GET /, DESIGN 3.3) into the binary, so that `governor
+# dashboard.cmake - embeds the dashboard (GET /) into the binary, so that `governor
 # serve` serves it from any working directory with no file beside it: index.html (the page),
 # page.css, page.js and timeline.js. Generates ${CMAKE_BINARY_DIR}/dashboard_<name>.c for each
 # (const unsigned char dashboard_<name>[], the file as NUL-terminated bytes; const unsigned

@@ -19,7 +19,7 @@ const OPT_BOUNDARY = 'job.autoscaler.target.utilization.boundary';
 const OPT_UMIN = 'job.autoscaler.utilization.min';
 const OPT_UMAX = 'job.autoscaler.utilization.max';
 
-/* One color per reason code (DESIGN 3.1): greens settle, oranges/reds act or block, greys wait. */
+/* One color per reason code: greens settle, oranges/reds act or block, greys wait. */
 const REASON_COLORS = {
   COLLECTING_METRICS: '#a9b1bd',
   WITHIN_TARGET: '#3b9e5f',
