@@ -1,4 +1,4 @@
--- excluded_periods.lua: job.autoscaler.excluded.periods (spec 4.5) in the job's time zone
+-- excluded_periods.lua: job.autoscaler.excluded.periods in the job's time zone
 -- (job.autoscaler.excluded.periods.timezone, default UTC). The list is split here: ';'
 -- separates periods (any one excludes), '&&' joins a daily range and a cron expression
 -- (both must match); each piece is matched by the host's native matcher, governor.daily

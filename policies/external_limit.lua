@@ -8,7 +8,7 @@
 -- sample's records_in_per_s gauges), so no vertex is scaled for throughput that cannot be
 -- delivered. The catch-up rate is cut to what is left under the cap, and the utilization
 -- thresholds are recomputed from the capped rates (the core does not recompute them after
--- an evaluator, spec 6.1), with the configured restart.time for the restart share.
+-- an evaluator, core/README.md's Evaluation), with the configured restart.time for the restart share.
 local cfg = require "cfg"
 
 local function by_id(job)

@@ -19,7 +19,7 @@ function M.trim(s)
   return (s:gsub("^%s+", ""):gsub("%s+$", ""))
 end
 
--- The utilization bounds of spec 2.6 from the effective config.
+-- The utilization bounds (core/README.md, Evaluation) from the effective config.
 function M.bounds(config, backlog)
   if backlog then return 1.0, 0.0 end
   local target = M.num(config["job.autoscaler.utilization.target"]) or 0.7

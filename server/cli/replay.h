@@ -1,5 +1,5 @@
 /*
- * replay.h - `governor replay`: feeds a JSONL file of samples (one DESIGN 3.1 request body
+ * replay.h - `governor replay`: feeds a JSONL file of samples (one decide request body
  * per line, plus "job") through the core with a candidate config, and prints one decision
  * per line as JSON. Nothing is written anywhere but the output stream. Each job of the
  * trace keeps its own state, exactly as the server would.

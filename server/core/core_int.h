@@ -41,6 +41,12 @@
 double core__round3(double x);
 /* The same by rounding the shortest decimal string (the slow, obviously right way); round3
  * uses it only near ties. */
+/* x's shortest decimal string (core__shortest_decimal) cut after `places` decimals: *head the
+ * digits kept, *tail those below them, *q = 10^(their count), *neg the sign. 0: x has no
+ * digit below `places` (nothing set but *neg); -1: more than 19 digits below (nothing set but
+ * *neg); 1: split. */
+int core__decimal_split(double x, int places, uint64_t *head, uint64_t *tail, uint64_t *q,
+                        bool *neg);
 double core__round3_decimal(double x);
 /* The shortest decimal that reads back as |x| (finite), as mant x 10^exp10, and x's sign:
  * the digits of Java's Double.toString, which BigDecimal.valueOf(double) rounds. */

@@ -26,20 +26,14 @@ static double ceil_2_decimals(double x)
 {
     if (!isfinite(x) || x == 0.0)
         return x;
-    uint64_t m;
-    int k;
+    uint64_t h, tail, q;
     bool neg;
-    core__shortest_decimal(x, &m, &k, &neg);
-    if (k >= -2)
-        return x;      /* already within 2 decimals */
-    int drop = -k - 2; /* digits below the hundredths */
-    if (drop > 19)
+    int split = core__decimal_split(x, 2, &h, &tail, &q, &neg);
+    if (split == 0)
+        return x; /* already within 2 decimals */
+    if (split < 0)
         return neg ? -0.0 : 0.01;
-    uint64_t q = 1;
-    for (int i = 0; i < drop; i++)
-        q *= 10;
-    uint64_t h = m / q;
-    if (!neg && m % q != 0)
+    if (!neg && tail != 0)
         h++; /* ceiling: up for positives, truncation for negatives */
     double r = (double)h / 100.0;
     return neg ? -r : r;

@@ -43,25 +43,36 @@ int core__java_d2i(double x)
     return (int)x;
 }
 
+int core__decimal_split(double x, int places, uint64_t *head, uint64_t *tail, uint64_t *q,
+                        bool *neg)
+{
+    uint64_t m;
+    int k;
+    core__shortest_decimal(x, &m, &k, neg);
+    if (k >= -places)
+        return 0;           /* already within `places` decimals */
+    int drop = -k - places; /* digits below the last kept decimal */
+    if (drop > 19)
+        return -1;
+    *q = 1;
+    for (int i = 0; i < drop; i++)
+        *q *= 10;
+    *head = m / *q;
+    *tail = m % *q;
+    return 1;
+}
+
 double core__round3_decimal(double x)
 {
     if (!isfinite(x) || x == 0.0)
         return x;
     /* Java's BigDecimal.valueOf(x).setScale(3, HALF_UP): round the shortest decimal string
      * that reads back as x, not its binary value, so 2.0005 -> 2.001. */
-    uint64_t m;
-    int k;
+    uint64_t th, tail, q;
     bool neg;
-    core__shortest_decimal(x, &m, &k, &neg);
-    if (k >= -3)
-        return x;      /* already within 3 decimals */
-    int drop = -k - 3; /* digits below the thousandths */
-    if (drop > 19)
-        return x; /* rounds to 0: keep the original */
-    uint64_t q = 1;
-    for (int i = 0; i < drop; i++)
-        q *= 10;
-    uint64_t th = m / q + (m % q >= q / 2 ? 1 : 0);
+    if (core__decimal_split(x, 3, &th, &tail, &q, &neg) <= 0)
+        return x; /* within 3 decimals, or rounds to 0: keep the original */
+    th += tail >= q / 2 ? 1 : 0;
     if (th == 0)
         return x; /* rounds to 0: keep the original */
     double r = (double)th / 1000.0;

@@ -1,5 +1,5 @@
 /*
- * json.c - jansson in and out of the core: the decide request (DESIGN 3.1) into a
+ * json.c - jansson in and out of the core: the decide request into a
  * struct core_sample, and a struct core_decision into the response object.
  *
  * The request parser is on the path of every request, so it allocates nothing per field:
@@ -105,6 +105,17 @@ static const char *type_name(const json_t *v)
  * keep the caller's default), unless `required`. Wrong type or out of range: -1 via fail().
  */
 
+/* obj's member p->key into *v: NULL when absent or null, which is a failure when required. */
+static int member(const struct sink *k, const json_t *obj, bool required, const struct path *p,
+                  const json_t **v)
+{
+    *v = json_object_get(obj, p->key);
+    if (*v && !json_is_null(*v))
+        return 0;
+    *v = NULL;
+    return required ? fail(k, p, "required") : 0;
+}
+
 static int get_number(const struct sink *k, const json_t *obj, const struct path *up,
                       const char *key, double lo, double hi, double *out)
 {
@@ -132,13 +143,11 @@ static int get_number(const struct sink *k, const json_t *obj, const struct path
 static int get_int(const struct sink *k, const json_t *obj, const struct path *up, const char *key,
                    bool required, int lo, int *out)
 {
-    const json_t *v = json_object_get(obj, key);
     struct path p = {up, key, 0};
-    if (!v || json_is_null(v)) {
-        if (required)
-            return fail(k, &p, "required");
-        return 0;
-    }
+    const json_t *v;
+    int rc = member(k, obj, required, &p, &v);
+    if (rc < 0 || !v)
+        return rc;
     if (!json_is_integer(v))
         return fail(k, &p, "expected an integer, got %s", type_name(v));
     json_int_t x = json_integer_value(v);
@@ -153,13 +162,11 @@ static int get_int(const struct sink *k, const json_t *obj, const struct path *u
 static int get_string(const struct sink *k, const json_t *obj, const struct path *up,
                       const char *key, bool required, const char **out)
 {
-    const json_t *v = json_object_get(obj, key);
     struct path p = {up, key, 0};
-    if (!v || json_is_null(v)) {
-        if (required)
-            return fail(k, &p, "required");
-        return 0;
-    }
+    const json_t *v;
+    int rc = member(k, obj, required, &p, &v);
+    if (rc < 0 || !v)
+        return rc;
     if (!json_is_string(v))
         return fail(k, &p, "expected a string, got %s", type_name(v));
     *out = json_string_value(v);
@@ -484,7 +491,7 @@ static int apply_config(json_t *cfg, struct opt_job *opts, struct json_err *e, c
 }
 
 /*
- * Parses a decide request. Fields, defaults and limits (DESIGN 3.1):
+ * Parses a decide request. Fields, defaults and limits:
  *  - at: epoch ms or RFC 3339, absent -> now_ms; running_since: same forms, absent -> 0
  *    (running since the epoch: the stabilization period is long over; `at` if earlier);
  *  - running_since later than at is refused;

@@ -1,5 +1,5 @@
 /*
- * json.h - jansson in and out of the core (prefix json_): the decide request (DESIGN 3.1)
+ * json.h - jansson in and out of the core (prefix json_): the decide request
  * into a struct core_sample, and a struct core_decision into the response object. (A job's
  * state has one form, the core's binary one: core.h, State codec.)
  *
@@ -56,7 +56,7 @@ int json_parse_sample(json_t *body, int64_t now_ms, struct json_sample *js, stru
                       struct json_err *e);
 
 /*
- * new: the DESIGN 3.1 response object for d (decision_id is added by the caller once the
+ * new: the decide answer object for d (decision_id is added by the caller once the
  * decision has an id). Non-finite figures become null. Dump it with JSON_REAL_PRECISION(15):
  * the core's figures are rounded to 3 decimals, and 15 digits print them as written (0.7
  * rather than jansson's default 17-digit 0.69999999999999996).

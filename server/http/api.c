@@ -1,6 +1,7 @@
 /*
- * api.c - what every handler shares (see api.h): the error envelope, job id and time
- * parsing, query lookup, and the completion of a reply once its write unit committed.
+ * api.c - what every handler shares (see api.h): the error envelope, job id parsing, query
+ * lookup, a job's recovery after a failed write. A reply is completed once its write unit
+ * committed in api_commit.c.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "decision/jobs.h"
 #include "http/api.h"
 #include "base/log.h"
 #include "time/timeutil.h"
@@ -204,69 +206,6 @@ busy:
         r->retry_after = 1;
     }
     return -1;
-}
-
-void api_committed(struct api *a, struct resp *r, const struct db_write *w)
-{
-    if (w->ok) {
-        if (w->kind == DB_W_REPEAT) {
-            api_decide_repeat(a, w->job, w->at, w->input_json,
-                              w->input_json ? strlen(w->input_json) : 0, w->last_at, r);
-            return;
-        }
-        if (w->kind == DB_W_DECISION) {
-            metrics_decision(a->metrics, w->reason);
-            struct jobs_entry *e = r->gauges.set ? jobs_get(a->jobs, w->job) : NULL;
-            if (e)
-                e->gauges = r->gauges;
-        }
-        if (w->kind == DB_W_DECISION && w->decision_json && w->decision_json[0] == '{') {
-            /* The stored text with decision_id first, as in DESIGN 3.1. */
-            size_t n = strlen(w->decision_json) + 48;
-            free(r->text);
-            r->text = xmalloc(n);
-            snprintf(r->text, n, "{\"decision_id\":%lld,%s\n", (long long)w->decision_id,
-                     w->decision_json + 1);
-            r->content_type = "application/json";
-        }
-        return;
-    }
-    /* Nothing of w was stored. Without a writer (units committed synchronously) nothing else
-     * of the job is in flight: reload it now. */
-    if (w->job[0]) {
-        if (a->wr) {
-            api_job_recover(a, w->job, NULL);
-        } else {
-            char *err = NULL;
-            if (jobs_load(a->jobs, a->db, w->job, &err) < 0) {
-                log_msg(LOG_ERROR, "api", "cannot reload a job after a failed write",
-                        "job=%s error=\"%s\"", w->job, err);
-                free(err);
-            }
-        }
-    }
-    switch (w->fault) {
-    case DB_FAULT_STORAGE: {
-        int retry = 1;
-        if (a->wr)
-            writer_health(a->wr, NULL, 0, &retry);
-        api_error(r, 503, NULL, NULL,
-                  "the store cannot be written (%s); nothing was stored, retry after %d s",
-                  w->error ? w->error : "unknown error", retry);
-        r->retry_after = retry;
-        break;
-    }
-    case DB_FAULT_STALE:
-        api_error(r, 503, NULL, NULL,
-                  "an earlier write of job \"%s\" failed and this one was made from the state "
-                  "it left; nothing was stored, retry",
-                  w->job);
-        r->retry_after = 1;
-        break;
-    default:
-        api_error(r, 500, NULL, NULL, "the write could not be committed; nothing was stored");
-        break;
-    }
 }
 
 json_t *api_json_body(const struct req *q, struct resp *r, const char *what_object)

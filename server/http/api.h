@@ -6,7 +6,7 @@
  * resp->write, and the reply is sent once the writer has committed that unit
  * (api_committed then completes resp: the decision id, or a 503 or 500).
  *
- * Every handler returns 0; errors are replies (the DESIGN 3 envelope, api_error). A bad
+ * Every handler returns 0; errors are replies (the error envelope, api_error). A bad
  * request changes no state and stores nothing.
  *
  * A handler whose work must not run on the loop (POST /v1/sql, POST /v1/replay) fills
@@ -19,8 +19,10 @@
  * page embedded from server/http/dashboard/index.html), api_timeline.c (the timeline and the
  * tuning advice, read off the loop).
  *
- * May call: core, options, json, jobs, db (reads on the loop's connection), timeutil, jansson,
- * log.
+ * May call: the layers below (decision, store: reads on the loop's connection, plugin,
+ * options, time, base, core), jansson. api.h itself includes only what struct api and struct
+ * resp hold by value (the decide scratch, the decision's gauges); each handler includes the
+ * headers of what it uses.
  */
 #ifndef GOVERNOR_API_H
 #define GOVERNOR_API_H
@@ -30,17 +32,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/core.h"
-#include "store/db.h"
+#include "base/jarena.h"
 #include "decision/decision.h"
 #include "decision/jobs.h"
-#include "base/jarena.h"
-#include "decision/json.h"
-#include "options/options.h"
-#include "http/metrics.h"
-#include "plugin/policies.h"
 
+/* What struct api points to: each handler includes the headers of what it uses. */
+struct db;
+struct db_write;
+struct jobs;
+struct metrics;
+struct opt_job;
+struct opt_server;
+struct pol;
 struct sql_engine;
+struct writer;
 
 /* What every handler may use; owned by main (serve), borrowed by handlers. */
 struct api {
@@ -122,7 +127,7 @@ struct resp {
 void resp_deinit(struct resp *r);
 
 /*
- * Fills r with the DESIGN 3 error envelope {"error": {"code", "message", "field"}} and
+ * Fills r with the error envelope {"error": {"code", "message", "field"}} and
  * status; field may be NULL or "". Returns 0 so a handler can `return api_error(...)`.
  */
 int api_error(struct resp *r, int status, const char *code, const char *field, const char *fmt, ...)
@@ -137,7 +142,7 @@ json_t *api_json_body(const struct req *q, struct resp *r, const char *what_obje
 /* The envelope's code for a status ("INVALID_ARGUMENT" for 400, ...). */
 const char *api_code(int status);
 
-/* The job name grammar (DESIGN 3.1), the one definition: letters, digits, '.', '_', ':'
+/* The job name grammar, the one definition: letters, digits, '.', '_', ':'
  * and '-', 1 to 128 of them. */
 #define API_JOB_GRAMMAR "[A-Za-z0-9._:-]{1,128}"
 #define API_JOB_MAX     128

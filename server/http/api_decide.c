@@ -1,5 +1,5 @@
 /*
- * api_decide.c - POST /v1/jobs/{job}/metrics: one scaling cycle (DESIGN 3.1).
+ * api_decide.c - POST /v1/jobs/{job}/metrics: one scaling cycle.
  *
  * Order of checks, so that a bad request changes nothing: job id, a job whose earlier write
  * failed and is not reloaded yet (503), JSON, then the decision service (decision.h): the
@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decision/jobs.h"
+#include "plugin/policies.h"
 #include "http/api.h"
 #include "decision/decision.h"
 #include "base/jarena.h"

@@ -5,6 +5,10 @@
  */
 #include <stdio.h>
 
+#include "plugin/policies.h"
+#include "decision/jobs.h"
+#include "http/metrics.h"
+#include "plugin/plugin.h"
 #include "http/api.h"
 #include "store/writer.h"
 

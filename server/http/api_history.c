@@ -1,5 +1,5 @@
 /*
- * api_history.c - the stored history (DESIGN 3.2): GET /v1/jobs/{job}/decisions,
+ * api_history.c - the stored history: GET /v1/jobs/{job}/decisions,
  * GET /v1/decisions/{id}, GET /v1/jobs/{job}/events. Reads on the loop's connection; the
  * history of a deleted job stays readable.
  */

@@ -1,5 +1,5 @@
 /*
- * api_jobs.c - the jobs resource (DESIGN 3.2): GET /v1/jobs, DELETE /v1/jobs/{job},
+ * api_jobs.c - the jobs resource: GET /v1/jobs, DELETE /v1/jobs/{job},
  * PUT and GET /v1/jobs/{job}/config.
  *
  * PUT replaces the job's stored layer after validating it over the server defaults; the
@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "decision/jobs.h"
 #include "http/api.h"
 #include "base/xmem.h"
 

@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 
+#include "plugin/policies.h"
 #include "http/api.h"
 
 int api_policies_get(const struct req *q, struct resp *r)

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "decision/jobs.h"
 #include "http/api.h"
 #include "time/timeutil.h"
 #include "plugin/plugin.h"

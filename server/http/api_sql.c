@@ -1,5 +1,5 @@
 /*
- * api_sql.c - POST /v1/sql (DESIGN 3.2): {"sql": "SELECT ...", "params": [...]} ->
+ * api_sql.c - POST /v1/sql: {"sql": "SELECT ...", "params": [...]} ->
  * {"columns": [...], "rows": [[...]], "truncated": false}. The handler only checks the
  * envelope; the statement is judged and run by the read-only engine (sql.h) on one of its
  * worker threads, so a slow query never holds the loop. The engine's status is the reply's:

@@ -1,5 +1,5 @@
 /*
- * options.h - the one options table (prefix opt_): every job option of spec 6.5 (with the
+ * options.h - the one options table (prefix opt_): every job option (with the
  * deprecated aliases and the `kubernetes.operator.` fallback prefix), governor's own job
  * options, the Flink cluster keys the algorithm reads, and the server's own settings
  * (listen address, database, limits). The table feeds the value parsers, validation (spec

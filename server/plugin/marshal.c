@@ -34,6 +34,25 @@ static void set_number(lua_State *L, const char *k, double v)
     lua_setfield(L, -2, k);
 }
 
+/* t[k] = v for the table at the top. */
+static void set_int(lua_State *L, const char *k, lua_Integer v)
+{
+    lua_pushinteger(L, v);
+    lua_setfield(L, -2, k);
+}
+
+static void set_str(lua_State *L, const char *k, const char *v)
+{
+    lua_pushstring(L, v);
+    lua_setfield(L, -2, k);
+}
+
+static void set_bool(lua_State *L, const char *k, bool v)
+{
+    lua_pushboolean(L, v);
+    lua_setfield(L, -2, k);
+}
+
 void marshal_push_text_table(lua_State *L, int idx, const char *what)
 {
     idx = lua_absindex(L, idx);
@@ -163,29 +182,19 @@ void marshal_push_evaluated(lua_State *L, const struct core_evaluated *ev)
 void marshal_push_vertex(lua_State *L, const struct core_vertex_in *v)
 {
     lua_createtable(L, 0, 10);
-    lua_pushstring(L, v->id);
-    lua_setfield(L, -2, "id");
-    lua_pushinteger(L, v->parallelism);
-    lua_setfield(L, -2, "parallelism");
-    lua_pushinteger(L, v->max_parallelism);
-    lua_setfield(L, -2, "max_parallelism");
-    if (v->partitions > 0) {
-        lua_pushinteger(L, v->partitions);
-        lua_setfield(L, -2, "partitions");
-    }
-    if (v->slot_sharing_group) {
-        lua_pushstring(L, v->slot_sharing_group);
-        lua_setfield(L, -2, "slot_sharing_group");
-    }
-    lua_pushboolean(L, v->finished);
-    lua_setfield(L, -2, "finished");
+    set_str(L, "id", v->id);
+    set_int(L, "parallelism", v->parallelism);
+    set_int(L, "max_parallelism", v->max_parallelism);
+    if (v->partitions > 0)
+        set_int(L, "partitions", v->partitions);
+    if (v->slot_sharing_group)
+        set_str(L, "slot_sharing_group", v->slot_sharing_group);
+    set_bool(L, "finished", v->finished);
     lua_createtable(L, v->n_inputs, 0);
     for (int i = 0; i < v->n_inputs; i++) {
         lua_createtable(L, 0, 2);
-        lua_pushstring(L, v->inputs[i].from);
-        lua_setfield(L, -2, "from");
-        lua_pushstring(L, core_ship_name(v->inputs[i].ship));
-        lua_setfield(L, -2, "ship");
+        set_str(L, "from", v->inputs[i].from);
+        set_str(L, "ship", core_ship_name(v->inputs[i].ship));
         lua_rawseti(L, -2, i + 1);
     }
     lua_setfield(L, -2, "inputs");
@@ -206,32 +215,21 @@ void marshal_push_vertex(lua_State *L, const struct core_vertex_in *v)
 void marshal_push_decision(lua_State *L, const struct core_decision *d)
 {
     lua_createtable(L, 0, 6);
-    lua_pushinteger(L, d->at);
-    lua_setfield(L, -2, "at");
-    lua_pushstring(L, core_action_name(d->action));
-    lua_setfield(L, -2, "action");
-    lua_pushstring(L, core_reason_name(d->reason));
-    lua_setfield(L, -2, "reason");
-    lua_pushstring(L, d->message ? d->message : "");
-    lua_setfield(L, -2, "message");
+    set_int(L, "at", d->at);
+    set_str(L, "action", core_action_name(d->action));
+    set_str(L, "reason", core_reason_name(d->reason));
+    set_str(L, "message", d->message ? d->message : "");
     lua_createtable(L, d->n_vertices, 0);
     for (int k = 0; k < d->n_vertices; k++) {
         const struct core_vdecision *v = &d->vertices[k];
         lua_createtable(L, 0, 9);
-        lua_pushstring(L, v->id);
-        lua_setfield(L, -2, "id");
-        lua_pushinteger(L, v->current);
-        lua_setfield(L, -2, "current");
-        lua_pushinteger(L, v->raw_target);
-        lua_setfield(L, -2, "raw_target");
-        lua_pushinteger(L, v->target);
-        lua_setfield(L, -2, "target");
-        lua_pushstring(L, core_reason_name(v->reason));
-        lua_setfield(L, -2, "reason");
-        lua_pushboolean(L, v->outside_bounds);
-        lua_setfield(L, -2, "outside_bounds");
-        lua_pushboolean(L, v->excluded);
-        lua_setfield(L, -2, "excluded");
+        set_str(L, "id", v->id);
+        set_int(L, "current", v->current);
+        set_int(L, "raw_target", v->raw_target);
+        set_int(L, "target", v->target);
+        set_str(L, "reason", core_reason_name(v->reason));
+        set_bool(L, "outside_bounds", v->outside_bounds);
+        set_bool(L, "excluded", v->excluded);
         lua_newtable(L);
         int n = 0;
         for (int b = 0; b < CORE_C__COUNT; b++)
@@ -250,20 +248,13 @@ void marshal_push_decision(lua_State *L, const struct core_decision *d)
 void marshal_push_align(lua_State *L, const struct core_align_ctx *a)
 {
     lua_createtable(L, 0, 10);
-    lua_pushstring(L, a->vertex);
-    lua_setfield(L, -2, "vertex");
-    lua_pushinteger(L, a->current);
-    lua_setfield(L, -2, "current");
-    lua_pushinteger(L, a->proposed);
-    lua_setfield(L, -2, "proposed");
-    lua_pushinteger(L, a->lower);
-    lua_setfield(L, -2, "lower");
-    lua_pushinteger(L, a->upper);
-    lua_setfield(L, -2, "upper");
-    lua_pushinteger(L, a->max_parallelism);
-    lua_setfield(L, -2, "max_parallelism");
-    lua_pushinteger(L, a->partitions);
-    lua_setfield(L, -2, "partitions");
+    set_str(L, "vertex", a->vertex);
+    set_int(L, "current", a->current);
+    set_int(L, "proposed", a->proposed);
+    set_int(L, "lower", a->lower);
+    set_int(L, "upper", a->upper);
+    set_int(L, "max_parallelism", a->max_parallelism);
+    set_int(L, "partitions", a->partitions);
     lua_createtable(L, a->n_inputs, 0);
     for (int i = 0; i < a->n_inputs; i++) {
         lua_pushstring(L, core_ship_name(a->input_ships[i]));

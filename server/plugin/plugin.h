@@ -1,5 +1,5 @@
 /*
- * plugin.h - the Lua 5.4 plugin host (prefix plugin_; DESIGN 5). A policy revision
+ * plugin.h - the Lua 5.4 plugin host (prefix plugin_). A policy revision
  * (struct plugin_set) is one Lua state loaded from a policies directory: every `*.lua`
  * directly in it (not `*_test.lua`) is a plugin named by its file name without `.lua`;
  * the .lua files of lib/ are helpers reachable only through `require`. Files are loaded as text
@@ -171,7 +171,7 @@ void plugin_call_free(struct plugin_call *c);
  */
 void plugin_call_hooks(struct plugin_call *c, struct core_hooks *h);
 
-/* One hook call of a decision, for the plugin_calls table (DESIGN 6). */
+/* One hook call of a decision, for the plugin_calls table. */
 struct plugin_record {
     const char *plugin;  /* the plugin's name (or the instance a missing plugin was named by) */
     const char *hook;    /* "excluded" | "evaluate" | "execute" | "align" */

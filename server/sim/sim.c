@@ -242,13 +242,15 @@ static struct opt_job *policy_layers(const struct opt_job *base, const char *pol
     return j;
 }
 
-/* The utilization the fixed deployment is sized at: the effective utilization target. */
+/* The utilization the fixed deployment is sized at: the effective utilization target (the
+ * options table's default when the layers do not resolve). */
 static double util_target(const struct opt_job *base)
 {
     struct opt_job *j = opt_job_clone(base);
     struct core_config cfg;
     char *e = NULL;
-    double u = 0.7;
+    opt_config_defaults(&cfg);
+    double u = cfg.util_target;
     if (opt_job_resolve(j, &cfg, &e) == 0 && cfg.util_target > 0)
         u = cfg.util_target;
     free(e);

@@ -13,7 +13,7 @@
  * partitions; an external rate cap limits a vertex whatever its parallelism. While the job
  * restarts (a rescale, or a scripted failure) nothing is processed and the lag grows.
  *
- * What the job reports (sim_model_sample, the decide request of DESIGN 3.1): busy time
+ * What the job reports (sim_model_sample, the decide request): busy time
  * min/avg/max over subtasks and back-pressured time (means over the last 5 s, Flink's
  * gauge update interval), cumulative counters records_in/records_out/accumulated_busy_ms
  * that restart at 0 with every restart of the job, records_in_per_s as Flink's 60 s meter

@@ -29,7 +29,7 @@ struct sim_pipeline *sim_pipeline_new(const char *job, const struct opt_job *lay
 void sim_pipeline_free(struct sim_pipeline *p);
 
 /*
- * Decides on one sample (a DESIGN 3.1 request body; borrowed). Returns the decision as the
+ * Decides on one sample (a decide request body; borrowed). Returns the decision as the
  * server's response object (new; without decision_id), or NULL with *errp (new) when the
  * server would have refused the sample (the message names the field).
  */

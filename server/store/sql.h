@@ -1,5 +1,5 @@
 /*
- * sql.h - the read-only SQL engine behind POST /v1/sql (DESIGN 3.2; prefix sql_): runs one
+ * sql.h - the read-only SQL engine behind POST /v1/sql (prefix sql_): runs one
  * user-supplied statement against the governor database and answers the JSON text of the
  * result, {"columns": [...], "rows": [[...]], "truncated": false}, or of an error. What a
  * statement may do, how the result is written and the statuses are those of sql_conn.h.

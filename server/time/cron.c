@@ -1,5 +1,5 @@
 /*
- * cron.c - spec 4.5's excluded periods: a Quartz 2.4 CronExpression parser and matcher, the
+ * cron.c - the excluded periods: a Quartz 2.4 CronExpression parser and matcher, the
  * Quartz DailyCalendar range form, and the ';' / '&&' list (see cron.h).
  *
  * A Quartz expression compiles to one bit set per field (bit v - lo for value v) plus the

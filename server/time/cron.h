@@ -1,9 +1,10 @@
 /*
- * cron.h - job.autoscaler.excluded.periods (spec 4.5): Quartz 2.4 cron expressions, the
+ * cron.h - job.autoscaler.excluded.periods: Quartz 2.4 cron expressions, the
  * daily-range form H:M[:S[:ms]]-H:M[:S[:ms]], and the ';' (OR) / '&&' (AND) list around
  * them, evaluated on the civil time of an instant in an IANA zone (tz.h; never the process
- * zone, DESIGN 4). Used by the native exclusion hook (cron_excluded_hook, wired into
- * struct core_hooks) and by the Lua host's governor.cron / governor.daily helpers.
+ * zone, a governor difference from the reference). Used by the native exclusion hook
+ * (cron_excluded_hook, wired into struct core_hooks) and by the Lua host's governor.cron /
+ * governor.daily helpers.
  *
  * Parsing and matching are pure; only naming a zone (tz_get) may read a zoneinfo file.
  * Semantics, where Quartz leaves room, are those of the civil clock: a cron matches an

@@ -1,4 +1,4 @@
-"""POST /v1/sql (DESIGN 3.2, issue 5): read-only by construction, bounded in time and rows,
+"""POST /v1/sql: read-only by construction, bounded in time and rows,
 SQL types kept, run off the loop so that a slow query does not delay decisions, and the
 database stays readable by the sqlite3 shell while the server is under load."""
 import os

@@ -11,7 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "decision/jobs.h"
 #include "http/api.h"
+#include "plugin/plugin.h"
+#include "plugin/policies.h"
 #include "http/http.h"
 #include "base/jarena.h"
 #include "store/writer.h"

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "decision/jobs.h"
 #include "http/api.h"
 #include "time/timeutil.h"
 #include "http/http.h"

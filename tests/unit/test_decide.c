@@ -108,7 +108,7 @@ static void native_decision_scales_agg(void)
     ASSERT(f.d.execute);
     ASSERT_EQ(f.d.reason, CORE_R_HIGH_UTILIZATION);
     ASSERT_EQ(vd(&f.d, "agg")->target, 4);
-    /* The execution is in the history (spec 4.7). */
+    /* The execution is in the history. */
     struct core_vhistory *h = core__history_find(f.st, "agg");
     ASSERT(h && h->n == 1 && h->e[0].new_parallelism == 4);
     fx_deinit(&f);

@@ -1,6 +1,6 @@
-/* Unit tests for core/evaluate.c: spec 2 (backlog, TDR and catch-up along the edges, TPR,
- * capacity, thresholds, global metrics) and the evaluator hook merge of spec 6.1. The
- * metric window is built by hand, so each figure below is derived from the values set. */
+/* Unit tests for core/evaluate.c: core/README.md, Evaluation (backlog, TDR and catch-up along the
+ * edges, TPR, capacity, thresholds, global metrics) and the evaluator hook merge. The metric window
+ * is built by hand, so each figure below is derived from the values set. */
 #include "test.h"
 
 #include <stdlib.h>
@@ -579,7 +579,7 @@ static void evaluator_hooks_merge_and_fail(void)
     ASSERT_DEQ(log.seen_tdr_s, 1000.0);
     ASSERT_DEQ(f.ev[0].target_data_rate, 2000.123);
     ASSERT_DEQ(f.ev[0].load, 0.5);
-    /* thresholds are not recomputed after the merge (spec 9.8): built-in round(1000) */
+    /* thresholds are not recomputed after the merge: built-in round(1000) */
     ASSERT_DEQ(f.ev[0].scale_up_rate_threshold, 1000.0);
     /* downstream sees the merged TDR: ratio(s,a) = 1000 / 1000 = 1 -> 2000.123 */
     ASSERT_DEQ(f.ev[1].target_data_rate, 2000.123);

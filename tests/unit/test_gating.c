@@ -1,4 +1,4 @@
-/* Unit tests for core/gating.c (spec 4.1-4.3) and core/history.c (spec 4.8, 4.9). */
+/* Unit tests for core/gating.c (core/README.md, Gating) and core/history.c (History). */
 #include "test.h"
 
 #include "core/core_int.h"
@@ -6,7 +6,7 @@
 
 static void delayed_scale_down_takes_max_in_window(void)
 {
-    /* Spec 4.2's example: interval 60 s, p = 100: t=0 -> 80 (delayed), t=10 -> 90,
+    /* core/README.md's Gating example: interval 60 s, p = 100: t=0 -> 80 (delayed), t=10 -> 90,
      * t=40 -> 72, t=59 -> 64, t=60 -> 70: window [0, 60] max = 90, flag of the t=10 entry. */
     struct core_config cfg;
     opt_config_defaults(&cfg);

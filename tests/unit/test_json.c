@@ -1,4 +1,4 @@
-/* Unit tests for json.c: the decide request parser (DESIGN 3.1), the response renderer, and
+/* Unit tests for json.c: the decide request parser, the response renderer, and
  * the job state's JSON round trip. */
 #include "test.h"
 
@@ -33,7 +33,7 @@ static json_t *load(const char *text)
     return j;
 }
 
-/* The DESIGN 3.1 request, verbatim. */
+/* The README's decide request, verbatim. */
 static const char *design_request =
     "{\"at\": 1764410400000, \"running_since\": 1764409800000, \"status\": \"RUNNING\","
     " \"config\": {\"job.autoscaler.utilization.target\": \"0.6\"},"
@@ -453,7 +453,7 @@ static void parse_times(void)
 {
     /* 2025-11-29T10:00:00Z by hand: 1970..2024 is 55 years with 14 leap days (1972..2024),
      * 55*365 + 14 = 20089 days; Jan..Oct 2025 = 304 days, + 28 = 332; 20421 days * 86400 =
-     * 1764374400 s; + 10 h = 1764410400 s -> 1764410400000 ms (DESIGN 3.1's `at`). */
+     * 1764374400 s; + 10 h = 1764410400 s -> 1764410400000 ms (the sample's `at`). */
     ASSERT_EQ(parse_at("\"2025-11-29T10:00:00Z\""), 1764410400000LL);
     ASSERT_EQ(parse_at("1764410400000"), 1764410400000LL);
     ASSERT_EQ(parse_at("1764410400000.0"), 1764410400000LL); /* an integral real */

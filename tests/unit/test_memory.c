@@ -1,12 +1,13 @@
 /*
  * Unit tests for core/memory.c: Flink's TaskExecutor memory model (core__tm_derive) and
- * spec 5's memory tuning (core__memory_tune).
+ * the memory tuning of core/README.md (core__memory_tune).
  *
  * Every expected byte count is derived by hand from Flink's rules, written next to it:
  *  - a fraction is a Java float widened: 0.4f = 0.4000000059604645, 0.1f = 0.10000000149011612;
  *    an "inverse" fraction f / (1 - f) for 0.1f is 0.11111111295076065;
  *  - size x fraction is exact decimal multiplication, truncated (MemorySize.multiply);
- *  - tuning grants each pool min(request, remaining) in the order of spec 5 steps 2-7.
+ *  - tuning grants each pool min(request, remaining) in the order of core/README.md's Memory tuning
+ * steps 2-7.
  */
 #include "test.h"
 

@@ -1,6 +1,7 @@
 /*
- * Unit tests for core/resources.c: spec 5.1's slot estimate (core__slots_after) and spec
- * 4.6's quota check (core__quota_reached). Expected values are worked out in the comments.
+ * Unit tests for core/resources.c: the slot estimate of core/README.md's Resources
+ * (core__slots_after) and the quota check (core__quota_reached). Expected values are worked out in
+ * the comments.
  */
 #include "test.h"
 

@@ -1,8 +1,8 @@
 /*
  * Unit tests for core/scaling.c: the scale factor, its clamps, the parallelism limits,
- * governor's partition cap of sources, alignment end to end, the expected rate (spec 3
- * steps 1-10, DESIGN 4) and the observed scalability coefficient (spec 3.1). Expected
- * figures are worked out by hand from the spec in the comments.
+ * governor's partition cap of sources, alignment end to end, the expected rate (core/README.md,
+ * Scaling) and the observed scalability coefficient. Expected figures are worked out by hand from
+ * the spec in the comments.
  */
 #include "test.h"
 
@@ -12,8 +12,8 @@
 /*
  * Two vertices: "src" (index 0, a source) and "op" (index 1, one input from src with the
  * given ship strategy). The config has utilization.target 1 and the cycle restart time 0, so
- * with catch-up rate 0 the capacity of spec 2.5 is Math.round(TDR): set_rates() picks the
- * target capacity directly.
+ * with catch-up rate 0 the capacity (core/README.md, Evaluation) is Math.round(TDR): set_rates()
+ * picks the target capacity directly.
  */
 struct fx {
     struct core_config cfg;
@@ -122,7 +122,7 @@ static void target_capacity_uses_target_utilization_and_restart(void)
 {
     struct fx f;
     fx_init(&f, CORE_SHIP_REBALANCE);
-    /* Spec 2.5 with utilization.target 0.7, restart 300 s, catch-up 1800 s (default):
+    /* The capacity with utilization.target 0.7, restart 300 s, catch-up 1800 s (default):
      * catch-up 43 + restart 600 x 300 / 1800 = 100 + 600 / 0.7 = 857.142857... ->
      * round(1000.142857) = 1000; factor 1000 / 250 = 4; 4 x 4 = 16. */
     f.cfg.util_target = 0.7;
@@ -260,8 +260,9 @@ static void infinite_rate_goes_to_lower(void)
     struct fx f;
     fx_init(&f, CORE_SHIP_REBALANCE);
     f.v[1].parallelism = 10;
-    /* Spec 3 edge case: tpr = +inf -> factor 100 / inf = 0. With scale-down.max-factor 1,
-     * minF = 0 and 0 is not < 0: ceil(0 x 10) = 0 -> raised to lower = min(10, 1) = 1. */
+    /* A scaling edge case (core/README.md, Scaling): tpr = +inf -> factor 100 / inf = 0. With
+     * scale-down.max-factor 1, minF = 0 and 0 is not < 0: ceil(0 x 10) = 0 -> raised to lower =
+     * min(10, 1) = 1. */
     f.cfg.scale_down_max_factor = 1.0;
     set_rates(&f, 1, INFINITY, 100);
     run(&f, 1);
@@ -292,7 +293,7 @@ static void nan_rate_or_target_not_computed(void)
     ASSERT_EQ(f.r.constraints, 0);
     ASSERT(isnan(f.r.expected_rate));
 
-    /* NaN target data rate -> capacity NaN (spec 2.5) -> no change. */
+    /* NaN target data rate -> capacity NaN -> no change. */
     set_rates(&f, 1, 100, NAN);
     run(&f, 1);
     ASSERT(!f.r.computed);
@@ -331,7 +332,7 @@ static void expected_rate_rounded_to_three_decimals(void)
     f.v[1].parallelism = 3;
     f.cfg.vertex_max_parallelism = 4;
     /* factor 10 -> 30 -> upper max(3, 4) = 4; expected 100 / 3 x 4 = 133.333... -> 133.333
-     * (an evaluated figure, rounded as spec 2.4 says). */
+     * (an evaluated figure, rounded as core/README.md's Evaluation says). */
     set_rates(&f, 1, 100, 1000);
     run(&f, 1);
     ASSERT_EQ(f.r.target, 4);
@@ -339,7 +340,7 @@ static void expected_rate_rounded_to_three_decimals(void)
     core_decision_deinit(&f.d);
 }
 
-/* ------------------------------------------------------ partitions (DESIGN 4) -- */
+/* ------------------------------------------------------ partitions (core/README.md, Scaling) -- */
 
 static void source_capped_at_partitions(void)
 {
@@ -391,7 +392,7 @@ static void partitions_of_a_non_source_ignored(void)
 {
     struct fx f;
     fx_init(&f, CORE_SHIP_REBALANCE);
-    /* Spec 1.1 collects partitions for sources only: "op" with partitions 5 and a REBALANCE
+    /* The topology collects partitions for sources only: "op" with partitions 5 and a REBALANCE
      * input is neither capped nor aligned: factor 3 -> 12. */
     f.v[1].partitions = 5;
     set_rates(&f, 1, 100, 300);
@@ -407,7 +408,7 @@ static void hash_vertex_balanced_worked_example(void)
 {
     struct fx f;
     fx_init(&f, CORE_SHIP_HASH);
-    /* Spec 3.2: N = 128, p = 16, factor 1.5 -> P' = 24 -> BALANCED 26. */
+    /* Alignment (core/README.md): N = 128, p = 16, factor 1.5 -> P' = 24 -> BALANCED 26. */
     f.v[1].parallelism = 16;
     set_rates(&f, 1, 100, 150);
     run(&f, 1);
@@ -482,7 +483,7 @@ static void legacy_block_emits_event(void)
 {
     struct fx f;
     fx_init(&f, CORE_SHIP_REBALANCE);
-    /* Spec 3.2's N = 35 case on a source: p = 22, factor 90 / 80 = 1.125 -> ceil(24.75) = 25;
+    /* Alignment's N = 35 case on a source: p = 22, factor 90 / 80 = 1.125 -> ceil(24.75) = 25;
      * lower min(22, 20) = 20, upper max(22, 30) = 30; 25 < 35 partitions: no cap. Legacy:
      * nothing in [25, 30], relaxed to 18, max(18, 20) = 20 <= 22 -> blocked at 22. */
     f.cfg.align_mode = CORE_ALIGN_LEGACY_EVENLY_SPREAD;

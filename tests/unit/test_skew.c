@@ -1,4 +1,4 @@
-/* Unit tests for core/skew.c: DESIGN 4's key-parallelism diagnosis. */
+/* Unit tests for core/skew.c: governor's key-parallelism diagnosis (core/README.md, Skew). */
 #include <stdlib.h>
 
 #include "test.h"
@@ -47,10 +47,10 @@ static struct core_evaluated ev_with(double tdr, double catch_up)
 
 static void seed_case_thirty_percent_on_one_key(void)
 {
-    /* DESIGN 4's seed: p = 8, one subtask handles 6000/s, 30% of the input on one key.
-     * Hot subtask share = 0.3 + 0.7 / 8 = 0.3875 of the input; it is busy all the time, so
-     * the vertex processes 6000 / 0.3875 = 15483.87/s; the average subtask carries 1/8 of
-     * that, busy 15483.87 / 8 / 6000 = 0.32258 of the time. r = 1 / 0.32258 = 3.1 = 1 + 7h
+    /* The skew diagnosis's seed case: p = 8, one subtask handles 6000/s, 30% of the input on one
+     * key. Hot subtask share = 0.3 + 0.7 / 8 = 0.3875 of the input; it is busy all the time, so the
+     * vertex processes 6000 / 0.3875 = 15483.87/s; the average subtask carries 1/8 of that, busy
+     * 15483.87 / 8 / 6000 = 0.32258 of the time. r = 1 / 0.32258 = 3.1 = 1 + 7h
      * -> h = 0.3. mu = 15483.87 / 0.32258 / 8 = 6000. bound = 6000 / 0.3 = 20000 < 25000.
      * P_sat = ceil(0.7 / (0.3 x 0.05)) = ceil(46.67) = 47. fanout = ceil(0.3 x 25000 /
      * (6000 x 0.7)) = ceil(1.786) = 2. */

@@ -1,5 +1,5 @@
 /*
- * Unit tests for sql.c, the read-only engine behind POST /v1/sql (DESIGN 3.2, issue 5).
+ * Unit tests for sql.c, the read-only engine behind POST /v1/sql.
  * Each test works on a temporary database seeded here through a read-write connection in
  * WAL mode, as the server's writer leaves it; the engine opens it read-only. Every refused
  * statement must answer 400 with a message saying why and leave the database unchanged,

@@ -1,4 +1,5 @@
-/* Unit tests for core/topo.c: spec 1.1 topology validation and the stable Kahn order. */
+/* Unit tests for core/topo.c: topology validation (core/README.md, Topology) and the stable Kahn
+ * order. */
 #include "test.h"
 
 #include "core/core_int.h"

@@ -1,4 +1,5 @@
-/* Unit tests for core/util.c: spec 1.3 rounding, Java rounding, the arena, event dedupe. */
+/* Unit tests for core/util.c: rounding (core/README.md, Numbers), Java rounding, the arena, event
+ * dedupe. */
 #include "test.h"
 
 #include "core/core_int.h"

@@ -1,5 +1,5 @@
-/* Unit tests for core/window.c: spec 1.3 per-sample metrics, 1.4 stabilization and the
- * window-full rule, 1.5 aggregates, and restart detection (DESIGN 3.1). */
+/* Unit tests for core/window.c (core/README.md, Window): per-sample metrics, stabilization and the
+ * window-full rule, aggregates, and restart detection. */
 #include "test.h"
 
 #include <stdlib.h>
