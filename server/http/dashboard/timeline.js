@@ -40,7 +40,7 @@ const TL_STEPS = [1e3, 5e3, 10e3, 15e3, 30e3, 60e3, 120e3, 300e3, 600e3, 900e3, 
                   7200e3, 10800e3, 21600e3, 43200e3, 86400e3];
 
 const tl = { job: null, from: 0, to: 0, step: 0, span: 6 * 3600e3, data: null, advice: null,
-             sel: -1, busy: false, fixed: false };
+             adviceKey: '', adviceAt: 0, sel: -1, busy: false, fixed: false };
 
 /* The server's default step (timeline_auto_step): round, at most 360 buckets. */
 function tlAutoStep(span) {
@@ -369,10 +369,18 @@ async function tlLoad() {
   try {
     const vars = { job: tl.job, from: tl.from, to: tl.to, step: tl.step,
                    window: Math.min(Math.max(tl.to - tl.from, 86400e3), 31 * 86400e3) };
-    const [data, advice] = await Promise.all([tlGet(fillUrl(TL_API.timeline, vars)),
-                                              tlGet(fillUrl(TL_API.advice, vars)).catch(() => null)]);
+    /* The advice replays the job's history: asked again on a new range, or every 5 min. */
+    const key = tl.job + ' ' + vars.window + ' ' + (tl.fixed ? tl.to : 'live');
+    const again = !tl.advice || tl.adviceKey !== key || Date.now() - tl.adviceAt > 300e3;
+    const [data, advice] = await Promise.all([
+      tlGet(fillUrl(TL_API.timeline, vars)),
+      again ? tlGet(fillUrl(TL_API.advice, vars)).catch(() => null) : Promise.resolve(tl.advice)]);
     tl.data = data;
-    tl.advice = advice;
+    if (again) {
+      tl.advice = advice;
+      tl.adviceKey = key;
+      tl.adviceAt = Date.now();
+    }
     tlRender();
     root.dataset.state = 'ready';
   } catch (e) {
@@ -387,6 +395,7 @@ async function tlLoad() {
 async function tlStart(job) {
   tl.job = job;
   tl.sel = -1;
+  tl.advice = null;
   tlFrame();
   const q = new URLSearchParams(location.search);
   if (q.has('from') && q.has('to')) {
