@@ -320,6 +320,11 @@ static inline double *core_figure_at(struct core_evaluated *ev, int i)
 }
 /* Sets every figure of ev to NaN (undefined). */
 void core_evaluated_clear(struct core_evaluated *ev);
+/* The utilization bounds a vertex is held to (core/README.md, Evaluation): [0, 1] while the
+ * job processes a backlog (backlog true), else utilization.min/max or target -/+ boundary,
+ * the upper one held to governor.utilization.ceiling. For the evaluation and for what reads
+ * the history (the timeline, the advice). */
+void core_util_bounds(const struct core_config *cfg, bool backlog, double *upper, double *lower);
 
 struct core_vdecision {
     const char *id; /* borrowed from the sample */

@@ -184,22 +184,27 @@ bool core__outside_bounds(const struct core_evaluated *ev)
     return tpr < ev->scale_up_rate_threshold || tpr > ev->scale_down_rate_threshold;
 }
 
+void core_util_bounds(const struct core_config *cfg, bool backlog, double *upper, double *lower)
+{
+    if (backlog) {
+        *upper = 1.0;
+        *lower = 0.0;
+        return;
+    }
+    *upper = isnan(cfg->util_max) ? cfg->util_target + cfg->util_boundary : cfg->util_max;
+    /* governor.utilization.ceiling: a default bound past it waits for saturation. */
+    if (isnan(cfg->util_max) && *upper > cfg->util_ceiling)
+        *upper = cfg->util_ceiling > cfg->util_target ? cfg->util_ceiling : cfg->util_target;
+    *lower = isnan(cfg->util_min) ? cfg->util_target - cfg->util_boundary : cfg->util_min;
+}
+
 /* The rate thresholds (core/README.md, Evaluation) from the vertex's (rounded) TDR and
  * catch-up rate. */
 void core__thresholds(struct core_evaluated *ev, const struct core_config *cfg, bool backlog,
                       int64_t restart_ms)
 {
     double upper, lower;
-    if (backlog) {
-        upper = 1.0;
-        lower = 0.0;
-    } else {
-        upper = isnan(cfg->util_max) ? cfg->util_target + cfg->util_boundary : cfg->util_max;
-        /* governor.utilization.ceiling: a default bound past it waits for saturation. */
-        if (isnan(cfg->util_max) && upper > cfg->util_ceiling)
-            upper = cfg->util_ceiling > cfg->util_target ? cfg->util_ceiling : cfg->util_target;
-        lower = isnan(cfg->util_min) ? cfg->util_target - cfg->util_boundary : cfg->util_min;
-    }
+    core_util_bounds(cfg, backlog, &upper, &lower);
     ev->scale_up_rate_threshold =
         core__round3(core__capacity_cfg(cfg, ev, upper, false, restart_ms));
     ev->scale_down_rate_threshold =

@@ -22,6 +22,16 @@
 #include "decision/decision.h"
 #include "options/options.h"
 
+/* The job's last committed decision as GET /metrics shows it (set false: none since the
+ * server started or since the job was reloaded). */
+struct jobs_gauges {
+    bool set;
+    int current, target;  /* parallelism summed over the vertices */
+    double backlog_s;     /* the largest source lag / input rate, NaN: none */
+    double slo_lag_s;     /* governor.slo.lag of that decision, NaN: unset */
+    char config_hash[17]; /* the effective options slo_lag_s was read from */
+};
+
 struct jobs_entry {
     char *id;
     struct core_state *state;
@@ -35,6 +45,7 @@ struct jobs_entry {
     /* The number of the first window sample not yet handed to the store: a decision writes
      * the samples from here on (the store keeps the window one row per sample). */
     int64_t stored_seq;
+    struct jobs_gauges gauges;
 };
 
 struct jobs;

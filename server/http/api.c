@@ -31,6 +31,17 @@ void api_deinit(struct api *a)
     jarena_free(&a->arena);
 }
 
+const char *api_shown(const char *s, char *buf, size_t n)
+{
+    size_t i = 0;
+    for (; s[i] && i + 4 < n && i < 40; i++)
+        buf[i] = s[i] >= 0x20 && s[i] < 0x7F ? s[i] : '?';
+    if (s[i])
+        buf[i++] = '.', buf[i++] = '.', buf[i++] = '.';
+    buf[i] = '\0';
+    return buf;
+}
+
 void resp_deinit(struct resp *r)
 {
     json_decref(r->json);

@@ -17,11 +17,13 @@
  * api_rebalance.c (POST /v1/jobs/{job}/rebalance),
  * api_jobs.c (jobs, config), api_history.c (decisions, events), api_health.c,
  * api_sql.c (POST /v1/sql), api_replay.c (POST /v1/replay), api_dashboard.c (GET /, the
- * page embedded from server/http/dashboard/index.html).
+ * page embedded from server/http/dashboard/index.html), api_timeline.c (the timeline and the
+ * tuning advice, read off the loop).
  *
  * May call: the layers below (decision, store: reads on the loop's connection, plugin,
- * options, time, base, core), jansson. api.h itself includes only what struct api holds by
- * value (the decide scratch); each handler includes the headers of what it uses.
+ * options, time, base, core), jansson. api.h itself includes only what struct api and struct
+ * resp hold by value (the decide scratch, the decision's gauges); each handler includes the
+ * headers of what it uses.
  */
 #ifndef GOVERNOR_API_H
 #define GOVERNOR_API_H
@@ -33,6 +35,7 @@
 
 #include "base/jarena.h"
 #include "decision/decision.h"
+#include "decision/jobs.h"
 
 /* What struct api points to: each handler includes the headers of what it uses. */
 struct db;
@@ -102,6 +105,15 @@ struct resp {
     const char *content_type;
     int retry_after;        /* > 0: a Retry-After header, in seconds (503) */
     struct db_write *write; /* commit this unit before replying (steals) */
+    /* A 200 reply gets an ETag, a hash of its body (for an asynchronous reply computed on
+     * the worker's thread), and becomes a 304 without body when it equals the request's
+     * If-None-Match. */
+    bool etag;
+    /* A Content-Security-Policy header (static), or NULL: the dashboard's files */
+    const char *security_policy;
+    /* decide: its decision's figures, which GET /metrics shows once it is committed */
+    struct jobs_gauges gauges;
+    char etag_value[24]; /* http.c's: the quoted hash, once computed */
     /*
      * Asynchronous reply: async_start(async_ud, done, tok) starts the work off the loop and
      * steals async_ud (whatever it returns); done(tok, ...) is then called once, later, from
@@ -139,6 +151,9 @@ const char *api_code(int status);
 bool api_job_id_ok(const char *id);
 /* Fills r with a 400 naming the field "job" and saying how id breaks the grammar. 0. */
 int api_job_id_error(struct resp *r, const char *id);
+/* s as an error message may show it, in buf (n >= 48): printable ASCII, at most 40 bytes (then
+ * "..."), any other byte as '?' (the reply is JSON, which cannot hold invalid UTF-8). buf. */
+const char *api_shown(const char *s, char *buf, size_t n);
 /* The value of query parameter key, or NULL. */
 const char *api_query(const struct req *q, const char *key);
 /*
@@ -191,6 +206,13 @@ int api_policies_reload(const struct req *q, struct resp *r); /* POST /v1/polici
 int api_metrics(const struct req *q, struct resp *r);         /* GET /metrics */
 int api_sql(const struct req *q, struct resp *r);             /* POST /v1/sql */
 int api_replay(const struct req *q, struct resp *r);          /* POST /v1/replay */
-int api_dashboard(const struct req *q, struct resp *r);       /* GET / (the page; open) */
+int api_dashboard(const struct req *q, struct resp *r);       /* GET / and its files (open) */
+
+/* The dashboard's Content-Security-Policy: nothing but this origin, no inline code. */
+#define API_PAGE_POLICY                                                                            \
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "              \
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+int api_timeline(const struct req *q, struct resp *r); /* GET /v1/jobs/{job}/timeline */
+int api_advice(const struct req *q, struct resp *r);   /* GET /v1/jobs/{job}/advice */
 
 #endif

@@ -23,8 +23,12 @@ void api_committed(struct api *a, struct resp *r, const struct db_write *w)
                               w->input_json ? strlen(w->input_json) : 0, w->last_at, r);
             return;
         }
-        if (w->kind == DB_W_DECISION)
+        if (w->kind == DB_W_DECISION) {
             metrics_decision(a->metrics, w->reason);
+            struct jobs_entry *e = r->gauges.set ? jobs_get(a->jobs, w->job) : NULL;
+            if (e)
+                e->gauges = r->gauges;
+        }
         if (w->kind == DB_W_DECISION && w->decision_json && w->decision_json[0] == '{') {
             /* The stored text with decision_id first, as the decide answer has it. */
             size_t n = strlen(w->decision_json) + 48;

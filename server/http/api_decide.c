@@ -16,7 +16,9 @@
  * queues a DB_W_REPEAT unit, which writes nothing and comes back after every unit queued
  * before it, and is answered from the store then (api_committed).
  */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "decision/jobs.h"
@@ -26,6 +28,7 @@
 #include "base/jarena.h"
 #include "plugin/plugin.h"
 #include "base/log.h"
+#include "store/timeline.h"
 #include "store/writer.h"
 #include "base/xmem.h"
 
@@ -73,6 +76,37 @@ out:
 }
 
 static void decide(const struct req *q, struct resp *r);
+
+/* The figures GET /metrics shows of decision d (w: its write unit) of job e. The SLO is read
+ * from the decision's effective options only when they changed since the job's last one. */
+static void gauges_of(const struct jobs_entry *e, const struct core_decision *d,
+                      const struct db_write *w, struct jobs_gauges *g)
+{
+    memset(g, 0, sizeof *g);
+    g->set = true;
+    g->backlog_s = g->slo_lag_s = NAN;
+    for (int i = 0; i < d->n_vertices; i++) {
+        const struct core_vdecision *v = &d->vertices[i];
+        double b = timeline_backlog_s(v->ev.lag, v->ev.target_data_rate);
+        g->current += v->current;
+        g->target += v->target;
+        if (!isnan(b) && (isnan(g->backlog_s) || b > g->backlog_s))
+            g->backlog_s = b;
+    }
+    snprintf(g->config_hash, sizeof g->config_hash, "%s", w->config_hash ? w->config_hash : "");
+    if (e->gauges.set && strcmp(e->gauges.config_hash, g->config_hash) == 0) {
+        g->slo_lag_s = e->gauges.slo_lag_s;
+        return;
+    }
+    json_t *opts = w->config_json ? json_loads(w->config_json, 0, NULL) : NULL;
+    const char *slo = json_string_value(json_object_get(opts, "governor.slo.lag"));
+    int64_t ms;
+    char *err = NULL;
+    if (slo && *slo && opt_parse_duration(slo, &ms, &err) == 0)
+        g->slo_lag_s = (double)ms / 1000.0;
+    free(err);
+    json_decref(opts);
+}
 
 /*
  * The handler: decide() inside the request's jansson arena. Everything it makes with
@@ -200,6 +234,7 @@ static void decide(const struct req *q, struct resp *r)
 
     /* The state without its window, and the window's new samples, one row each. */
     struct db_write *w = res.write;
+    gauges_of(e, &a->dec.d, w, &r->gauges);
     core_state_encode_meta(e->state, &w->state_bin, &w->state_bin_len);
     int64_t seq0 = core_state_seq0(e->state), end = core_state_seq_end(e->state);
     int64_t from = e->stored_seq > seq0 ? e->stored_seq : seq0;

@@ -48,7 +48,10 @@ int api_metrics(const struct req *q, struct resp *r)
 {
     struct api *a = q->api;
     struct writer_stats ws;
-    struct metrics_sources src = {.jobs = a->jobs ? jobs_count(a->jobs) : -1};
+    struct metrics_sources src = {.jobs = a->jobs ? jobs_count(a->jobs) : -1,
+                                  .registry = a->jobs,
+                                  .max_jobs = a->srv ? a->srv->metrics_max_jobs : 0,
+                                  .now_ms = q->now_ms};
     if (a->wr) {
         writer_get_stats(a->wr, &ws);
         src.writer = &ws;

@@ -11,19 +11,6 @@
 #include "time/timeutil.h"
 #include "base/log.h"
 
-/* The value of a parameter as a message may show it: printable ASCII, at most 40 bytes, any
- * other byte as '?' (the reply is JSON, which cannot hold invalid UTF-8). */
-static const char *shown(const char *s, char *buf, size_t n)
-{
-    size_t i = 0;
-    for (; s[i] && i + 4 < n && i < 40; i++)
-        buf[i] = s[i] >= 0x20 && s[i] < 0x7F ? s[i] : '?';
-    if (s[i])
-        buf[i++] = '.', buf[i++] = '.', buf[i++] = '.';
-    buf[i] = '\0';
-    return buf;
-}
-
 /* Parses the limit parameter: 1..1000 in decimal digits, default 100. -1 after filling r. */
 static int get_limit(const struct req *q, struct resp *r, int *limit)
 {
@@ -37,7 +24,7 @@ static int get_limit(const struct req *q, struct resp *r, int *limit)
         api_error(r, 400, NULL, "limit",
                   "limit must be an integer in [1, 1000] (decimal digits, no sign or leading "
                   "zero), got \"%s\"",
-                  shown(s, buf, sizeof buf));
+                  api_shown(s, buf, sizeof buf));
         return -1;
     }
     *limit = (int)v;
@@ -54,7 +41,7 @@ static int get_time(const struct req *q, struct resp *r, const char *key, int64_
         api_error(r, 400, NULL, key,
                   "%s must be epoch milliseconds (digits, '-' before 1970, no leading zero) or "
                   "RFC 3339, got \"%s\"",
-                  key, shown(s, buf, sizeof buf));
+                  key, api_shown(s, buf, sizeof buf));
         return -1;
     }
     return 0;

@@ -73,6 +73,8 @@ static const struct route routes[] = {
     {"GET", "/v1/jobs/{job}/events", api_events_list, false},
     {"GET", "/v1/events", api_events_list, false}, /* the server's own (reloads) */
     {"GET", "/v1/decisions/{id}", api_decision_get, false},
+    {"GET", "/v1/jobs/{job}/timeline", api_timeline, false},
+    {"GET", "/v1/jobs/{job}/advice", api_advice, false},
     {"GET", "/v1/policies", api_policies_get, false},
     {"POST", "/v1/policies/reload", api_policies_reload, false},
     {"POST", "/v1/sql", api_sql, false},
@@ -81,6 +83,9 @@ static const struct route routes[] = {
     {"GET", "/healthz", api_healthz, true},
     {"GET", "/readyz", api_readyz, true},
     {"GET", "/", api_dashboard, true}, /* the page; its API calls need the token */
+    {"GET", "/page.css", api_dashboard, true},
+    {"GET", "/page.js", api_dashboard, true},
+    {"GET", "/timeline.js", api_dashboard, true},
 };
 #define N_ROUTES (sizeof routes / sizeof routes[0])
 
@@ -153,6 +158,8 @@ struct pending {
     struct event *async_ev; /* asynchronous: activated by async_done from any thread */
     int async_status;
     char *async_text; /* the body, written out on the worker's thread */
+    bool etag;        /* the handler asked for an ETag: hashed on the worker's thread */
+    char etag_value[24];
     struct timespec t0;
     char method[8];
     char *path;
@@ -878,12 +885,50 @@ static double ms_since(const struct timespec *t0)
     return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
+/* The ETag of a body: its FNV-1a 64-bit hash, quoted. */
+static void etag_of(const char *text, char out[24])
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+        h = (h ^ *p) * 0x100000001b3ULL;
+    snprintf(out, 24, "\"%016" PRIx64 "\"", h);
+}
+
+/* Whether an If-None-Match header names tag (or is "*"); a weak W/ tag compares the same. */
+static bool etag_matches(const char *inm, const char *tag)
+{
+    if (!inm)
+        return false;
+    while (*inm == ' ')
+        inm++;
+    return strcmp(inm, "*") == 0 || strstr(inm, tag) != NULL;
+}
+
 /* Sends r; logs first, as the request (and the path it owns) may be gone after the send. */
 static void reply(struct http *h, struct evhttp_request *ev, struct resp *r, const char *method,
                   const char *path, const char *route, const char *rid, const struct timespec *t0)
 {
     struct evbuffer *b = evbuffer_new();
     struct evkeyvalq *oh = evhttp_request_get_output_headers(ev);
+    if (r->etag && r->status == 200 && (r->text || r->json)) {
+        if (!r->etag_value[0]) {
+            if (r->json && !r->text) {
+                r->text = json_dumps(r->json, JSON_COMPACT | JSON_REAL_PRECISION(15));
+                r->content_type = "application/json";
+                json_decref(r->json);
+                r->json = NULL;
+            }
+            etag_of(r->text ? r->text : "", r->etag_value);
+        }
+        evhttp_add_header(oh, "ETag", r->etag_value);
+        evhttp_add_header(oh, "Cache-Control", "no-cache");
+        if (etag_matches(evhttp_find_header(evhttp_request_get_input_headers(ev), "If-None-Match"),
+                         r->etag_value)) {
+            r->status = 304;
+            free(r->text);
+            r->text = NULL;
+        }
+    }
     if (r->json) {
         /* 15 digits: evaluated figures are rounded to 3 decimals, and 17 would print 0.7 as
          * 0.69999999999999996. */
@@ -899,6 +944,10 @@ static void reply(struct http *h, struct evhttp_request *ev, struct resp *r, con
         evhttp_add_header(oh, "Content-Type", r->content_type ? r->content_type : "text/plain");
     }
     evhttp_add_header(oh, "X-Request-Id", rid);
+    if (r->security_policy) {
+        evhttp_add_header(oh, "Content-Security-Policy", r->security_policy);
+        evhttp_add_header(oh, "X-Content-Type-Options", "nosniff");
+    }
     if (r->status == 401)
         evhttp_add_header(oh, "WWW-Authenticate", "Bearer");
     if (r->status == 413)
@@ -965,6 +1014,8 @@ static void async_done(void *tok, int status, json_t *json, char *text)
         }
     }
     json_decref(json);
+    if (p->etag && status == 200 && text)
+        etag_of(text, p->etag_value);
     p->async_status = status;
     p->async_text = text;
     event_active(p->async_ev, EV_READ, 0);
@@ -980,6 +1031,8 @@ static void async_cb(evutil_socket_t fd, short what, void *arg)
     p->resp.status = p->async_status ? p->async_status : 500;
     p->resp.text = p->async_text;
     p->resp.content_type = "application/json";
+    p->resp.etag = p->etag;
+    memcpy(p->resp.etag_value, p->etag_value, sizeof p->etag_value);
     if (!p->resp.text)
         api_error(&p->resp, 500, NULL, NULL, "the request produced no answer");
     reply(h, p->ev, &p->resp, p->method, p->path, p->route, p->rid, &p->t0);
@@ -1141,6 +1194,7 @@ static void request_cb(struct evhttp_request *ev, void *arg)
         p->route = route;
         memcpy(p->rid, rid, sizeof rid);
         p->async_ev = event_new(h->base, -1, 0, async_cb, p);
+        p->etag = r.etag;
         void *ud = r.async_ud;
         int (*start)(void *, api_async_done, void *) = r.async_start;
         r.async_ud = NULL;

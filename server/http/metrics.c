@@ -1,6 +1,7 @@
 /*
  * metrics.c - counters and the Prometheus text of GET /metrics (see metrics.h).
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -147,6 +148,65 @@ static void header(struct out *o, const char *name, const char *type, const char
     add(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* The per-job gauges of the first max_jobs jobs (each family's HELP and TYPE once). */
+static void render_jobs(struct out *o, const struct metrics_sources *src)
+{
+    static const struct {
+        const char *name, *help;
+    } fam[] = {
+        {"governor_job_seconds_since_last_sample",
+         "Server clock minus the at of the job's last sample: a job that stopped reporting "
+         "grows it."},
+        {"governor_job_parallelism", "Parallelism the job runs at, summed over its vertices "
+                                     "(the last decision's current)."},
+        {"governor_job_target_parallelism",
+         "Parallelism the last decision asks for, summed over the vertices."},
+        {"governor_job_backlog_seconds",
+         "The largest source backlog of the last decision: lag / input rate, in seconds."},
+        {"governor_job_slo_lag_seconds", "governor.slo.lag of the job (set only)."},
+        {"governor_job_slo_breach",
+         "1 when the job's backlog seconds are above its governor.slo.lag, else 0 (set only)."},
+    };
+    int n = jobs_count(src->registry), shown = n < src->max_jobs ? n : src->max_jobs;
+    if (shown < 0)
+        shown = 0;
+    header(o, "governor_job_series_dropped", "gauge",
+           "Jobs left out of the governor_job_* series by metrics-max-jobs.");
+    add(o, "governor_job_series_dropped %d\n", n - shown);
+    for (size_t f = 0; f < sizeof fam / sizeof fam[0]; f++) {
+        header(o, fam[f].name, "gauge", fam[f].help);
+        for (int i = 0; i < shown; i++) {
+            const struct jobs_entry *e = jobs_at(src->registry, i);
+            const struct jobs_gauges *g = &e->gauges;
+            double v = NAN;
+            switch (f) {
+            case 0:
+                if (e->last_at != INT64_MIN)
+                    v = (double)(src->now_ms - e->last_at) / 1000.0;
+                break;
+            case 1:
+                v = g->set ? g->current : NAN;
+                break;
+            case 2:
+                v = g->set ? g->target : NAN;
+                break;
+            case 3:
+                v = g->set ? g->backlog_s : NAN;
+                break;
+            case 4:
+                v = g->set ? g->slo_lag_s : NAN;
+                break;
+            default:
+                if (g->set && !isnan(g->slo_lag_s))
+                    v = !isnan(g->backlog_s) && g->backlog_s > g->slo_lag_s;
+                break;
+            }
+            if (!isnan(v))
+                add(o, "%s{job_id=\"%s\"} %.3f\n", fam[f].name, e->id, v);
+        }
+    }
+}
+
 char *metrics_render(const struct metrics *m, const struct metrics_sources *src)
 {
     static const struct metrics none; /* nothing counted (a server without counters) */
@@ -229,5 +289,7 @@ char *metrics_render(const struct metrics *m, const struct metrics_sources *src)
         header(&o, "governor_jobs_tracked", "gauge", "Jobs with state in the server.");
         add(&o, "governor_jobs_tracked %d\n", src->jobs);
     }
+    if (src && src->registry)
+        render_jobs(&o, src);
     return o.p;
 }

@@ -545,6 +545,11 @@ static const struct opt_row opt_rows[] = {
              "groups or partitions gets the fewest subtasks whose busiest one carries few enough "
              "of them for the target, instead of rounding up to where the least loaded one "
              "gets fewer (unset: on under the governor profile)."},
+    {GOV("slo.lag"), .type = T_DURATION, MAX(DUR_MAX), .def = "", MIN(0), .flags = F_OPTIONAL,
+     .land = L_NONE,
+     .help = "The job's lag objective: its backlog in seconds (a source's lag over its input "
+             "rate) should stay below this. Not read by the algorithm: GET /metrics reports "
+             "governor_job_slo_breach against it, and the page draws it (unset: none)."},
 
     /* ---- batch jobs ("mode": "BATCH"; core/README.md, Batch) ---- */
     {GOV("batch.min-workers"), .type = T_INT, .def = "1", MIN(1), .land = L_INT,
@@ -683,6 +688,10 @@ static const struct opt_row opt_rows[] = {
              "for a policy load)."},
     {SERVER("plugin-memory"), .type = T_MEMORY, .def = "64 mb", MIN(1048576), .land = L_I64,
      SV(plugin_memory_bytes), .help = "Memory cap of one Lua state."},
+    {SERVER("metrics-max-jobs"), .type = T_INT, .def = "100", MIN(0), MAX(100000), .land = L_INT,
+     SV(metrics_max_jobs),
+     .help = "Jobs that get per-job series in GET /metrics (governor_job_*), the first in id "
+             "order; 0 drops every per-job series."},
 };
 
 #define N_ROWS ((int)(sizeof opt_rows / sizeof opt_rows[0]))

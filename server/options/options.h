@@ -123,6 +123,7 @@ struct opt_server {
     int64_t plugin_decision_instructions;
     int64_t plugin_decision_timeout_ms;
     int64_t plugin_memory_bytes; /* Lua memory cap per state */
+    int metrics_max_jobs;        /* jobs with governor_job_* series in GET /metrics, 100 */
 };
 
 /* Fills s with the table's defaults (strings are new; opt_server_deinit frees). */

@@ -1,7 +1,9 @@
-"""GET /: the dashboard page is served by the binary itself, open without a token,
-as text/html; it references no external host (no internet needed); and every JSON API URL the
-page fetches answers 200 with the fields the page draws from, on a server holding a trace that
-scales (tests/cases/backlog: six COLLECTING_METRICS, then a SCALE_UP for HIGH_BACKLOG)."""
+"""GET /: the dashboard page and its files (page.css, page.js, timeline.js) are
+served by the binary itself, open without a token, each with its type and a strict
+Content-Security-Policy; they reference no external host (no internet needed) and hold no
+inline script or style; and every JSON API URL the page fetches answers 200 with the fields
+the page draws from, on a server holding a trace that scales (tests/cases/backlog: six
+COLLECTING_METRICS, then a SCALE_UP for HIGH_BACKLOG)."""
 import json
 import os
 import re
@@ -13,10 +15,20 @@ from gov import Server, Checks  # noqa: E402
 from dashdata import CONFIG, TRACE, post_trace  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-PAGE = os.path.join(ROOT, "server", "http", "dashboard", "index.html")
-# The fetches the page makes (its API table); a new one must be added here and checked below.
+DASH = os.path.join(ROOT, "server", "http", "dashboard")
+PAGE = os.path.join(DASH, "index.html")
+# The files of the page: path, file, Content-Type.
+FILES = [("/", "index.html", "text/html; charset=utf-8"),
+         ("/page.css", "page.css", "text/css; charset=utf-8"),
+         ("/page.js", "page.js", "text/javascript; charset=utf-8"),
+         ("/timeline.js", "timeline.js", "text/javascript; charset=utf-8")]
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+       "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+# The fetches the page makes (its API tables); a new one must be added here and checked below.
 EXPECTED_TEMPLATES = {"/v1/jobs", "/v1/policies", "/v1/jobs/{job}/decisions?limit={limit}",
-                      "/v1/jobs/{job}/config", "/v1/decisions/{id}"}
+                      "/v1/jobs/{job}/config", "/v1/decisions/{id}",
+                      "/v1/jobs/{job}/timeline?from={from}&to={to}&step={step}",
+                      "/v1/jobs/{job}/advice?window={window}&to={to}"}
 
 
 def static_checks(c, page):
@@ -24,13 +36,18 @@ def static_checks(c, page):
     c.check("http://" not in page and "https://" not in page, "no http(s):// URL in the page")
     c.check(not re.search(r"""(src|href|action)\s*=\s*["']?//""", page, re.I),
             "no protocol-relative URL")
-    c.check(not re.search(r"<script[^>]*\bsrc\s*=", page, re.I), "no external script")
-    c.check(not re.search(r"<link[^>]*stylesheet", page, re.I), "no external stylesheet")
+    for m in re.finditer(r"<script([^>]*)>", page, re.I):
+        c.check(re.search(r"""\bsrc\s*=\s*["']/(page|timeline)\.js["']""", m.group(1)),
+                "a script is one of the page's files, none inline: %r" % m.group(0))
+    c.check(not re.search(r"<style", page, re.I) and not re.search(r"\sstyle\s*=", page, re.I),
+            "no inline style")
+    c.check(not re.search(r"""\son[a-z]+\s*=\s*["']""", page, re.I), "no inline handler")
     c.check("@import" not in page and "url(" not in page, "no CSS import or url()")
     for m in re.finditer(r"""\b(?:src|href)\s*=\s*["']([^"']*)["']""", page, re.I):
         v = m.group(1)
-        c.check(v.startswith("data:") or v.startswith("?") or v.startswith("#"),
-                "link stays on the page: %r" % v)
+        c.check(v.startswith("data:") or v.startswith("?") or v.startswith("#") or
+                v in ("/page.css", "/page.js", "/timeline.js"),
+                "link stays on the page or its files: %r" % v)
     c.check(not re.search(r"""fetch\(\s*['"`](?!/)""", page), "fetch only takes same-origin paths")
 
 
@@ -40,22 +57,30 @@ decisions = post_trace(s)
 c.check([d["reason"] for d in decisions] == ["COLLECTING_METRICS"] * 6 + ["HIGH_BACKLOG"],
         "the trace scales up at its 7th sample")
 
-with open(PAGE, encoding="utf-8") as f:
-    source = f.read()
-for path in ("/", "/?job=orders", "/?job=orders&limit=50"):
-    st, body, h = s.req("GET", path)
-    c.check(st == 200, "GET %s is 200" % path)
-    c.check(h.get("Content-Type") == "text/html; charset=utf-8", "GET %s is text/html" % path)
-    c.check(body == source, "GET %s serves server/http/dashboard/index.html as built" % path)
-static_checks(c, source)
+sources = {}
+for path, name, ctype in FILES:
+    with open(os.path.join(DASH, name), encoding="utf-8") as f:
+        sources[name] = f.read()
+    queries = ("", "?job=orders", "?job=orders&limit=50") if path == "/" else ("",)
+    for q in queries:
+        st, body, h = s.req("GET", path + q)
+        c.check(st == 200, "GET %s is 200" % (path + q))
+        c.check(h.get("Content-Type") == ctype, "GET %s is %s" % (path + q, ctype))
+        c.check(body == sources[name], "GET %s serves %s as built" % (path + q, name))
+        c.check(h.get("Content-Security-Policy") == CSP, "GET %s: strict CSP" % (path + q))
+        c.check(h.get("X-Content-Type-Options") == "nosniff", "GET %s: nosniff" % (path + q))
+    static_checks(c, sources[name])
+source = sources["page.js"] + sources["timeline.js"]
 st, body, _ = s.req("POST", "/", {"x": 1})
 c.check(st == 405, "POST / is 405")
 
 # The API table of the page, filled in as the page does, each answering 200.
 templates = set(re.findall(r"'(/v1/[^']*)'", source.split("const API = {")[1].split("};")[0]))
+templates |= set(re.findall(r"'(/v1/[^']*)'", source.split("const TL_API = {")[1].split("};")[0]))
 c.check(templates == EXPECTED_TEMPLATES, "the page's API table: %r" % sorted(templates))
 newest = decisions[-1]["decision_id"]
-fill = {"job": "orders", "limit": "200", "id": str(newest)}
+fill = {"job": "orders", "limit": "200", "id": str(newest), "from": str(decisions[0]["at"]),
+        "to": str(decisions[-1]["at"] + 1), "step": "60000", "window": "86400000"}
 for t in sorted(templates):
     url = re.sub(r"\{(\w+)\}", lambda m: fill[m.group(1)], t)
     st, body, _ = s.req("GET", url)
