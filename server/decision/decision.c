@@ -165,6 +165,36 @@ static char *options_text(const struct decision_req *q, const struct options *o)
     return text;
 }
 
+/* The response's members that the decision's rows hold (the store rebuilds them). */
+static bool in_rows(const char *key)
+{
+    static const char *const keys[] = {
+        "job",         "at",       "action", "execute",         "reason",     "message",
+        "parallelism", "vertices", "events", "policy_revision", "config_hash"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (strcmp(key, keys[i]) == 0)
+            return true;
+    return false;
+}
+
+/* new: the response's members that no row holds, as JSON text; NULL when there are none. */
+static char *response_rest(json_t *response)
+{
+    json_t *rest = NULL, *v;
+    const char *key;
+    json_object_foreach(response, key, v)
+    {
+        if (in_rows(key))
+            continue;
+        if (!rest)
+            rest = json_object();
+        json_object_set(rest, key, v);
+    }
+    char *text = rest ? jarena_dump(rest) : NULL;
+    json_decref(rest);
+    return text;
+}
+
 /* new: the vertex rows, events and plugin calls of the decision d, from d itself. */
 static struct db_write *unit_new(const struct decision_req *q, const struct core_decision *d,
                                  const struct plugin_call *call)
@@ -189,6 +219,8 @@ static struct db_write *unit_new(const struct decision_req *q, const struct core
         row->reason = xstrdup(core_reason_name(v->reason));
         row->constraints = jarena_dump(c);
         row->message = xstrdup(v->message);
+        row->excluded = v->excluded;
+        row->outside_bounds = v->outside_bounds;
         row->evaluated_json = json_evaluated_text(&v->ev);
         json_decref(c);
     }
@@ -261,6 +293,7 @@ int decision_run(struct decision_buf *b, const struct decision_req *q, struct de
         struct db_write *w = res->write = unit_new(q, &b->d, call);
         /* Printed once: stored as is, and sent with decision_id added (api_committed). */
         w->decision_json = jarena_dump(res->response);
+        w->response_json = response_rest(res->response);
         w->config_json = options_text(q, &o);
         w->policy_revision = xstrdup(revision);
         w->config_hash = xstrdup(o.hash);
