@@ -98,6 +98,8 @@ ALTER TABLE decisions_009 RENAME TO decisions;
 ALTER TABLE vertex_decisions_009 RENAME TO vertex_decisions;
 CREATE INDEX decisions_job_at ON decisions (job, at, id);
 CREATE INDEX decisions_config ON decisions (config_id);
+-- audit_scalings looks for a job's next executed scaling after each one: only those rows.
+CREATE INDEX decisions_scalings ON decisions (job, id) WHERE execute = 1 AND action <> 'NO_CHANGE';
 
 -- The views of 003 and 007, over the new tables: the same names, columns and answers.
 

@@ -133,8 +133,7 @@ struct db_write {
      * (stored once per distinct text and hash, decision_configs); decision_json: the response
      * as sent, not stored: the store rebuilds it from the decision's rows and response_json,
      * the response's members that no row holds (a JSON object; NULL: none) */
-    char *input_json, *config_json, *decision_json, *response_json, *policy_revision,
-        *config_hash;
+    char *input_json, *config_json, *decision_json, *response_json, *policy_revision, *config_hash;
     int n_v, n_e, n_p;
     struct db_vrow *v;
     struct db_erow *e; /* also DB_W_POLICY: a reload's event (job "", no decision) */
