@@ -5,11 +5,14 @@
  * one write unit (a decision, a job config change, a job deletion) puts in a transaction,
  * and the reads of the HTTP API (history, one decision, events, job rows at start). A
  * migration may have a step in C besides its SQL, run in the same transaction, for what SQL
- * cannot do: 008 rewrites job states stored in older forms in today's binary one.
+ * cannot do: 008 rewrites job states stored in older forms in today's binary one; 009 (the
+ * compact history) checks that each converted decision's rows give its response back.
+ * A decision is stored compactly (store/pack.h): its effective options once per distinct set
+ * (decision_configs), its response rebuilt from its rows when read.
  *
  * One struct db is one connection and is used by one thread only: the loop owns one (reads),
  * the writer thread owns another (writes). May call: SQLite, jansson, log; the core's state
- * codec and statejson (migration 008 only).
+ * codec and statejson (migration 008 only), pack.
  */
 #ifndef GOVERNOR_DB_H
 #define GOVERNOR_DB_H

@@ -185,7 +185,7 @@ char *pack_figures(const char *ev)
 {
     if (!ev || ev[0] != '{')
         return NULL;
-    size_t cap = strlen(ev) + 64;
+    size_t cap = strlen(ev) + 8 * sizeof pack_figure_names / sizeof pack_figure_names[0] + 8;
     char *o = xmalloc(cap), *p = o;
     const char *s = ev + 1;
     int next = 0; /* the index the next value is written at */

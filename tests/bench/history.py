@@ -7,9 +7,16 @@ prints the database's size divided by the number of decisions, with where the by
 a second binary (--before, e.g. the previous version's), it runs the same load through both
 and prints the ratio. Python 3 stdlib only.
 
+With --retention it then measures what audit retention costs the decisions: the history just
+written is all older than `--audit-retention 1s`, so a server started on a copy of it deletes
+it in batches (500 decisions each) while a client posts new decisions one after another; the
+p50/p99 of those decisions is printed with the same figures on another copy kept whole
+(`--audit-retention 0`), and how long the delete took.
+
 usage: python3 tests/bench/history.py [--binary build/governor] [--before OLD_BINARY]
-                                      [--decisions 20000] [--jobs 1000]
+                                      [--decisions 20000] [--jobs 1000] [--retention]
 """
+import shutil
 import argparse
 import http.client
 import json
@@ -54,9 +61,9 @@ def body(k):
         separators=(",", ":"))
 
 
-def start(binary, db, log):
+def start(binary, db, log, args=()):
     p = subprocess.Popen([binary, "serve", "--listen", "127.0.0.1:0", "--db", db,
-                          "--synchronous", "OFF", "--log-level", "info"],
+                          "--synchronous", "OFF", "--log-level", "info"] + list(args),
                          stdout=subprocess.DEVNULL, stderr=log)
     deadline = time.time() + 20
     while time.time() < deadline:
@@ -84,6 +91,50 @@ def post_all(port, n, jobs):
     conn.close()
 
 
+def latencies(binary, db, retention, n):
+    """Posts n decisions (new jobs) one after another; returns (p50, p99 in ms, seconds until
+    the old history was gone or None)."""
+    log = open(db + ".log", "w")
+    p, port = start(binary, db, log, ["--audit-retention", retention])
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    lat, gone = [], None
+    t0 = time.time()
+    ro = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    old = ro.execute("SELECT max(id) FROM decisions").fetchone()[0]
+    for i in range(n):
+        t = time.perf_counter()
+        conn.request("POST", "/v1/jobs/ret-%d/metrics" % (i % 50), body=body(i // 50),
+                     headers={"Content-Type": "application/json"})
+        r = conn.getresponse()
+        r.read()
+        lat.append(time.perf_counter() - t)
+        if r.status != 200:
+            raise SystemExit("decision %d: status %d" % (i, r.status))
+        if gone is None and i % 100 == 0 and ro.execute(
+                "SELECT count(*) FROM decisions WHERE id <= ?", (old,)).fetchone()[0] == 0:
+            gone = time.time() - t0
+    ro.close()
+    conn.close()
+    p.terminate()
+    p.wait(timeout=30)
+    lat.sort()
+    return lat[len(lat) // 2] * 1000, lat[int(len(lat) * 0.99)] * 1000, gone
+
+
+def retention(binary, db, n):
+    keep, drop = db + ".keep.db", db + ".drop.db"
+    shutil.copy(db, keep)
+    shutil.copy(db, drop)
+    time.sleep(1.5)  # every stored row is older than a second now
+    k50, k99, _ = latencies(binary, keep, "0", n)
+    d50, d99, gone = latencies(binary, drop, "1s", n)
+    print("decisions while retention deletes the %s history (batches of 500): p50 %.2f ms, "
+          "p99 %.2f ms; with retention off: p50 %.2f ms, p99 %.2f ms (p99 ratio %.2f); "
+          "the old history was gone after %s" % (
+              binary, d50, d99, k50, k99, d99 / k99,
+              "%.1f s" % gone if gone is not None else "the run (not yet)"))
+
+
 def measure(binary, n, jobs, tmp):
     db = os.path.join(tmp, "history-%d.db" % time.monotonic_ns())
     log = open(db + ".log", "w")
@@ -104,7 +155,7 @@ def measure(binary, n, jobs, tmp):
         pass
     c.close()
     size = os.path.getsize(db)
-    return {"binary": binary, "decisions": decisions, "bytes": size, "secs": secs,
+    return {"binary": binary, "db": db, "decisions": decisions, "bytes": size, "secs": secs,
             "per_decision": size / max(decisions, 1), "parts": parts}
 
 
@@ -112,6 +163,11 @@ def report(m):
     print("%s: %d decisions, %d bytes after a checkpoint: %.0f bytes per decision "
           "(%.0f decisions/s posted)" % (m["binary"], m["decisions"], m["bytes"],
                                           m["per_decision"], m["decisions"] / m["secs"]))
+    state = ("job_window", "jobs", "sqlite_autoindex_jobs_1", "store_probe", "sqlite_schema")
+    hist = sum(size for name, size in m["parts"] if name not in state)
+    if m["parts"]:
+        print("  history alone (without the jobs' state and windows): %.0f bytes per decision"
+              % (hist / max(m["decisions"], 1)))
     for name, size in m["parts"]:
         print("  %-28s %8.0f bytes per decision" % (name, size / max(m["decisions"], 1)))
 
@@ -122,6 +178,7 @@ def main():
     ap.add_argument("--before", help="another governor binary to compare with")
     ap.add_argument("--decisions", type=int, default=20000)
     ap.add_argument("--jobs", type=int, default=1000)
+    ap.add_argument("--retention", action="store_true")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="governor-history-")
     before = measure(a.before, a.decisions, a.jobs, tmp) if a.before else None
@@ -133,6 +190,8 @@ def main():
         print("ratio after/before: %.3f (%.1fx smaller)" % (
             after["per_decision"] / before["per_decision"],
             before["per_decision"] / after["per_decision"]))
+    if a.retention:
+        retention(a.binary, after["db"], 6000)
     per_day = 86400 / (STEP_MS / 1000) * after["per_decision"]
     print("disk per job: %.1f MB a day at one sample every 10 s, %.2f GB for 90 days" % (
         per_day / 1e6, per_day * 90 / 1e9))
