@@ -8,6 +8,9 @@
 --                       last decision that used it.
 --   decisions.input     the request, packed (server/store/pack.h): the JSON text without its
 --                       whitespace, the request's frequent names one byte each.
+--   decisions.message   the decision's message, or when it ends with messages of its
+--                       vertices joined by "; " (as the core writes a scaling's), what comes
+--                       before them, and message_parts the bitmask of those vertices' ord.
 --   decisions.response  only the response members no row holds (e.g. {"warnings":[]});
 --                       the response is rebuilt from the decision row, its vertex rows and
 --                       its events (server/store/db.c), member for member as it was sent.
@@ -38,6 +41,7 @@ CREATE TABLE decisions_009 (
     reason          TEXT NOT NULL,
     execute         INTEGER NOT NULL,
     message         TEXT,
+    message_parts   INTEGER,
     input           BLOB NOT NULL,
     config_id       INTEGER NOT NULL REFERENCES decision_configs (id),
     response        TEXT,
@@ -111,7 +115,11 @@ SELECT d.id AS id,
        d.action AS action,
        d.reason AS reason,
        d.execute AS execute,
-       d.message AS message,
+       CASE WHEN d.message_parts IS NULL THEN d.message
+            ELSE d.message || coalesce((SELECT group_concat(v.message, '; ')
+                                          FROM vertex_decisions v
+                                         WHERE v.decision_id = d.id
+                                           AND (d.message_parts >> v.ord) & 1), '') END AS message,
        d.policy_revision AS policy_revision,
        (SELECT c.hash FROM decision_configs c WHERE c.id = d.config_id) AS config_hash,
        d.created_at AS created_at,
@@ -183,7 +191,11 @@ SELECT d.id AS decision_id,
        strftime('%Y-%m-%dT%H:%M:%fZ', d.at / 1000.0, 'unixepoch') AS at_utc,
        d.action AS action,
        d.reason AS reason,
-       d.message AS message,
+       CASE WHEN d.message_parts IS NULL THEN d.message
+            ELSE d.message || coalesce((SELECT group_concat(v.message, '; ')
+                                          FROM vertex_decisions v
+                                         WHERE v.decision_id = d.id
+                                           AND (d.message_parts >> v.ord) & 1), '') END AS message,
        (SELECT group_concat(v.vertex || ' ' || v.current || '->' || v.target, ', ')
           FROM vertex_decisions v
          WHERE v.decision_id = d.id AND v.target <> v.current) AS changes,

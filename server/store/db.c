@@ -474,8 +474,8 @@ static const char SQL_CONFIG_CHANGE[] =
     "VALUES (?1, ?2, ?3, (SELECT max(id) FROM decisions))";
 static const char SQL_DECISION[] =
     "INSERT INTO decisions (job, at, action, reason, execute, message, input, config_id, "
-    "response, policy_revision, created_at) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
+    "response, policy_revision, created_at, message_parts) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
 static const char SQL_VERTEX[] =
     "INSERT INTO vertex_decisions (decision_id, ord, vertex, current, raw_target, target, "
     "reason, constraints, message, flags, figures, evaluated_json) "
@@ -770,6 +770,29 @@ static int config_id(struct db *db, const char *hash, const char *text, int64_t 
     return 0;
 }
 
+/*
+ * The vertices whose messages the decision's message ends with, joined by "; " in their order
+ * (how the core writes a scaling's message): their bitmask (0: none), and in *head_len the
+ * length of what comes before them. The decision's message is stored as that head.
+ */
+static int64_t message_parts(const struct db_write *w, size_t *head_len)
+{
+    const char *m = w->message;
+    size_t pos = m ? strlen(m) : 0;
+    int64_t parts = 0;
+    for (int i = (w->n_v < 62 ? w->n_v : 62) - 1; i >= 0 && m; i--) {
+        const char *vm = w->v[i].message;
+        size_t n = vm ? strlen(vm) : 0, sep = parts ? 2 : 0;
+        if (n == 0 || n + sep > pos || memcmp(m + pos - n - sep, vm, n) != 0 ||
+            (sep && memcmp(m + pos - sep, "; ", 2) != 0))
+            continue;
+        parts |= (int64_t)1 << i;
+        pos -= n + sep;
+    }
+    *head_len = pos;
+    return parts;
+}
+
 static int apply_decision(struct db *db, struct db_write *w, char **errp)
 {
     sqlite3_stmt *st;
@@ -789,7 +812,14 @@ static int apply_decision(struct db *db, struct db_write *w, char **errp)
     bind_text(st, 3, w->action);
     bind_text(st, 4, w->reason);
     sqlite3_bind_int(st, 5, w->execute);
-    bind_text(st, 6, w->message);
+    size_t head;
+    int64_t parts = message_parts(w, &head);
+    if (parts) {
+        sqlite3_bind_text(st, 6, w->message, (int)head, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st, 12, parts);
+    } else {
+        bind_text(st, 6, w->message);
+    }
     sqlite3_bind_blob(st, 7, input, (int)input_len, SQLITE_STATIC);
     sqlite3_bind_int64(st, 8, cid);
     bind_text(st, 9, w->response_json);
@@ -1076,7 +1106,7 @@ static int finish_list(struct db *db, sqlite3_stmt *st, int rc, json_t *arr, con
  */
 #define DEC_COLS                                                                                   \
     "d.id, d.job, d.at, d.action, d.reason, d.execute, d.message, d.response, "                    \
-    "d.policy_revision, c.hash, d.decision_json"
+    "d.policy_revision, c.hash, d.decision_json, d.message_parts"
 /* The columns of DEC_COLS, in their order. */
 enum {
     DC_ID,
@@ -1090,6 +1120,7 @@ enum {
     DC_REVISION,
     DC_HASH,
     DC_DECISION_JSON,
+    DC_PARTS,
     DC__N
 };
 
@@ -1199,12 +1230,34 @@ static int response_rebuild(struct db *db, sqlite3_stmt *row, int col, json_t **
     if (!(st = stmt(db, SQL_RESPONSE_VERTICES, errp)))
         goto fail;
     sqlite3_bind_int64(st, 1, id);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    /* The decision's message ends with the messages of the vertices of message_parts. */
+    int64_t parts = sqlite3_column_int64(row, col + DC_PARTS);
+    char *full = NULL;
+    size_t len = 0;
+    for (int ord = 0; (rc = sqlite3_step(st)) == SQLITE_ROW; ord++) {
         v = response_vertex(st);
         json_object_set(par, json_string_value(json_object_get(v, "id")),
                         json_object_get(v, "target"));
         json_array_append_new(vs, v);
+        const char *vm = (const char *)sqlite3_column_text(st, 7);
+        if (ord >= 62 || !((parts >> ord) & 1) || !vm)
+            continue;
+        size_t n = strlen(vm);
+        if (!full) {
+            len = strlen(msg ? msg : "");
+            full = xmalloc(len + n + 1);
+            memcpy(full, msg ? msg : "", len);
+        } else {
+            full = xrealloc(full, len + 2 + n + 1);
+            memcpy(full + len, "; ", 2);
+            len += 2;
+        }
+        memcpy(full + len, vm, n);
+        full[len += n] = '\0';
     }
+    if (full)
+        json_object_set_new(o, "message", str_json(full));
+    free(full);
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
     if (rc != SQLITE_DONE) {

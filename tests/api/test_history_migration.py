@@ -145,7 +145,7 @@ def main():
 
     print("%.1f s: %s" % (time.time() - t0, '# New decisions on the migrate'), flush=True)
     # New decisions on the migrated store read back as they were sent.
-    sent = {}
+    sent, replies = {}, {}
     conn = s.conn()
     for step in range(1000, 1010):
         for j in audit_sim.jobs():
@@ -154,6 +154,7 @@ def main():
             ck.check(st == 200, "a new decision on the migrated store: %d %s" % (st, d))
             if st == 200:
                 sent[d["decision_id"]] = d
+                replies[d["decision_id"]] = d
                 # a retry gets the same reply
                 st2, d2 = audit_sim.request(conn, "POST", "/v1/jobs/%s/metrics" % j.name, smp)
                 d2.pop("repeat", None)
@@ -166,6 +167,28 @@ def main():
                 ck.check(d == sent.pop(d["decision_id"]),
                          "decision %d reads back as sent" % d["decision_id"])
     ck.check(not sent, "every new decision listed: %s" % sorted(sent))
+    # ... and the audit views show them as the replies did (the views' SQL over new rows).
+    c = sqlite3.connect(db)
+    for i, d in sorted(replies.items()):
+        row = c.execute("SELECT message, parallelism, action, execute FROM audit_decisions "
+                        "WHERE id = ?", (i,)).fetchone()
+        ck.check(row is not None and row[0] == d["message"] and
+                 json.loads(row[1]) == d["parallelism"] and row[2] == d["action"] and
+                 row[3] == d["execute"], "audit_decisions %d as replied: %r" % (i, row))
+        if d["execute"] and d["action"] != "NO_CHANGE":
+            m = c.execute("SELECT message FROM audit_scalings WHERE decision_id = ?",
+                          (i,)).fetchone()
+            ck.check(m == (d["message"],), "audit_scalings %d: %r" % (i, m))
+        vs = c.execute("SELECT vertex, current, target, reason, message, evaluated_json, load, "
+                       "lag FROM audit_vertex_decisions WHERE decision_id = ? ORDER BY ord",
+                       (i,)).fetchall()
+        want = [(v["id"], v["current"], v["target"], v["reason"], v.get("message"),
+                 v["evaluated"], v["evaluated"]["load"], v["evaluated"]["lag"])
+                for v in d["vertices"]]
+        got = [r[:5] + (json.loads(r[5]),) + r[6:] for r in vs]
+        ck.check(got == want, "audit_vertex_decisions %d as replied:\n  got  %s\n  want %s" % (
+            i, got, want))
+    c.close()
     ck.check(s.stop() == 0, "clean stop")
 
     print("%.1f s: %s" % (time.time() - t0, 'size_after, n_after'), flush=True)
