@@ -81,15 +81,18 @@ INSERT INTO vertex_decisions_009 (decision_id, ord, vertex, current, raw_target,
                                   constraints, message, flags, figures, evaluated_json)
 SELECT v.decision_id, v.ord, v.vertex, v.current, v.raw_target, v.target, v.reason,
        v.constraints, v.message,
-       (SELECT CASE WHEN json_type(x.j, '$.excluded') IN ('true', 'false')
-                     AND json_type(x.j, '$.outside_bounds') IN ('true', 'false')
-                    THEN json_extract(x.j, '$.excluded') + 2 * json_extract(x.j, '$.outside_bounds')
-               END
-          FROM (SELECT json_extract(d.decision_json, '$.vertices[' || v.ord || ']') AS j
-                  FROM decisions d WHERE d.id = v.decision_id) x),
+       (SELECT CASE json_extract(d.decision_json, '$.vertices[' || v.ord || '].excluded',
+                                 '$.vertices[' || v.ord || '].outside_bounds')
+                    WHEN '[false,false]' THEN 0 WHEN '[true,false]' THEN 1
+                    WHEN '[false,true]' THEN 2 WHEN '[true,true]' THEN 3 END
+          FROM decisions d WHERE d.id = v.decision_id),
        gov_pack_figures(v.evaluated_json),
-       CASE WHEN gov_pack_figures(v.evaluated_json) IS NULL THEN v.evaluated_json END
+       NULL
 FROM vertex_decisions v;
+UPDATE vertex_decisions_009 AS n SET evaluated_json =
+    (SELECT v.evaluated_json FROM vertex_decisions v
+      WHERE v.decision_id = n.decision_id AND v.ord = n.ord)
+WHERE n.figures IS NULL;
 
 DROP VIEW IF EXISTS audit_decisions;
 DROP VIEW IF EXISTS audit_vertex_decisions;

@@ -102,7 +102,7 @@ def main():
     size_before, n_before = vacuumed_size(db, s0.tmp, "before.db")
 
     print("%.1f s: %s" % (time.time() - t0, 's = Server(db=db, args=["--pol'), flush=True)
-    s = Server(db=db, args=["--policies", POLICIES])
+    s = Server(db=db, args=["--policies", POLICIES], start_timeout=120)
     logs = s.logs()
     ck.check("migration=009" in logs, "migration 009 ran")
     ck.check("kept_as_text=0" in logs, "every converted response is rebuilt from its rows: %s" % (
