@@ -194,11 +194,7 @@ SELECT d.id AS decision_id,
        strftime('%Y-%m-%dT%H:%M:%fZ', d.at / 1000.0, 'unixepoch') AS at_utc,
        d.action AS action,
        d.reason AS reason,
-       CASE WHEN d.message_parts IS NULL THEN d.message
-            ELSE d.message || coalesce((SELECT group_concat(v.message, '; ')
-                                          FROM vertex_decisions v
-                                         WHERE v.decision_id = d.id
-                                           AND (d.message_parts >> v.ord) & 1), '') END AS message,
+       (SELECT a.message FROM audit_decisions a WHERE a.id = d.id) AS message,
        (SELECT group_concat(v.vertex || ' ' || v.current || '->' || v.target, ', ')
           FROM vertex_decisions v
          WHERE v.decision_id = d.id AND v.target <> v.current) AS changes,
