@@ -230,7 +230,8 @@ int db_decisions_list(struct db *db, const char *job, int64_t since, int64_t unt
 int db_decision_get(struct db *db, int64_t id, json_t **out, char **errp);
 /*
  * The newest decision of job whose sample's at is `at`: 1 with *id, *input_json (the request
- * as sent) and *decision_json (the stored response without its decision_id), both new; 0 when
+ * as sent, but for its whitespace) and *decision_json (the response's text as it was sent,
+ * without its decision_id), both new; 0 when
  * there is none; -1 + *errp.
  */
 int db_decision_find(struct db *db, const char *job, int64_t at, int64_t *id, char **input_json,
