@@ -24,37 +24,47 @@ const char *const pack_figure_names[] = {"load",
                                          "salting_fanout",
                                          NULL};
 
-/* Form 1's dictionary: entry i is written as the byte codes[i]. Append only. */
-static const char *const dict[] = {
-    "{\"id\":\"",
-    "\",\"parallelism\":",
-    ",\"max_parallelism\":",
-    ",\"inputs\":[",
-    "{\"from\":\"",
-    "\",\"ship\":\"HASH\"}",
-    "\",\"ship\":\"FORWARD\"}",
-    "\",\"ship\":\"REBALANCE\"}",
-    "],\"metrics\":{\"busy_ms_per_s\":",
-    "\"busy_ms_per_s\":",
-    "{\"min\":",
-    ",\"avg\":",
-    ",\"max\":",
-    ",\"backpressured_ms_per_s\":",
-    ",\"pending_records\":",
-    ",\"records_in\":",
-    ",\"records_out\":",
-    ",\"records_in_per_s\":",
-    ",\"records_out_per_s\":",
-    ",\"partitions\":",
-    "{\"at\":",
-    ",\"running_since\":",
-    ",\"status\":\"RUNNING\"",
-    ",\"vertices\":[",
-    "\"job.autoscaler.",
-    ",\"config\":{",
-    "}},{\"id\":\"",
-    "]}",
+/* Form 1's dictionary: entry i is written as the byte codes[i]. Append only; every entry
+ * starts with one of STARTS. */
+#define E(text)                                                                                    \
+    {                                                                                              \
+        text, sizeof text - 1                                                                      \
+    }
+static const struct {
+    const char *s;
+    size_t n;
+} dict[] = {
+    E("{\"id\":\""),
+    E("\",\"parallelism\":"),
+    E(",\"max_parallelism\":"),
+    E(",\"inputs\":["),
+    E("{\"from\":\""),
+    E("\",\"ship\":\"HASH\"}"),
+    E("\",\"ship\":\"FORWARD\"}"),
+    E("\",\"ship\":\"REBALANCE\"}"),
+    E("],\"metrics\":{\"busy_ms_per_s\":"),
+    E("\"busy_ms_per_s\":"),
+    E("{\"min\":"),
+    E(",\"avg\":"),
+    E(",\"max\":"),
+    E(",\"backpressured_ms_per_s\":"),
+    E(",\"pending_records\":"),
+    E(",\"records_in\":"),
+    E(",\"records_out\":"),
+    E(",\"records_in_per_s\":"),
+    E(",\"records_out_per_s\":"),
+    E(",\"partitions\":"),
+    E("{\"at\":"),
+    E(",\"running_since\":"),
+    E(",\"status\":\"RUNNING\""),
+    E(",\"vertices\":["),
+    E("\"job.autoscaler."),
+    E(",\"config\":{"),
+    E("}},{\"id\":\""),
+    E("]}"),
 };
+#undef E
+#define STARTS "{\",]}"
 static const unsigned char codes[] = {1,  2,  3,  4,  5,  6,  7,  8,  11, 12, 14, 15, 16, 17,
                                       18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31};
 #define N_DICT ((int)(sizeof dict / sizeof dict[0]))
@@ -63,12 +73,13 @@ _Static_assert(sizeof dict / sizeof dict[0] == sizeof codes, "one code per entry
 /* Whether byte c is one of form 1's codes (then *entry is its index). */
 static bool is_code(unsigned char c, int *entry)
 {
-    for (int i = 0; i < N_DICT; i++)
-        if (codes[i] == c) {
-            *entry = i;
-            return true;
-        }
-    return false;
+    static const signed char index[32] = {-1, 0,  1,  2,  3,  4,  5,  6,  7,  -1, -1,
+                                          8,  9,  -1, 10, 11, 12, 13, 14, 15, 16, 17,
+                                          18, 19, 20, 21, 22, 23, 24, 25, 26, 27};
+    if (c >= 32 || index[c] < 0)
+        return false;
+    *entry = index[c];
+    return true;
 }
 
 void pack_input(const char *text, size_t len, unsigned char **out, size_t *out_len)
@@ -78,8 +89,9 @@ void pack_input(const char *text, size_t len, unsigned char **out, size_t *out_l
     int e;
     /* Form 1 only holds text without raw bytes in the code range. */
     for (size_t i = 0; i < len; i++)
-        if (is_code((unsigned char)text[i], &e) || text[i] == '\0')
+        if ((unsigned char)text[i] < 32 && (is_code((unsigned char)text[i], &e) || !text[i]))
             goto raw;
+
     /* The whitespace outside strings first: o holds the compact text after its form byte. */
     *p++ = 1;
     char *compact = xmalloc(len + 1);
@@ -104,9 +116,11 @@ void pack_input(const char *text, size_t len, unsigned char **out, size_t *out_l
     for (size_t i = 0; i < n;) {
         int best = -1;
         size_t best_len = 0;
-        for (int k = 0; k < N_DICT; k++) {
-            size_t m = strlen(dict[k]);
-            if (m > best_len && m <= n - i && memcmp(compact + i, dict[k], m) == 0) {
+        bool may = strchr(STARTS, compact[i]) != NULL;
+        for (int k = 0; may && k < N_DICT; k++) {
+            size_t m = dict[k].n;
+            if (dict[k].s[0] == compact[i] && m > best_len && m <= n - i &&
+                memcmp(compact + i, dict[k].s, m) == 0) {
                 best = k;
                 best_len = m;
             }
@@ -146,12 +160,12 @@ char *pack_input_text(const void *blob, size_t len)
     size_t n = 0;
     int e;
     for (size_t i = 1; i < len; i++)
-        n += is_code(b[i], &e) ? strlen(dict[e]) : 1;
+        n += is_code(b[i], &e) ? dict[e].n : 1;
     char *t = xmalloc(n + 1), *p = t;
     for (size_t i = 1; i < len; i++) {
         if (is_code(b[i], &e)) {
-            size_t m = strlen(dict[e]);
-            memcpy(p, dict[e], m);
+            size_t m = dict[e].n;
+            memcpy(p, dict[e].s, m);
             p += m;
         } else {
             *p++ = (char)b[i];
