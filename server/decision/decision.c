@@ -207,7 +207,38 @@ static struct db_write *batch_unit_new(const struct decision_req *q,
     row->message = xstrdup(d->message);
     row->evaluated_json = json_batch_evaluated_text(d);
     json_decref(c);
+    w->keep_response = true; /* its rows are the pool's, not a streaming decision's */
     return w;
+}
+
+/* The response's members that the decision's rows hold (the store rebuilds them). */
+static bool in_rows(const char *key)
+{
+    static const char *const keys[] = {
+        "job",         "at",       "action", "execute",         "reason",     "message",
+        "parallelism", "vertices", "events", "policy_revision", "config_hash"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (strcmp(key, keys[i]) == 0)
+            return true;
+    return false;
+}
+
+/* new: the response's members that no row holds, as JSON text; NULL when there are none. */
+static char *response_rest(json_t *response)
+{
+    json_t *rest = NULL, *v;
+    const char *key;
+    json_object_foreach(response, key, v)
+    {
+        if (in_rows(key))
+            continue;
+        if (!rest)
+            rest = json_object();
+        json_object_set(rest, key, v);
+    }
+    char *text = rest ? jarena_dump(rest) : NULL;
+    json_decref(rest);
+    return text;
 }
 
 /* new: the vertex rows, events and plugin calls of the decision d, from d itself. */
@@ -227,6 +258,8 @@ static struct db_write *unit_new(const struct decision_req *q, const struct core
         row->reason = xstrdup(core_reason_name(v->reason));
         row->constraints = jarena_dump(c);
         row->message = xstrdup(v->message);
+        row->excluded = v->excluded;
+        row->outside_bounds = v->outside_bounds;
         row->evaluated_json = json_evaluated_text(&v->ev);
         json_decref(c);
     }
@@ -278,6 +311,7 @@ static int rebalance_run(struct decision_buf *b, const struct decision_req *q,
         struct db_write *w = res->write =
             unit_begin(q, b->jr.at, "REBALANCE", o.reason, o.message, false, 0);
         w->decision_json = jarena_dump(res->response);
+        w->keep_response = true;
         w->config_json = xstrdup("{}");
         w->policy_revision = xstrdup(q->revision ? q->revision : "native");
         w->config_hash = xstrdup("");
@@ -340,6 +374,7 @@ int decision_run(struct decision_buf *b, const struct decision_req *q, struct de
         struct db_write *w = res->write;
         /* Printed once: stored as is, and sent with decision_id added (api_committed). */
         w->decision_json = jarena_dump(res->response);
+        w->response_json = response_rest(res->response);
         w->config_json = options_text(q, &o);
         w->policy_revision = xstrdup(revision);
         w->config_hash = xstrdup(o.hash);

@@ -2,7 +2,6 @@
  * replay_db.c - replay against history (see replay_db.h).
  */
 #include <inttypes.h>
-#include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,12 +13,13 @@
 #include "decision/json.h"
 #include "plugin/plugin.h"
 #include "decision/replay_db.h"
+#include "store/db.h"
 #include "base/xmem.h"
 
 /* Everything one run holds; released at `out:` of replay_db_run. */
 struct run {
     const struct replay_db_opts *o;
-    sqlite3 *h;
+    struct db *db;
     int64_t *deletes; /* the decision id after which each deletion happened, ascending */
     int n_deletes;
     struct core_state *st;
@@ -33,11 +33,6 @@ struct run {
     int64_t prev_at;        /* at of the previous compared decision, INT64_MIN: none */
     double prev_p_rec, prev_p_cand;
 };
-
-static char *sqlerr(sqlite3 *h, const char *what)
-{
-    return xasprintf("%s: %s", what, h ? sqlite3_errmsg(h) : "out of memory");
-}
 
 /* The recorded effective options as an OPT_JOB layer; keys without a value are skipped
  * (their built-in default has none either). NULL + *errp when a stored value is refused. */
@@ -178,7 +173,7 @@ static void integrate(struct run *r, int64_t at, double p_rec, double p_cand)
 
 /* Replays one stored decision. -1 + *errp only when the stored record is unreadable. */
 static int one(struct run *r, int64_t id, int64_t at, const char *input, const char *config,
-               const char *recorded, replay_db_change_cb cb, void *ud, char **errp)
+               json_t *recorded, replay_db_change_cb cb, void *ud, char **errp)
 {
     int rc = -1;
     json_t *body = NULL, *rec = NULL, *cand = NULL, *change = NULL;
@@ -199,7 +194,7 @@ static int one(struct run *r, int64_t id, int64_t at, const char *input, const c
         r->base_text = xstrdup(config);
     }
     body = json_loads(input, JSON_REJECT_DUPLICATES, &je);
-    rec = json_loads(recorded, 0, &je);
+    rec = json_incref(recorded);
     if (!json_is_object(body) || !json_is_object(rec)) {
         *errp = xasprintf("decision %" PRId64 ": the stored sample or decision is not JSON", id);
         goto out;
@@ -275,20 +270,37 @@ out:
     return rc;
 }
 
-/* The decisions.id after which each DELETE of the job happened (rows written before migration
- * 004 have none: the last decision created at or before it, by the server clock). */
-static const char SQL_DELETES[] =
-    "SELECT coalesce(after_decision, (SELECT max(id) FROM decisions d WHERE d.created_at <= c.at), "
-    "0) AS after FROM config_changes c WHERE job = ?1 AND config_json IS NULL ORDER BY after";
-static const char SQL_DECISIONS[] =
-    "SELECT id, at, input_json, config_json, decision_json, created_at FROM decisions "
-    "WHERE job = ?1 AND at <= ?2 ORDER BY id";
+/* What replay_db_run's reading of history hands to each decision. */
+struct each {
+    struct run *r;
+    replay_db_change_cb cb;
+    void *ud;
+    char **errp;
+    int di;
+    int64_t prev_id;
+};
+
+static int each_decision(void *ud, int64_t id, int64_t at, const char *input, const char *config,
+                         json_t *dec)
+{
+    struct each *e = ud;
+    struct run *r = e->r;
+    /* A DELETE of the job between the previous decision and this one emptied its state. */
+    bool deleted = false;
+    while (e->di < r->n_deletes && r->deletes[e->di] < id) {
+        deleted |= e->prev_id != INT64_MIN && r->deletes[e->di] >= e->prev_id;
+        e->di++;
+    }
+    if (deleted)
+        core_state_clear(r->st);
+    e->prev_id = id;
+    return one(r, id, at, input, config, dec, e->cb, e->ud, e->errp) < 0 ? -1 : 0;
+}
 
 int replay_db_run(const struct replay_db_opts *o, replay_db_change_cb cb, void *ud,
                   json_t **summary, char **errp)
 {
     struct run r;
-    sqlite3_stmt *st = NULL;
     int rc = -1;
     memset(&r, 0, sizeof r);
     r.o = o;
@@ -297,57 +309,15 @@ int replay_db_run(const struct replay_db_opts *o, replay_db_change_cb cb, void *
     decision_buf_init(&r.buf);
     *summary = NULL;
 
-    if (sqlite3_open_v2(o->db, &r.h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        *errp = sqlerr(r.h, o->db);
+    if (!(r.db = db_open_read(o->db, errp)))
         goto out;
-    }
-    sqlite3_busy_timeout(r.h, 5000);
-    sqlite3_exec(r.h, "PRAGMA query_only = 1", NULL, NULL, NULL);
     /* One read transaction: the replay sees one snapshot while the server goes on. */
-    if (sqlite3_exec(r.h, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
-        *errp = sqlerr(r.h, o->db);
+    if (db_read_begin(r.db, errp) < 0 ||
+        db_job_deletions(r.db, o->job, &r.deletes, &r.n_deletes, errp) < 0)
         goto out;
-    }
-    if (sqlite3_prepare_v2(r.h, SQL_DELETES, -1, &st, NULL) != SQLITE_OK) {
-        *errp = sqlerr(r.h, "read config_changes");
+    struct each e = {&r, cb, ud, errp, 0, INT64_MIN};
+    if (db_history_each(r.db, o->job, o->to, each_decision, &e, errp) < 0)
         goto out;
-    }
-    sqlite3_bind_text(st, 1, o->job, -1, SQLITE_TRANSIENT);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        r.deletes = xrealloc(r.deletes, (size_t)(r.n_deletes + 1) * sizeof *r.deletes);
-        r.deletes[r.n_deletes++] = sqlite3_column_int64(st, 0);
-    }
-    sqlite3_finalize(st);
-    if (sqlite3_prepare_v2(r.h, SQL_DECISIONS, -1, &st, NULL) != SQLITE_OK) {
-        *errp = sqlerr(r.h, "read decisions");
-        goto out;
-    }
-    sqlite3_bind_text(st, 1, o->job, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(st, 2, o->to);
-    int step, di = 0;
-    int64_t prev_id = INT64_MIN;
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(st, 0), at = sqlite3_column_int64(st, 1);
-        const char *input = (const char *)sqlite3_column_text(st, 2);
-        const char *config = (const char *)sqlite3_column_text(st, 3);
-        const char *dec = (const char *)sqlite3_column_text(st, 4);
-        /* A DELETE of the job between the previous decision and this one emptied its state. */
-        bool deleted = false;
-        while (di < r.n_deletes && r.deletes[di] < id) {
-            deleted |= prev_id != INT64_MIN && r.deletes[di] >= prev_id;
-            di++;
-        }
-        if (deleted)
-            core_state_clear(r.st);
-        prev_id = id;
-        if (one(&r, id, at, input ? input : "", config ? config : "{}", dec ? dec : "", cb, ud,
-                errp) < 0)
-            goto out;
-    }
-    if (step != SQLITE_DONE) {
-        *errp = sqlerr(r.h, "read decisions");
-        goto out;
-    }
     *summary = json_object();
     json_object_set_new(*summary, "job", json_string(o->job));
     json_object_set_new(*summary, "from",
@@ -374,10 +344,9 @@ int replay_db_run(const struct replay_db_opts *o, replay_db_change_cb cb, void *
     json_object_set_new(*summary, "subtask_minutes_delta", json_real(mcand - mrec));
     rc = 0;
 out:
-    sqlite3_finalize(st);
-    if (r.h)
-        sqlite3_exec(r.h, "COMMIT", NULL, NULL, NULL);
-    sqlite3_close(r.h);
+    if (r.db)
+        db_read_end(r.db);
+    db_close(r.db);
     free(r.deletes);
     free(r.base_text);
     opt_job_free(r.base);

@@ -1,11 +1,11 @@
 /*
  * replay_db.h - replay against history (prefix replay_db_): `governor replay --db FILE --job
- * ID` and POST /v1/replay. Re-runs the stored samples of one job (decisions.input_json in id
+ * ID` and POST /v1/replay. Re-runs the stored samples of one job (db_history_each, in id
  * order) through the decision service with a candidate config and candidate policies, and
  * reports every decision whose outcome would differ from the recorded one, then a summary.
  *
  * Options of each replayed decision: the recorded effective options of that decision
- * (decisions.config_json: built-in < server < job < request, as resolved then), with the
+ * (decision_configs.config_json: built-in < server < job < request, as resolved then), with the
  * candidate's keys laid over them (they win over every recorded layer, the request's too).
  * So a replay without a candidate reproduces the recorded decisions exactly.
  *

@@ -10,13 +10,17 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/jarena.h"
 #include "core/core.h"
 #include "store/db.h"
 #include "base/log.h"
+#include "store/pack.h"
 #include "store/statejson.h"
 #include "base/xmem.h"
 
 #define DB_CACHE 48
+/* Effective-option sets the writer knows to be in decision_configs (db_write_apply). */
+#define DB_CONFIGS 16
 /* How long a write waits for another connection's lock before it fails with SQLITE_BUSY. */
 #define DB_BUSY_MS 5000
 
@@ -28,6 +32,14 @@ struct db {
     } cache[DB_CACHE];
     int n_cache;
     int err_code; /* extended result code of the last failure (db_last_errcode) */
+    /* decision_configs rows this connection read or wrote, committed or in the open
+     * transaction (forgotten at a rollback and when retention deletes one) */
+    struct {
+        char hash[17];
+        char *text;
+        int64_t id;
+    } configs[DB_CONFIGS];
+    int n_configs, next_config;
 };
 
 /* Fault injection (tests only): set by a test's thread, read by the writer's. */
@@ -124,22 +136,52 @@ int db_user_version(struct db *db)
 }
 
 static int convert_states(struct db *db, char **errp);
+static int clear_rebuilt(struct db *db, char **errp);
 
 /* The steps of migrations that SQL cannot do, each run in its migration's transaction before
- * the migration's SQL. */
+ * the migration's SQL, or after it. */
 static const struct {
     int version;
+    bool after;
     int (*run)(struct db *db, char **errp);
 } c_steps[] = {
-    {8, convert_states},
+    {8, false, convert_states},
+    {9, true, clear_rebuilt},
 };
 
-static int run_c_step(struct db *db, int version, char **errp)
+static int run_c_step(struct db *db, int version, bool after, char **errp)
 {
     for (size_t i = 0; i < sizeof c_steps / sizeof c_steps[0]; i++)
-        if (c_steps[i].version == version)
+        if (c_steps[i].version == version && c_steps[i].after == after)
             return c_steps[i].run(db, errp);
     return 0;
+}
+
+/* SQL gov_pack_input(text): the packed form of a request (pack.h), for migration 009. */
+static void sql_pack_input(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    const char *t = (const char *)sqlite3_value_text(argv[0]);
+    unsigned char *b;
+    size_t n;
+    if (!t) {
+        sqlite3_result_null(cx);
+        return;
+    }
+    pack_input(t, (size_t)sqlite3_value_bytes(argv[0]), &b, &n);
+    sqlite3_result_blob(cx, b, (int)n, free);
+}
+
+/* SQL gov_pack_figures(text): the figures array of an evaluated object, NULL when the array
+ * would not give the text back exactly (pack.h), for migration 009. */
+static void sql_pack_figures(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    char *f = pack_figures((const char *)sqlite3_value_text(argv[0]));
+    if (f)
+        sqlite3_result_text(cx, f, -1, free);
+    else
+        sqlite3_result_null(cx);
 }
 
 /* Applies every migration newer than user_version, each in its own transaction. */
@@ -157,8 +199,9 @@ static int migrate(struct db *db, char **errp)
         char *e = NULL;
         char ver[64];
         snprintf(ver, sizeof ver, "PRAGMA user_version = %d", m->version);
-        if (exec(db, "BEGIN IMMEDIATE", &e) < 0 || run_c_step(db, m->version, &e) < 0 ||
-            exec(db, m->sql, &e) < 0 || exec(db, ver, &e) < 0 || exec(db, "COMMIT", &e) < 0) {
+        if (exec(db, "BEGIN IMMEDIATE", &e) < 0 || run_c_step(db, m->version, false, &e) < 0 ||
+            exec(db, m->sql, &e) < 0 || run_c_step(db, m->version, true, &e) < 0 ||
+            exec(db, ver, &e) < 0 || exec(db, "COMMIT", &e) < 0) {
             *errp = xasprintf("migration %s: %s", m->name, e);
             free(e);
             sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
@@ -187,6 +230,10 @@ struct db *db_open(const char *path, const char *synchronous, char **errp)
         goto fail;
     }
     snprintf(sql, sizeof sql, "PRAGMA synchronous = %s", synchronous);
+    sqlite3_create_function(db->h, "gov_pack_input", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                            sql_pack_input, NULL, NULL);
+    sqlite3_create_function(db->h, "gov_pack_figures", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                            sql_pack_figures, NULL, NULL);
     if (exec(db, "PRAGMA journal_mode = WAL", &e) < 0 || exec(db, sql, &e) < 0 ||
         migrate(db, &e) < 0) {
         *errp = xasprintf("%s: %s", path, e);
@@ -199,10 +246,44 @@ fail:
     return NULL;
 }
 
+struct db *db_open_read(const char *path, char **errp)
+{
+    struct db *db = xcalloc(1, sizeof *db);
+    if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        *errp = xasprintf("%s: %s", path, db->h ? sqlite3_errmsg(db->h) : "cannot open");
+        db_close(db);
+        return NULL;
+    }
+    sqlite3_busy_timeout(db->h, DB_BUSY_MS);
+    sqlite3_exec(db->h, "PRAGMA query_only = 1", NULL, NULL, NULL);
+    return db;
+}
+
+int db_read_begin(struct db *db, char **errp)
+{
+    return exec(db, "BEGIN", errp);
+}
+
+void db_read_end(struct db *db)
+{
+    sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
+}
+
+/* Forgets the decision_configs rows the connection knew. */
+static void configs_forget(struct db *db)
+{
+    for (int i = 0; i < db->n_configs; i++) {
+        free(db->configs[i].text);
+        db->configs[i].text = NULL;
+    }
+    db->n_configs = db->next_config = 0;
+}
+
 void db_close(struct db *db)
 {
     if (!db)
         return;
+    configs_forget(db);
     for (int i = 0; i < db->n_cache; i++)
         sqlite3_finalize(db->cache[i].st);
     sqlite3_close(db->h);
@@ -260,6 +341,7 @@ void db_write_free(struct db_write *w)
     free(w->input_json);
     free(w->config_json);
     free(w->decision_json);
+    free(w->response_json);
     free(w->policy_revision);
     free(w->config_hash);
     free(w->error);
@@ -279,6 +361,7 @@ int db_commit(struct db *db, char **errp)
 
 void db_rollback(struct db *db)
 {
+    configs_forget(db); /* rows inserted in the transaction are gone */
     if (!sqlite3_get_autocommit(db->h))
         sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
 }
@@ -390,13 +473,17 @@ static const char SQL_CONFIG_CHANGE[] =
     "INSERT INTO config_changes (job, at, config_json, after_decision) "
     "VALUES (?1, ?2, ?3, (SELECT max(id) FROM decisions))";
 static const char SQL_DECISION[] =
-    "INSERT INTO decisions (job, at, action, reason, execute, message, input_json, config_json, "
-    "decision_json, policy_revision, config_hash, created_at) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
+    "INSERT INTO decisions (job, at, action, reason, execute, message, input, config_id, "
+    "response, policy_revision, created_at, message_parts, decision_json) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
 static const char SQL_VERTEX[] =
     "INSERT INTO vertex_decisions (decision_id, ord, vertex, current, raw_target, target, "
-    "reason, constraints, message, evaluated_json) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+    "reason, constraints, message, flags, figures, evaluated_json) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
+static const char SQL_CONFIG_FIND[] =
+    "SELECT id, config_json FROM decision_configs WHERE hash = ?1 ORDER BY id";
+static const char SQL_CONFIG_ADD[] =
+    "INSERT INTO decision_configs (hash, config_json) VALUES (?1, ?2)";
 static const char SQL_EVENT[] =
     "INSERT INTO events (job, decision_id, at, type, reason, message, count, suppressed) "
     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
@@ -632,24 +719,116 @@ static int apply_policy(struct db *db, struct db_write *w, char **errp)
     return insert_events(db, w, 0, errp);
 }
 
+static void configs_add(struct db *db, const char *hash, const char *text, int64_t id)
+{
+    int i = db->n_configs < DB_CONFIGS ? db->n_configs++ : db->next_config++ % DB_CONFIGS;
+    free(db->configs[i].text);
+    snprintf(db->configs[i].hash, sizeof db->configs[i].hash, "%s", hash);
+    db->configs[i].text = xstrdup(text);
+    db->configs[i].id = id;
+}
+
+/*
+ * The decision_configs row of the effective options text with their hash: the one stored
+ * (the same hash and the same text: a hash alone could stand for two texts, written by two
+ * versions of the options table), or a new one.
+ */
+static int config_id(struct db *db, const char *hash, const char *text, int64_t *id, char **errp)
+{
+    for (int i = 0; i < db->n_configs; i++)
+        if (strcmp(db->configs[i].hash, hash) == 0 && strcmp(db->configs[i].text, text) == 0) {
+            *id = db->configs[i].id;
+            return 0;
+        }
+    sqlite3_stmt *st = stmt(db, SQL_CONFIG_FIND, errp);
+    int rc;
+    if (!st)
+        return -1;
+    bind_text(st, 1, hash);
+    *id = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if (strcmp((const char *)sqlite3_column_text(st, 1), text) == 0) {
+            *id = sqlite3_column_int64(st, 0);
+            break;
+        }
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        *errp = dberr(db, "read decision_configs");
+        return -1;
+    }
+    if (!*id) {
+        if (!(st = stmt(db, SQL_CONFIG_ADD, errp)))
+            return -1;
+        bind_text(st, 1, hash);
+        bind_text(st, 2, text);
+        if (run(db, st, "insert decision_configs", errp) < 0)
+            return -1;
+        *id = sqlite3_last_insert_rowid(db->h);
+    }
+    configs_add(db, hash, text, *id);
+    return 0;
+}
+
+/*
+ * The vertices whose messages the decision's message ends with, joined by "; " in their order
+ * (how the core writes a scaling's message): their bitmask (0: none), and in *head_len the
+ * length of what comes before them. The decision's message is stored as that head.
+ */
+static int64_t message_parts(const struct db_write *w, size_t *head_len)
+{
+    const char *m = w->message;
+    size_t pos = m ? strlen(m) : 0;
+    int64_t parts = 0;
+    for (int i = (w->n_v < 62 ? w->n_v : 62) - 1; i >= 0 && m; i--) {
+        const char *vm = w->v[i].message;
+        size_t n = vm ? strlen(vm) : 0, sep = parts ? 2 : 0;
+        if (n == 0 || n + sep > pos || memcmp(m + pos - n - sep, vm, n) != 0 ||
+            (sep && memcmp(m + pos - sep, "; ", 2) != 0))
+            continue;
+        parts |= (int64_t)1 << i;
+        pos -= n + sep;
+    }
+    *head_len = pos;
+    return parts;
+}
+
 static int apply_decision(struct db *db, struct db_write *w, char **errp)
 {
     sqlite3_stmt *st;
+    int64_t cid;
+    unsigned char *input;
+    size_t input_len;
+    int rc;
+    if (config_id(db, w->config_hash ? w->config_hash : "", w->config_json ? w->config_json : "{}",
+                  &cid, errp) < 0)
+        return -1;
     if (!(st = stmt(db, SQL_DECISION, errp)))
         return -1;
+    const char *in = w->input_json ? w->input_json : "";
+    pack_input(in, strlen(in), &input, &input_len);
     bind_text(st, 1, w->job);
     sqlite3_bind_int64(st, 2, w->at);
     bind_text(st, 3, w->action);
     bind_text(st, 4, w->reason);
     sqlite3_bind_int(st, 5, w->execute);
-    bind_text(st, 6, w->message);
-    bind_text(st, 7, w->input_json);
-    bind_text(st, 8, w->config_json);
-    bind_text(st, 9, w->decision_json);
+    size_t head;
+    int64_t parts = message_parts(w, &head);
+    if (parts) {
+        sqlite3_bind_text(st, 6, w->message, (int)head, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st, 12, parts);
+    } else {
+        bind_text(st, 6, w->message);
+    }
+    sqlite3_bind_blob(st, 7, input, (int)input_len, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 8, cid);
+    bind_text(st, 9, w->response_json);
     bind_text(st, 10, w->policy_revision);
-    bind_text(st, 11, w->config_hash);
-    sqlite3_bind_int64(st, 12, w->now);
-    if (run(db, st, "insert decision", errp) < 0)
+    sqlite3_bind_int64(st, 11, w->now);
+    bind_text(st, 13, w->keep_response ? w->decision_json : NULL);
+    rc = run(db, st, "insert decision", errp);
+    free(input);
+    if (rc < 0)
         return -1;
     w->decision_id = sqlite3_last_insert_rowid(db->h);
 
@@ -657,6 +836,7 @@ static int apply_decision(struct db *db, struct db_write *w, char **errp)
         return -1;
     for (int i = 0; i < w->n_v; i++) {
         const struct db_vrow *v = &w->v[i];
+        char *figures = pack_figures(v->evaluated_json);
         sqlite3_bind_int64(st, 1, w->decision_id);
         sqlite3_bind_int(st, 2, i);
         bind_text(st, 3, v->vertex);
@@ -666,7 +846,11 @@ static int apply_decision(struct db *db, struct db_write *w, char **errp)
         bind_text(st, 7, v->reason);
         bind_text(st, 8, v->constraints);
         bind_text(st, 9, v->message);
-        bind_text(st, 10, v->evaluated_json);
+        sqlite3_bind_int(st, 10, (v->excluded ? 1 : 0) | (v->outside_bounds ? 2 : 0));
+        bind_text(st, 11, figures);
+        /* the text itself only when the array cannot give it back exactly */
+        bind_text(st, 12, figures ? NULL : v->evaluated_json ? v->evaluated_json : "{}");
+        free(figures);
         if (run(db, st, "insert vertex_decisions", errp) < 0)
             return -1;
     }
@@ -745,6 +929,12 @@ static const char SQL_RET_EVENTS[] = "DELETE FROM events WHERE decision_id <= ?1
 static const char SQL_RET_EVENTS_LOOSE[] =
     "DELETE FROM events WHERE decision_id IS NULL AND at < ?1";
 static const char SQL_RET_PLUGIN[] = "DELETE FROM plugin_calls WHERE decision_id <= ?1";
+/* The option sets that only the decisions up to ?1 use (decisions_config keeps it to the
+ * batch's rows and one index probe per set). */
+static const char SQL_RET_CONFIGS[] =
+    "DELETE FROM decision_configs WHERE id IN (SELECT config_id FROM decisions WHERE id <= ?1) "
+    "AND NOT EXISTS (SELECT 1 FROM decisions n WHERE n.config_id = decision_configs.id "
+    "AND n.id > ?1)";
 static const char SQL_RET_DECISION[] = "DELETE FROM decisions WHERE id <= ?1";
 static const char SQL_RET_CHANGES[] = "SELECT id, at FROM config_changes ORDER BY id LIMIT ?1";
 static const char SQL_RET_CHANGE[] = "DELETE FROM config_changes WHERE id <= ?1";
@@ -798,7 +988,11 @@ static int apply_retention(struct db *db, struct db_write *w, char **errp)
         if (delete_upto(db, SQL_RET_VERTEX, last, errp) < 0 ||
             delete_upto(db, SQL_RET_EVENTS, last, errp) < 0 ||
             delete_upto(db, SQL_RET_PLUGIN, last, errp) < 0 ||
-            delete_upto(db, SQL_RET_DECISION, last, errp) < 0)
+            delete_upto(db, SQL_RET_CONFIGS, last, errp) < 0)
+            return -1;
+        if (sqlite3_changes(db->h) > 0)
+            configs_forget(db);
+        if (delete_upto(db, SQL_RET_DECISION, last, errp) < 0)
             return -1;
     }
     if (delete_upto(db, SQL_RET_EVENTS_LOOSE, w->cutoff, errp) < 0)
@@ -883,6 +1077,12 @@ static json_t *col_json(sqlite3_stmt *st, int i)
     return j ? j : json_null();
 }
 
+static json_t *col_text(sqlite3_stmt *st, int i)
+{
+    const char *s = (const char *)sqlite3_column_text(st, i);
+    return s ? json_string(s) : json_null();
+}
+
 /* The end of a list read: resets st, and on success wraps arr as {key: arr} in *out (arr is
  * stolen either way). -1 with *errp (new) when the step loop stopped on an error. */
 static int finish_list(struct db *db, sqlite3_stmt *st, int rc, json_t *arr, const char *key,
@@ -899,9 +1099,232 @@ static int finish_list(struct db *db, sqlite3_stmt *st, int rc, json_t *arr, con
     return 0;
 }
 
+/*
+ * The response of a decision, rebuilt from its rows (migration 009): the decision row, its
+ * vertex rows in order, its events, and `response` (the members no row holds), member for
+ * member in the order json_render_decision writes them. A row converted from an older form
+ * whose rows do not give its response back exactly kept it in decisions.decision_json.
+ */
+#define DEC_COLS                                                                                   \
+    "d.id, d.job, d.at, d.action, d.reason, d.execute, d.message, d.response, "                    \
+    "d.policy_revision, c.hash, d.decision_json, d.message_parts"
+/* The columns of DEC_COLS, in their order. */
+enum {
+    DC_ID,
+    DC_JOB,
+    DC_AT,
+    DC_ACTION,
+    DC_REASON,
+    DC_EXECUTE,
+    DC_MESSAGE,
+    DC_RESPONSE,
+    DC_REVISION,
+    DC_HASH,
+    DC_DECISION_JSON,
+    DC_PARTS,
+    DC__N
+};
+
+static const char SQL_RESPONSE_VERTICES[] =
+    "SELECT vertex, current, target, raw_target, reason, constraints, flags, message, figures, "
+    "evaluated_json FROM vertex_decisions WHERE decision_id = ?1 ORDER BY ord";
+static const char SQL_DECISION_EVENTS[] =
+    "SELECT type, reason, message, count, suppressed FROM events WHERE decision_id = ?1 "
+    "ORDER BY id";
+
+/* new: a string as the response renders one (json.c str_new): invalid UTF-8 becomes '?';
+ * NULL is null. */
+static json_t *str_json(const char *s)
+{
+    if (!s)
+        return json_null();
+    json_t *v = json_string(s);
+    if (v)
+        return v;
+    size_t n = strlen(s);
+    char *c = xmalloc(n + 1);
+    for (size_t i = 0; i <= n; i++)
+        c[i] = (unsigned char)s[i] < 0x80 ? s[i] : '?';
+    v = json_string(c);
+    free(c);
+    return v;
+}
+
+/* new: a vertex row's evaluated figures as an object (columns fig: figures, fig + 1:
+ * evaluated_json). */
+static json_t *col_evaluated(sqlite3_stmt *st, int fig)
+{
+    const char *f = (const char *)sqlite3_column_text(st, fig);
+    if (!f)
+        return col_json(st, fig + 1);
+    char *text = pack_figures_text(f);
+    json_t *j = text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
+    return j ? j : json_null();
+}
+
+/* new: one vertex of the response from a row of SQL_RESPONSE_VERTICES, its members in the
+ * order of the core's table (core_vfields). */
+static json_t *response_vertex(sqlite3_stmt *st)
+{
+    json_t *o = json_object();
+    bool flags = sqlite3_column_type(st, 6) != SQLITE_NULL;
+    int bits = sqlite3_column_int(st, 6);
+    for (int i = 0; i < core_n_vfields; i++) {
+        const char *name = core_vfields[i].name;
+        json_t *x = NULL;
+        if (strcmp(name, "id") == 0)
+            x = str_json((const char *)sqlite3_column_text(st, 0));
+        else if (strcmp(name, "current") == 0)
+            x = json_integer(sqlite3_column_int64(st, 1));
+        else if (strcmp(name, "target") == 0)
+            x = json_integer(sqlite3_column_int64(st, 2));
+        else if (strcmp(name, "raw_target") == 0)
+            x = json_integer(sqlite3_column_int64(st, 3));
+        else if (strcmp(name, "reason") == 0)
+            x = col_text(st, 4);
+        else if (strcmp(name, "constraints") == 0)
+            x = col_json(st, 5);
+        else if (strcmp(name, "excluded") == 0)
+            x = flags ? json_boolean(bits & 1) : NULL;
+        else if (strcmp(name, "outside_bounds") == 0)
+            x = flags ? json_boolean(bits & 2) : NULL;
+        else if (strcmp(name, "message") == 0)
+            x = sqlite3_column_type(st, 7) == SQLITE_NULL
+                    ? NULL
+                    : str_json((const char *)sqlite3_column_text(st, 7));
+        else if (strcmp(name, "evaluated") == 0)
+            x = col_evaluated(st, 8);
+        if (x)
+            json_object_set_new(o, name, x);
+    }
+    return o;
+}
+
+/* Whether a member of `response` comes before policy_revision (json_render_decision). */
+static bool before_revision(const char *key)
+{
+    return strcmp(key, "config_changes") == 0 || strcmp(key, "config_removals") == 0;
+}
+
+/* new in *out: the response of the decision at row (columns DEC_COLS from `col`) rebuilt from
+ * its rows, without its decision_id. -1 + *errp. */
+static int response_rebuild(struct db *db, sqlite3_stmt *row, int col, json_t **out, char **errp)
+{
+    int64_t id = sqlite3_column_int64(row, col + DC_ID);
+    json_t *o = NULL, *extra = NULL, *par, *vs, *evs, *v;
+    sqlite3_stmt *st;
+    const char *key;
+    int rc;
+    *out = NULL;
+    o = json_object();
+    json_object_set_new(o, "job", str_json((const char *)sqlite3_column_text(row, col + DC_JOB)));
+    json_object_set_new(o, "at", json_integer(sqlite3_column_int64(row, col + DC_AT)));
+    json_object_set_new(o, "action", col_text(row, col + DC_ACTION));
+    json_object_set_new(o, "execute", json_boolean(sqlite3_column_int(row, col + DC_EXECUTE)));
+    json_object_set_new(o, "reason", col_text(row, col + DC_REASON));
+    const char *msg = (const char *)sqlite3_column_text(row, col + DC_MESSAGE);
+    json_object_set_new(o, "message", str_json(msg ? msg : ""));
+    json_object_set_new(o, "parallelism", par = json_object());
+    json_object_set_new(o, "vertices", vs = json_array());
+    json_object_set_new(o, "events", evs = json_array());
+    if (!(st = stmt(db, SQL_RESPONSE_VERTICES, errp)))
+        goto fail;
+    sqlite3_bind_int64(st, 1, id);
+    /* The decision's message ends with the messages of the vertices of message_parts. */
+    int64_t parts = sqlite3_column_int64(row, col + DC_PARTS);
+    char *full = NULL;
+    size_t len = 0;
+    for (int ord = 0; (rc = sqlite3_step(st)) == SQLITE_ROW; ord++) {
+        v = response_vertex(st);
+        json_object_set(par, json_string_value(json_object_get(v, "id")),
+                        json_object_get(v, "target"));
+        json_array_append_new(vs, v);
+        const char *vm = (const char *)sqlite3_column_text(st, 7);
+        if (ord >= 62 || !((parts >> ord) & 1) || !vm)
+            continue;
+        size_t n = strlen(vm);
+        if (!full) {
+            len = strlen(msg ? msg : "");
+            full = xmalloc(len + n + 1);
+            memcpy(full, msg ? msg : "", len);
+        } else {
+            full = xrealloc(full, len + 2 + n + 1);
+            memcpy(full + len, "; ", 2);
+            len += 2;
+        }
+        memcpy(full + len, vm, n);
+        full[len += n] = '\0';
+    }
+    if (full)
+        json_object_set_new(o, "message", str_json(full));
+    free(full);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    if (rc != SQLITE_DONE) {
+        *errp = dberr(db, "read vertex_decisions");
+        goto fail;
+    }
+    if (!(st = stmt(db, SQL_DECISION_EVENTS, errp)))
+        goto fail;
+    sqlite3_bind_int64(st, 1, id);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *m = (const char *)sqlite3_column_text(st, 2);
+        json_t *e = json_object();
+        json_object_set_new(e, "type", str_json((const char *)sqlite3_column_text(st, 0)));
+        json_object_set_new(e, "reason", str_json((const char *)sqlite3_column_text(st, 1)));
+        json_object_set_new(e, "message", str_json(m ? m : ""));
+        json_object_set_new(e, "count", json_integer(sqlite3_column_int64(st, 3)));
+        json_object_set_new(e, "suppressed", json_boolean(sqlite3_column_int(st, 4)));
+        json_array_append_new(evs, e);
+    }
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    if (rc != SQLITE_DONE) {
+        *errp = dberr(db, "read events");
+        goto fail;
+    }
+    extra = col_json(row, col + DC_RESPONSE);
+    json_object_foreach(extra, key, v)
+    {
+        if (before_revision(key))
+            json_object_set(o, key, v);
+    }
+    json_object_set_new(o, "policy_revision", col_text(row, col + DC_REVISION));
+    json_object_set_new(o, "config_hash", col_text(row, col + DC_HASH));
+    json_object_foreach(extra, key, v)
+    {
+        if (!before_revision(key))
+            json_object_set(o, key, v);
+    }
+    json_decref(extra);
+    *out = o;
+    return 0;
+fail:
+    json_decref(o);
+    return -1;
+}
+
+/* new in *out: the response of the decision at row (columns DEC_COLS from `col`): the text kept
+ * from before 009, or the rebuild. -1 + *errp. */
+static int response_of(struct db *db, sqlite3_stmt *row, int col, json_t **out, char **errp)
+{
+    if (sqlite3_column_type(row, col + DC_DECISION_JSON) != SQLITE_NULL) {
+        *out = col_json(row, col + DC_DECISION_JSON);
+        return 0;
+    }
+    return response_rebuild(db, row, col, out, errp);
+}
+
+/* new: the response's text as the reply sent it (jarena_dump's form). */
+static char *response_text(const json_t *o)
+{
+    return jarena_dump(o);
+}
+
 static const char SQL_DECISIONS[] =
-    "SELECT id, decision_json FROM decisions WHERE job = ?1 AND at >= ?2 AND at <= ?3 "
-    "ORDER BY at DESC, id DESC LIMIT ?4";
+    "SELECT " DEC_COLS " FROM decisions d LEFT JOIN decision_configs c ON c.id = d.config_id "
+    "WHERE d.job = ?1 AND d.at >= ?2 AND d.at <= ?3 ORDER BY d.at DESC, d.id DESC LIMIT ?4";
 
 int db_decisions_list(struct db *db, const char *job, int64_t since, int64_t until, int limit,
                       json_t **out, char **errp)
@@ -919,7 +1342,13 @@ int db_decisions_list(struct db *db, const char *job, int64_t since, int64_t unt
     sqlite3_bind_int64(st, 3, until);
     sqlite3_bind_int(st, 4, limit);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        json_t *d = col_json(st, 1);
+        json_t *d;
+        if (response_of(db, st, 0, &d, errp) < 0) {
+            sqlite3_reset(st);
+            sqlite3_clear_bindings(st);
+            json_decref(arr);
+            return -1;
+        }
         if (json_is_object(d)) {
             /* decision_id first, as in the decide response */
             json_t *o = json_pack("{s:I}", "decision_id", (json_int_t)sqlite3_column_int64(st, 0));
@@ -932,23 +1361,23 @@ int db_decisions_list(struct db *db, const char *job, int64_t since, int64_t unt
     return finish_list(db, st, rc, arr, "decisions", out, errp);
 }
 
+/* The record's own columns follow DEC_COLS. */
 static const char SQL_DECISION_ONE[] =
-    "SELECT id, job, at, input_json, config_json, decision_json, policy_revision, config_hash, "
-    "created_at FROM decisions WHERE id = ?1";
+    "SELECT " DEC_COLS ", d.input, c.config_json, d.created_at FROM decisions d "
+    "LEFT JOIN decision_configs c ON c.id = d.config_id WHERE d.id = ?1";
 static const char SQL_DECISION_VERTICES[] =
-    "SELECT vertex AS id, current, raw_target, target, reason, constraints, message, "
-    "evaluated_json "
-    "FROM vertex_decisions WHERE decision_id = ?1 ORDER BY ord";
-static const char SQL_DECISION_EVENTS[] =
-    "SELECT type, reason, message, count, suppressed FROM events WHERE decision_id = ?1 "
-    "ORDER BY id";
+    "SELECT vertex AS id, current, raw_target, target, reason, constraints, message, figures, "
+    "evaluated_json FROM vertex_decisions WHERE decision_id = ?1 ORDER BY ord";
 static const char SQL_DECISION_PLUGINS[] =
     "SELECT plugin, hook, outcome, duration_us, error FROM plugin_calls WHERE decision_id = ?1";
 
-static json_t *col_text(sqlite3_stmt *st, int i)
+/* new: column i (a packed request) parsed as JSON, or null. */
+static json_t *col_input(sqlite3_stmt *st, int i)
 {
-    const char *s = (const char *)sqlite3_column_text(st, i);
-    return s ? json_string(s) : json_null();
+    char *text = pack_input_text(sqlite3_column_blob(st, i), (size_t)sqlite3_column_bytes(st, i));
+    json_t *j = text ? json_loads(text, JSON_DECODE_ANY, NULL) : NULL;
+    free(text);
+    return j ? j : json_null();
 }
 
 /* Appends to arr one object per row of the statement (bound, stepped, reset here). */
@@ -964,9 +1393,9 @@ static int rows(struct db *db, const char *sql, int64_t id, json_t *arr, char **
         for (int c = 0; c < sqlite3_column_count(st); c++) {
             const char *name = sqlite3_column_name(st, c);
             json_t *v;
-            if (strcmp(name, "evaluated_json") == 0) {
+            if (strcmp(name, "figures") == 0) {
                 name = "evaluated";
-                v = col_json(st, c);
+                v = col_evaluated(st, c++); /* and evaluated_json */
             } else if (strcmp(name, "constraints") == 0) {
                 v = col_json(st, c);
             } else if (strcmp(name, "suppressed") == 0) {
@@ -1007,19 +1436,20 @@ int db_decision_get(struct db *db, int64_t id, json_t **out, char **errp)
         *errp = dberr(db, "read decision");
         goto out;
     }
-    rec = col_json(st, 5);
+    if (response_of(db, st, 0, &rec, errp) < 0)
+        goto out;
     if (!json_is_object(rec)) {
         json_decref(rec);
         rec = json_object();
     }
-    json_object_set_new(rec, "decision_id", json_integer(sqlite3_column_int64(st, 0)));
-    json_object_set_new(rec, "job", col_text(st, 1));
-    json_object_set_new(rec, "at", json_integer(sqlite3_column_int64(st, 2)));
-    json_object_set_new(rec, "input", col_json(st, 3));
-    json_object_set_new(rec, "config", col_json(st, 4));
-    json_object_set_new(rec, "policy_revision", col_text(st, 6));
-    json_object_set_new(rec, "config_hash", col_text(st, 7));
-    json_object_set_new(rec, "created_at", json_integer(sqlite3_column_int64(st, 8)));
+    json_object_set_new(rec, "decision_id", json_integer(sqlite3_column_int64(st, DC_ID)));
+    json_object_set_new(rec, "job", col_text(st, DC_JOB));
+    json_object_set_new(rec, "at", json_integer(sqlite3_column_int64(st, DC_AT)));
+    json_object_set_new(rec, "input", col_input(st, DC__N));
+    json_object_set_new(rec, "config", col_json(st, DC__N + 1));
+    json_object_set_new(rec, "policy_revision", col_text(st, DC_REVISION));
+    json_object_set_new(rec, "config_hash", col_text(st, DC_HASH));
+    json_object_set_new(rec, "created_at", json_integer(sqlite3_column_int64(st, DC__N + 2)));
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
     st = NULL;
@@ -1050,8 +1480,9 @@ out:
 }
 
 static const char SQL_DECISION_AT[] =
-    "SELECT id, input_json, decision_json FROM decisions WHERE job = ?1 AND at = ?2 "
-    "ORDER BY id DESC LIMIT 1";
+    "SELECT " DEC_COLS ", d.input FROM decisions d "
+    "LEFT JOIN decision_configs c ON c.id = d.config_id WHERE d.job = ?1 AND d.at = ?2 "
+    "ORDER BY d.id DESC LIMIT 1";
 
 int db_decision_find(struct db *db, const char *job, int64_t at, int64_t *id, char **input_json,
                      char **decision_json, char **errp)
@@ -1065,12 +1496,24 @@ int db_decision_find(struct db *db, const char *job, int64_t at, int64_t *id, ch
     sqlite3_bind_int64(st, 2, at);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
-        const char *in = (const char *)sqlite3_column_text(st, 1);
-        const char *dj = (const char *)sqlite3_column_text(st, 2);
-        *id = sqlite3_column_int64(st, 0);
-        *input_json = xstrdup(in ? in : "");
-        *decision_json = xstrdup(dj ? dj : "");
-        found = 1;
+        const char *dj = (const char *)sqlite3_column_text(st, DC_DECISION_JSON);
+        char *in = pack_input_text(sqlite3_column_blob(st, DC__N),
+                                   (size_t)sqlite3_column_bytes(st, DC__N));
+        json_t *d = NULL;
+        *id = sqlite3_column_int64(st, DC_ID);
+        *input_json = in ? in : xstrdup("");
+        if (dj) {
+            *decision_json = xstrdup(dj); /* the stored text as it was sent */
+            found = 1;
+        } else if (response_of(db, st, 0, &d, errp) == 0) {
+            *decision_json = response_text(d);
+            json_decref(d);
+            found = 1;
+        } else {
+            free(*input_json);
+            *input_json = NULL;
+            found = -1;
+        }
     } else if (rc != SQLITE_DONE) {
         *errp = dberr(db, "read decision");
         found = -1;
@@ -1078,6 +1521,175 @@ int db_decision_find(struct db *db, const char *job, int64_t at, int64_t *id, ch
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
     return found;
+}
+
+/* ------------------------------------------------------------ history reads -- */
+
+static const char SQL_HISTORY[] =
+    "SELECT " DEC_COLS ", d.input, c.config_json FROM decisions d "
+    "LEFT JOIN decision_configs c ON c.id = d.config_id WHERE d.job = ?1 AND d.at <= ?2 "
+    "ORDER BY d.id";
+/* Before migration 009: the same, from the columns of then. */
+static const char SQL_HISTORY_008[] =
+    "SELECT id, at, input_json, config_json, decision_json FROM decisions "
+    "WHERE job = ?1 AND at <= ?2 ORDER BY id";
+
+int db_history_each(struct db *db, const char *job, int64_t to,
+                    int (*fn)(void *ud, int64_t id, int64_t at, const char *input,
+                              const char *config, json_t *decision),
+                    void *ud, char **errp)
+{
+    bool old = db_user_version(db) < 9;
+    sqlite3_stmt *st = NULL;
+    int rc = 0, step;
+    /* Prepared here: the reader's connection may be on either schema. */
+    if (sqlite3_prepare_v2(db->h, old ? SQL_HISTORY_008 : SQL_HISTORY, -1, &st, NULL) !=
+        SQLITE_OK) {
+        *errp = dberr(db, "read decisions");
+        return -1;
+    }
+    bind_text(st, 1, job);
+    sqlite3_bind_int64(st, 2, to);
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st, old ? 0 : DC_ID);
+        int64_t at = sqlite3_column_int64(st, old ? 1 : DC_AT);
+        char *input = NULL;
+        const char *config;
+        json_t *dec = NULL;
+        if (old) {
+            const char *in = (const char *)sqlite3_column_text(st, 2);
+            input = xstrdup(in ? in : "");
+            config = (const char *)sqlite3_column_text(st, 3);
+            dec = col_json(st, 4);
+        } else {
+            input = pack_input_text(sqlite3_column_blob(st, DC__N),
+                                    (size_t)sqlite3_column_bytes(st, DC__N));
+            config = (const char *)sqlite3_column_text(st, DC__N + 1);
+            if (response_of(db, st, 0, &dec, errp) < 0) {
+                free(input);
+                rc = -1;
+                break;
+            }
+        }
+        rc = fn(ud, id, at, input ? input : "", config ? config : "{}", dec);
+        free(input);
+        json_decref(dec);
+        if (rc)
+            break;
+    }
+    if (!rc && step != SQLITE_DONE) {
+        *errp = dberr(db, "read decisions");
+        rc = -1;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static const char SQL_DELETIONS[] =
+    "SELECT coalesce(after_decision, (SELECT max(id) FROM decisions d WHERE d.created_at <= c.at), "
+    "0) AS after FROM config_changes c WHERE job = ?1 AND config_json IS NULL ORDER BY after";
+
+int db_job_deletions(struct db *db, const char *job, int64_t **ids, int *n, char **errp)
+{
+    sqlite3_stmt *st = NULL;
+    int step;
+    *ids = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(db->h, SQL_DELETIONS, -1, &st, NULL) != SQLITE_OK) {
+        *errp = dberr(db, "read config_changes");
+        return -1;
+    }
+    bind_text(st, 1, job);
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        *ids = xrealloc(*ids, (size_t)(*n + 1) * sizeof **ids);
+        (*ids)[(*n)++] = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    if (step != SQLITE_DONE) {
+        *errp = dberr(db, "read config_changes");
+        free(*ids);
+        *ids = NULL;
+        *n = 0;
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ migration 009 -- */
+
+/*
+ * Migration 009's step after its SQL: the response of each converted decision is rebuilt
+ * from its new rows, and decisions.decision_json is cleared where the rebuild gives it back
+ * exactly: the same text (what a retry's reply repeats), the same value at 17 digits (what
+ * GET and replay read), and the same parallelism in the audit view. Elsewhere it stays.
+ */
+static const char SQL_REBUILT_ROWS[] =
+    "SELECT " DEC_COLS ", json_extract(d.decision_json, '$.parallelism') IS "
+    "(SELECT json_group_object(v.vertex, v.target) FROM vertex_decisions v "
+    "WHERE v.decision_id = d.id) FROM decisions d "
+    "LEFT JOIN decision_configs c ON c.id = d.config_id WHERE d.decision_json IS NOT NULL";
+static const char SQL_REBUILT_CLEAR[] = "UPDATE decisions SET decision_json = NULL WHERE id = ?1";
+
+static int clear_rebuilt(struct db *db, char **errp)
+{
+    sqlite3_stmt *rows_st = NULL, *clear = NULL;
+    int64_t *ids = NULL;
+    int n = 0, cap = 0, kept = 0, rc = -1, step;
+    if (sqlite3_prepare_v2(db->h, SQL_REBUILT_ROWS, -1, &rows_st, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db->h, SQL_REBUILT_CLEAR, -1, &clear, NULL) != SQLITE_OK) {
+        *errp = dberr(db, "prepare");
+        goto out;
+    }
+    while ((step = sqlite3_step(rows_st)) == SQLITE_ROW) {
+        const char *old = (const char *)sqlite3_column_text(rows_st, DC_DECISION_JSON);
+        json_t *was = col_json(rows_st, DC_DECISION_JSON), *now = NULL;
+        bool same = false;
+        /* the rebuild, as if decision_json were NULL */
+        if (sqlite3_column_int(rows_st, DC__N) && json_is_object(was)) {
+            char *e = NULL;
+            if (response_rebuild(db, rows_st, 0, &now, &e) < 0) {
+                *errp = e;
+                json_decref(was);
+                goto out;
+            }
+            char *t15 = response_text(now);
+            char *a17 = json_dumps(was, JSON_COMPACT | JSON_REAL_PRECISION(17));
+            char *b17 = json_dumps(now, JSON_COMPACT | JSON_REAL_PRECISION(17));
+            same = strcmp(t15, old) == 0 && a17 && b17 && strcmp(a17, b17) == 0;
+            free(t15);
+            free(a17);
+            free(b17);
+        }
+        json_decref(was);
+        json_decref(now);
+        if (!same) {
+            kept++;
+            continue;
+        }
+        if (n == cap) {
+            cap = cap ? 2 * cap : 1024;
+            ids = xrealloc(ids, (size_t)cap * sizeof *ids);
+        }
+        ids[n++] = sqlite3_column_int64(rows_st, DC_ID);
+    }
+    if (step != SQLITE_DONE) {
+        *errp = dberr(db, "read decisions");
+        goto out;
+    }
+    for (int i = 0; i < n; i++) {
+        sqlite3_bind_int64(clear, 1, ids[i]);
+        if (run(db, clear, "clear decision_json", errp) < 0)
+            goto out;
+    }
+    if (n || kept)
+        log_msg(LOG_INFO, "db", "decisions converted to the compact form",
+                "rebuilt=%d kept_as_text=%d", n, kept);
+    rc = 0;
+out:
+    free(ids);
+    sqlite3_finalize(clear);
+    sqlite3_finalize(rows_st);
+    return rc;
 }
 
 static const char SQL_EVENTS[] =

@@ -5,11 +5,14 @@
  * one write unit (a decision, a job config change, a job deletion) puts in a transaction,
  * and the reads of the HTTP API (history, one decision, events, job rows at start). A
  * migration may have a step in C besides its SQL, run in the same transaction, for what SQL
- * cannot do: 008 rewrites job states stored in older forms in today's binary one.
+ * cannot do: 008 rewrites job states stored in older forms in today's binary one; 009 (the
+ * compact history) checks that each converted decision's rows give its response back.
+ * A decision is stored compactly (store/pack.h): its effective options once per distinct set
+ * (decision_configs), its response rebuilt from its rows when read.
  *
  * One struct db is one connection and is used by one thread only: the loop owns one (reads),
  * the writer thread owns another (writes). May call: SQLite, jansson, log; the core's state
- * codec and statejson (migration 008 only).
+ * codec and statejson (migration 008 only), pack.
  */
 #ifndef GOVERNOR_DB_H
 #define GOVERNOR_DB_H
@@ -36,6 +39,15 @@ struct db;
  * (new) naming the path or the failing migration.
  */
 struct db *db_open(const char *path, const char *synchronous, char **errp);
+/*
+ * Opens the database at path read-only, without migrations, for a reader of history in
+ * another process (replay --db): the reads below answer on the schema of 009 and later, and
+ * db_history_each on older ones too. NULL with *errp (new).
+ */
+struct db *db_open_read(const char *path, char **errp);
+/* A read transaction: the reads inside it see one snapshot. -1 + *errp; end never fails. */
+int db_read_begin(struct db *db, char **errp);
+void db_read_end(struct db *db);
 /* Finalizes the cached statements and closes the connection. NULL is fine. */
 void db_close(struct db *db);
 /* The schema version after migrations (PRAGMA user_version). */
@@ -70,10 +82,12 @@ enum db_fault {
     DB_FAULT_STALE
 };
 
-/* One vertex_decisions row (strings owned by the row). */
+/* One vertex_decisions row (strings owned by the row). evaluated_json: the figures as
+ * json_evaluated_text prints them (stored as a figures array, store/pack.h). */
 struct db_vrow {
     char *vertex, *reason, *constraints, *message, *evaluated_json;
     int current, raw_target, target;
+    bool excluded, outside_bounds;
 };
 
 /* One events row. */
@@ -118,7 +132,14 @@ struct db_write {
     int64_t last_at;
     char *action, *reason, *message;
     bool execute;
-    char *input_json, *config_json, *decision_json, *policy_revision, *config_hash;
+    /* input_json: the request as sent (stored packed); config_json: the effective options
+     * (stored once per distinct text and hash, decision_configs); decision_json: the response
+     * as sent, not stored: the store rebuilds it from the decision's rows and response_json,
+     * the response's members that no row holds (a JSON object; NULL: none) */
+    char *input_json, *config_json, *decision_json, *response_json, *policy_revision, *config_hash;
+    /* The response is stored whole (decision_json) because its rows do not give it back: a
+     * batch decision, a rebalance advice. */
+    bool keep_response;
     int n_v, n_e, n_p;
     struct db_vrow *v;
     struct db_erow *e; /* also DB_W_POLICY: a reload's event (job "", no decision) */
@@ -212,11 +233,27 @@ int db_decisions_list(struct db *db, const char *job, int64_t since, int64_t unt
 int db_decision_get(struct db *db, int64_t id, json_t **out, char **errp);
 /*
  * The newest decision of job whose sample's at is `at`: 1 with *id, *input_json (the request
- * as sent) and *decision_json (the stored response without its decision_id), both new; 0 when
+ * as sent, but for its whitespace) and *decision_json (the response's text as it was sent,
+ * without its decision_id), both new; 0 when
  * there is none; -1 + *errp.
  */
 int db_decision_find(struct db *db, const char *job, int64_t at, int64_t *id, char **input_json,
                      char **decision_json, char **errp);
+/*
+ * Calls fn for each stored decision of job with at <= to, in id order: the request's text
+ * (as sent, but for its whitespace), the effective options' text (config_json) and the
+ * response as sent (borrowed). fn returning non-zero stops with that value. -1 + *errp.
+ */
+int db_history_each(struct db *db, const char *job, int64_t to,
+                    int (*fn)(void *ud, int64_t id, int64_t at, const char *input,
+                              const char *config, json_t *decision),
+                    void *ud, char **errp);
+/*
+ * new in *ids (*n of them, ascending): the decisions.id after which each DELETE of job
+ * happened (rows from before migration 004 have none: the last decision created at or
+ * before it, by the server clock). -1 + *errp.
+ */
+int db_job_deletions(struct db *db, const char *job, int64_t **ids, int *n, char **errp);
 /* new in *out: {"events": [...]} of job, newest first, at most limit. -1 + *errp. */
 int db_events_list(struct db *db, const char *job, int limit, json_t **out, char **errp);
 

@@ -21,7 +21,7 @@ T0 = 1764410400000  # 2025-11-29T10:00:00Z
 class Server:
     """One governor process. `db` defaults to a fresh file in a temporary directory."""
 
-    def __init__(self, db=None, args=(), tmp=None):
+    def __init__(self, db=None, args=(), tmp=None, start_timeout=10):
         self.tmp = tmp or tempfile.mkdtemp(prefix="governor-api-")
         self.db = db or os.path.join(self.tmp, "governor.db")
         self.log_path = os.path.join(self.tmp, "server-%d.log" % time.monotonic_ns())
@@ -30,7 +30,7 @@ class Server:
             [BINARY, "serve", "--listen", "127.0.0.1:0", "--db", self.db] + list(args),
             stdout=subprocess.DEVNULL, stderr=self.log)
         self.port = None
-        deadline = time.time() + 10
+        deadline = time.time() + start_timeout  # a migration of a large history takes longer
         while time.time() < deadline and self.port is None:
             if self.proc.poll() is not None:
                 raise RuntimeError("server exited: " + self.logs())

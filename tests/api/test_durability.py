@@ -72,9 +72,9 @@ def decisions(db):
     c = sqlite3.connect(db)
     out = {}
     for job, at, action, reason, dj in c.execute(
-            "SELECT job, at, action, reason, decision_json FROM decisions ORDER BY id"):
+            "SELECT job, at, action, reason, parallelism FROM audit_decisions ORDER BY id"):
         out.setdefault(job, []).append((at, action, reason,
-                                        sorted(json.loads(dj)["parallelism"].items())))
+                                        sorted(json.loads(dj).items())))
     c.close()
     return out
 

@@ -99,12 +99,15 @@ c.check(p.returncode == 1 and not os.path.exists(os.path.join(s.tmp, "missing.db
 c.check(fingerprint(s.db) == before, "replay wrote nothing to the database")
 
 # ---- POST /v1/replay ----
-st, r, _ = s.req("POST", "/v1/replay", {"job": "orders"})
+# (a replay of 1,000 decisions takes seconds under the sanitizers on a busy machine)
+slow = s.conn(timeout=120)
+st, r, _ = s.req("POST", "/v1/replay", {"job": "orders"}, conn=slow)
 c.check(st == 200 and r["summary"]["changed"] == 0 and r["decisions"] == [] and
         r["summary"]["identical"] == 1000, "HTTP replay, recorded config: %d %r" % (
             st, r.get("summary") if isinstance(r, dict) else r))
 st, r, _ = s.req("POST", "/v1/replay", {"job": "orders", "from": T0, "to": "2025-11-30T02:39:00Z",
-                                        "config": {"job.autoscaler.utilization.target": 0.9}})
+                                        "config": {"job.autoscaler.utilization.target": 0.9}},
+                 conn=slow)
 c.check(st == 200 and r["summary"]["changed"] == len(r["decisions"]) > 0 and
         r["summary"]["decisions"] == 1000,
         "HTTP replay, candidate config: %d %r" % (st, r.get("summary") if isinstance(r, dict) else r))
@@ -121,11 +124,12 @@ for name, body, status, field in [
         ("bad value", {"job": "orders", "config": {"job.autoscaler.utilization.target": "2"}},
          422, "config.job.autoscaler.utilization.target"),
         ("policies", {"job": "orders", "policies": "/nonexistent"}, 400, "policies")]:
-    st, r, _ = s.req("POST", "/v1/replay", body)
+    st, r, _ = s.req("POST", "/v1/replay", body, conn=slow)
     err = r.get("error", {}) if isinstance(r, dict) else {}
     c.check(st == status and err.get("field") == field and err.get("message"),
             "%s: %d field %s, got %d %r" % (name, status, field, st, r))
-st, r, _ = s.req("POST", "/v1/replay", {"job": "nobody"})
+st, r, _ = s.req("POST", "/v1/replay", {"job": "nobody"}, conn=slow)
+slow.close()
 c.check(st == 404, "a job without history: 404, got %d" % st)
 c.check(fingerprint(s.db) == before, "HTTP replays wrote nothing")
 c.check(s.stop() == 0, "clean stop")

@@ -1,7 +1,8 @@
 """Audit retention (issue 5, item 4): with --audit-retention 1s, audit history older than a
 second on the server clock (decisions.created_at, not the sample's `at`) disappears in
 batches, with its vertex rows and events, while decisions keep being answered; the job's
-state is untouched (decisions go on from it)."""
+state is untouched (decisions go on from it). An effective-option set (decision_configs,
+issue 13) goes with the last decision that used it, and stays while one does."""
 import os
 import sqlite3
 import sys
@@ -19,8 +20,10 @@ conn = s.conn()
 # 1,200 decisions: more than two batches of 500. The samples' `at` is 2025 (long past the
 # retention on any clock): only the server clock counts, so they are kept until a second
 # after they were stored.
+# The first 600 bring an option of their own: another effective-option set.
 for i in range(1200):
-    st, body, _ = s.req("POST", "/v1/jobs/orders/metrics", sample(i), conn=conn)
+    own = {"job.autoscaler.scale-down.interval": "2 h"} if i < 600 else None
+    st, body, _ = s.req("POST", "/v1/jobs/orders/metrics", sample(i, config=own), conn=conn)
     assert st == 200, body
 t_stored = time.time()
 
@@ -61,6 +64,11 @@ c.check(q("SELECT count(*) FROM vertex_decisions WHERE decision_id NOT IN "
 c.check(q("SELECT count(*) FROM events WHERE decision_id NOT IN (SELECT id FROM decisions)")[0][0]
         == 0, "no orphan events")
 c.check(q("SELECT count(*) FROM config_changes")[0][0] == 0, "the old config change is gone")
+c.check(q("SELECT count(*) FROM decision_configs WHERE id NOT IN "
+          "(SELECT config_id FROM decisions)")[0][0] == 0,
+        "no option set that no decision uses: %r" % q("SELECT id, hash FROM decision_configs"))
+c.check(q("SELECT count(*) FROM decisions WHERE config_id NOT IN "
+          "(SELECT id FROM decision_configs)")[0][0] == 0, "every decision's option set is kept")
 c.check(q("SELECT count(*) FROM jobs WHERE job = 'orders' AND state_bin IS NOT NULL")[0][0] == 1,
         "the job's state is kept")
 st, body, _ = s.req("GET", "/v1/jobs/orders/config")
