@@ -180,6 +180,19 @@ void api_committed(struct api *a, struct resp *r, const struct db_write *w);
 int api_job_recover(struct api *a, const char *job, struct resp *r);
 
 /*
+ * The job of a request that makes a decision (decide, rebalance): the job id checked, a failed
+ * earlier write recovered, the body parsed as an object (new in *body), and the job's entry in
+ * *e (a new one when *created: forgotten again unless a decision is made). 0, or -1 with r
+ * filled (*body may be set: the caller releases it).
+ */
+struct jobs_entry;
+/* decision_run on the server's scratch: 0, or -1 with r filled with the refusal (if any). */
+int api_decision_run(struct api *a, const struct decision_req *dq, struct decision_res *res,
+                     struct resp *r);
+int api_decision_job(const struct req *q, struct resp *r, json_t **body, struct jobs_entry **e,
+                     bool *created);
+
+/*
  * A sample of job at `at` that is not after the job's last sample (body: the request as
  * sent, len bytes): the stored decision it repeats when the newest decision at that `at`
  * was made from the same JSON value (200, the reply of then with "repeat": true after its

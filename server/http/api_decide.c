@@ -75,6 +75,37 @@ out:
     free(stored);
 }
 
+int api_decision_run(struct api *a, const struct decision_req *dq, struct decision_res *res,
+                     struct resp *r)
+{
+    if (decision_run(&a->dec, dq, res) == 0)
+        return 0;
+    if (res->err.status)
+        api_error(r, res->err.status, res->err.code, res->err.field, "%s", res->err.message);
+    return -1;
+}
+
+int api_decision_job(const struct req *q, struct resp *r, json_t **body, struct jobs_entry **e,
+                     bool *created)
+{
+    struct api *a = q->api;
+    if (!api_job_id_ok(q->job))
+        return api_error(r, 400, NULL, "job", "job id must match [A-Za-z0-9._:-]{1,128}"), -1;
+    if (api_job_recover(a, q->job, r) < 0)
+        return -1;
+    if (!(*body = api_json_body(q, r, NULL)))
+        return -1;
+    if (!(*e = jobs_get(a->jobs, q->job))) {
+        /* A new job: its entry is forgotten again unless a decision is made. It outlives
+         * the request: made outside the arena (when one is open). */
+        struct jarena *ar = jarena_pause();
+        *e = jobs_add(a->jobs, q->job, q->now_ms);
+        jarena_resume(ar);
+        *created = true;
+    }
+    return 0;
+}
+
 static void decide(const struct req *q, struct resp *r);
 
 /* The figures GET /metrics shows of decision d (w: its write unit) of job e. The SLO is read
@@ -189,22 +220,8 @@ static void decide(const struct req *q, struct resp *r)
     bool created = false;
 
     memset(&res, 0, sizeof res);
-    if (!api_job_id_ok(q->job)) {
-        api_error(r, 400, NULL, "job", "job id must match [A-Za-z0-9._:-]{1,128}");
+    if (api_decision_job(q, r, &body, &e, &created) < 0)
         goto out;
-    }
-    if (api_job_recover(a, q->job, r) < 0)
-        goto out;
-    if (!(body = api_json_body(q, r, NULL)))
-        goto out;
-    if (!(e = jobs_get(a->jobs, q->job))) {
-        /* A new job: its entry is forgotten again unless a decision is made. It outlives
-         * the request: made outside the arena. */
-        struct jarena *ar = jarena_pause();
-        e = jobs_add(a->jobs, q->job, q->now_ms);
-        jarena_resume(ar);
-        created = true;
-    }
     /* The decision runs on the revision active now, whatever a reload swaps in meanwhile. */
     set = pol_acquire(a->pol);
     struct gate g = {q, r, e};
@@ -222,11 +239,8 @@ static void decide(const struct req *q, struct resp *r)
                               .sampled = not_after,
                               .ready = store_ready,
                               .ud = &g};
-    if (decision_run(&a->dec, &dq, &res) < 0) {
-        if (res.err.status)
-            api_error(r, res.err.status, res.err.code, res.err.field, "%s", res.err.message);
+    if (api_decision_run(a, &dq, &res, r) < 0)
         goto out;
-    }
     e->last_at = core_state_last_at(e->state);
     if (e->last_at == INT64_MIN)
         e->last_at = a->dec.js.s.at;

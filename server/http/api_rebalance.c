@@ -42,18 +42,8 @@ int api_rebalance(const struct req *q, struct resp *r)
     bool created = false;
 
     memset(&res, 0, sizeof res);
-    if (!api_job_id_ok(q->job)) {
-        api_error(r, 400, NULL, "job", "job id must match [A-Za-z0-9._:-]{1,128}");
+    if (api_decision_job(q, r, &body, &e, &created) < 0)
         goto out;
-    }
-    if (api_job_recover(a, q->job, r) < 0)
-        goto out;
-    if (!(body = api_json_body(q, r, NULL)))
-        goto out;
-    if (!(e = jobs_get(a->jobs, q->job))) {
-        e = jobs_add(a->jobs, q->job, q->now_ms);
-        created = true;
-    }
     struct check c = {a, r};
     struct decision_req dq = {.kind = DECISION_REBALANCE,
                               .job = q->job,
@@ -66,11 +56,8 @@ int api_rebalance(const struct req *q, struct resp *r)
                               .revision = a->policy_revision,
                               .ready = writable,
                               .ud = &c};
-    if (decision_run(&a->dec, &dq, &res) < 0) {
-        if (res.err.status)
-            api_error(r, res.err.status, res.err.code, res.err.field, "%s", res.err.message);
+    if (api_decision_run(a, &dq, &res, r) < 0)
         goto out;
-    }
     created = false;
     struct db_write *w = res.write;
     core_state_encode_meta(e->state, &w->state_bin, &w->state_bin_len);
