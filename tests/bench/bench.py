@@ -448,6 +448,17 @@ def spread(xs, fmt):
     return f"{fmt.format(med)} ({fmt.format(min(xs))}-{fmt.format(max(xs))})"
 
 
+def verdict(value, limit, below=True, fmt="{:.2f}"):
+    """'met' or 'missed by ...' for a median against a target."""
+    if value is None:
+        return "-"
+    ok = value <= limit if below else value >= limit
+    if ok:
+        return "met"
+    return f"missed: x{value / limit:.1f} the limit" if below else \
+        f"missed: {fmt.format(value)} is {value / limit:.2f} of {fmt.format(limit)}"
+
+
 def report(b):
     res, a = b.results, b.a
     runs = res["runs"]
@@ -455,136 +466,145 @@ def report(b):
     def by(tag, key):
         return [r[key] for r in runs if r["tag"] == tag]
 
-    def ratio(tag_a, tag_b, key, inv=False):
-        xa, xb = by(tag_a, key), by(tag_b, key)
-        return [(y / x if inv else x / y) if x and y else None for x, y in zip(xa, xb)]
+    def ratio(tag_a, tag_b, key):
+        return [x / y if x and y else None for x, y in zip(by(tag_a, key), by(tag_b, key))]
+
+    def med(xs):
+        xs = [x for x in xs if x is not None]
+        return statistics.median(xs) if xs else None
 
     m = res["machine"]
     m["load_end"] = os.getloadavg()
     C = a.conns
     out = []
     p = out.append
-    p(f"governor decide benchmark - {m['cores']} cores ({m['cpu']}), load average "
+    p(f"governor decide benchmark: {m['cores']} cores ({m['cpu']}), load average "
       f"{m['load_start'][0]:.2f} at the start, {m['load_end'][0]:.2f} at the end; commit "
       f"{m['commit']}")
     p(f"load: {a.jobs} jobs x 4 vertices round-robin, samples 10 s of job time apart, "
-      f"synchronous=FULL, {a.seconds:g} s a measurement, {a.repeat} repetition(s): "
-      "median (min-max)")
-    p("figures depend on the machine and what else runs on it: compare ratios within a run")
+      f"synchronous=FULL; {a.seconds:g} s a measurement; figures are the median (min-max) of "
+      f"{a.repeat} repetition(s), each ratio taken within one repetition")
+    p("the figures depend on the machine and on what else runs on it (a busy machine lowers "
+      "governor's ratios most: its loop and writer threads compete for the cores the one-thread "
+      "baseline needs less of); only ratios from one run compare")
     if "fsync" in res:
         f = res["fsync"]
         p("")
-        p(f"{'figure':52s} {'governor':>24s} {'baseline':>24s} {'ratio':>18s}  target")
-        row = lambda name, g, base, r, t: p(f"{name:52s} {g:>24s} {base:>24s} {r:>18s}  {t}")
-        row(f"req/s, no plugins, {C} conns (vs bare 1 KB)", spread(by(f"gov-np c{C}", "rps"), "{:.0f}"),
-            spread(by(f"bare-fixed c{C}", "rps"), "{:.0f}"),
-            spread(ratio(f"gov-np c{C}", f"bare-fixed c{C}", "rps"), "{:.3f}"), "")
-        row(f"req/s, two plugins, {C} conns (vs bare 1 KB)", spread(by(f"gov-pl c{C}", "rps"), "{:.0f}"),
-            spread(by(f"bare-fixed c{C}", "rps"), "{:.0f}"),
-            spread(ratio(f"gov-pl c{C}", f"bare-fixed c{C}", "rps"), "{:.3f}"), ">= 0.30")
-        row(f"req/s, no plugins, {C} conns (vs bare parse)", spread(by(f"gov-np c{C}", "rps"), "{:.0f}"),
-            spread(by(f"bare-parse c{C}", "rps"), "{:.0f}"),
-            spread(ratio(f"gov-np c{C}", f"bare-parse c{C}", "rps"), "{:.3f}"), "(old figure)")
-        row(f"req/s, two plugins, {C} conns (vs bare parse)", spread(by(f"gov-pl c{C}", "rps"), "{:.0f}"),
-            spread(by(f"bare-parse c{C}", "rps"), "{:.0f}"),
-            spread(ratio(f"gov-pl c{C}", f"bare-parse c{C}", "rps"), "{:.3f}"), "(old figure)")
+        p(f"throughput at {C} keep-alive connections (req/s)")
+        p(f"  bare server, fixed 1 KB answer   {spread(by(f'bare-fixed c{C}', 'rps'), '{:.0f}')}")
+        p(f"  bare server, parses the body     {spread(by(f'bare-parse c{C}', 'rps'), '{:.0f}')}")
+        for name, tag in (("no plugins", f"gov-np c{C}"), ("two plugins", f"gov-pl c{C}")):
+            r1 = ratio(tag, f"bare-fixed c{C}", "rps")
+            r2 = ratio(tag, f"bare-parse c{C}", "rps")
+            line = (f"  governor, {name:11s}          {spread(by(tag, 'rps'), '{:.0f}')}: "
+                    f"{spread(r1, '{:.3f}')} of the 1 KB server, {spread(r2, '{:.3f}')} of the "
+                    "parsing one")
+            if name == "two plugins":
+                line += f"; target >= 0.30 of the 1 KB server: {verdict(med(r1), 0.30, False)}"
+            p(line)
         add_tp = [(x - 1) * 100 if x else None
                   for x in ratio(f"gov-np c{C}", f"gov-pl c{C}", "rps")]
         add_cpu = [(x - 1) * 100 if x else None
                    for x in ratio(f"gov-pl c{C}", f"gov-np c{C}", "server_cpu_us_per_req")]
-        row("plugins add to a decision's time (1/req/s)", spread(add_tp, "{:+.0f}%"), "", "",
-            "<= 15%")
-        row("plugins add to a decision's server CPU",
-            spread(add_cpu, "{:+.0f}%"), "", "", "<= 15%")
-        row("server CPU per decision, no plugins / two plugins",
-            spread(by(f"gov-np c{C}", "server_cpu_us_per_req"), "{:.0f} us") + " / " +
-            spread(by(f"gov-pl c{C}", "server_cpu_us_per_req"), "{:.0f} us"),
-            spread(by(f"bare-fixed c{C}", "server_cpu_us_per_req"), "{:.0f} us"), "", "")
-        row("p99 latency, no plugins, 1 conn", spread(by("gov-np c1", "p99_ms"), "{:.2f} ms"),
-            spread(by("bare-fixed c1", "p99_ms"), "{:.2f} ms"), "", "< 2 ms")
-        row("p99 latency, two plugins, 1 conn", spread(by("gov-pl c1", "p99_ms"), "{:.2f} ms"),
-            spread(by("bare-fixed c1", "p99_ms"), "{:.2f} ms"), "", "< 2 ms")
-        row("  fsync floor (write 4 KB + fdatasync)", f"p50 {f['p50_ms']:.2f} ms",
-            f"p99 {f['p99_ms']:.2f} ms", "", "")
-        row("  p50 latency, no plugins / two plugins, 1 conn",
-            spread(by("gov-np c1", "p50_ms"), "{:.2f}") + " / " +
-            spread(by("gov-pl c1", "p50_ms"), "{:.2f} ms"),
-            spread(by("bare-fixed c1", "p50_ms"), "{:.2f} ms"), "", "")
-        row(f"p99 latency, no plugins, {C} conns", spread(by(f"gov-np c{C}", "p99_ms"), "{:.1f} ms"),
-            spread(by(f"bare-fixed c{C}", "p99_ms"), "{:.2f} ms"), "", "< 10 ms")
-        row(f"p99 latency, two plugins, {C} conns", spread(by(f"gov-pl c{C}", "p99_ms"), "{:.1f} ms"),
-            spread(by(f"bare-fixed c{C}", "p99_ms"), "{:.2f} ms"), "", "< 10 ms")
-        row(f"p99 with {a.reloads} reloads vs without, {C} conns, plugins",
-            spread(by(f"reload-{a.reloads} c{C}", "p99_ms"), "{:.1f} ms"),
-            spread(by(f"reload-none c{C}", "p99_ms"), "{:.1f} ms"),
-            spread(ratio(f"reload-{a.reloads} c{C}", f"reload-none c{C}", "p99_ms"), "{:.2f}"),
-            "<= 2")
-        row(f"req/s at synchronous=NORMAL, no plugins / plugins, {C} conns",
-            spread(by(f"gov-np c{C} NORMAL", "rps"), "{:.0f}") + " / " +
-            spread(by(f"gov-pl c{C} NORMAL", "rps"), "{:.0f}"),
-            spread(by(f"bare-fixed c{C} (normal)", "rps"), "{:.0f}"),
-            spread(ratio(f"gov-np c{C} NORMAL", f"bare-fixed c{C} (normal)", "rps"), "{:.3f}") +
-            " / " + spread(ratio(f"gov-pl c{C} NORMAL", f"bare-fixed c{C} (normal)", "rps"),
-                           "{:.3f}"), "(old figure)")
+        p(f"  plugins add {spread(add_tp, '{:+.0f}%')} to a decision's time (1 / req/s) and "
+          f"{spread(add_cpu, '{:+.0f}%')} to its server CPU time; target <= 15%: "
+          f"{verdict(med(add_tp), 15, True)}")
+        p(f"  server CPU time a request: bare 1 KB {spread(by(f'bare-fixed c{C}', 'server_cpu_us_per_req'), '{:.0f}')}"
+          f" us, governor {spread(by(f'gov-np c{C}', 'server_cpu_us_per_req'), '{:.0f}')} us without "
+          f"plugins, {spread(by(f'gov-pl c{C}', 'server_cpu_us_per_req'), '{:.0f}')} us with two")
+        np_n, pl_n = by(f"gov-np c{C} NORMAL", "rps"), by(f"gov-pl c{C} NORMAL", "rps")
+        if np_n:
+            p(f"  at synchronous=NORMAL (restarted on the same jobs): {spread(np_n, '{:.0f}')} "
+              f"without plugins, {spread(pl_n, '{:.0f}')} with; the 1 KB server "
+              f"{spread(by(f'bare-fixed c{C} (normal)', 'rps'), '{:.0f}')}: "
+              f"{spread(ratio(f'gov-np c{C} NORMAL', f'bare-fixed c{C} (normal)', 'rps'), '{:.3f}')}"
+              f" and {spread(ratio(f'gov-pl c{C} NORMAL', f'bare-fixed c{C} (normal)', 'rps'), '{:.3f}')}")
+        p("")
+        p("latency (p99; p50 in brackets)")
+        for conns, target in ((1, 2.0), (C, 10.0)):
+            for name, tag in (("no plugins", f"gov-np c{conns}"),
+                              ("two plugins", f"gov-pl c{conns}")):
+                p(f"  {conns:2d} conn{'s,' if conns > 1 else ', '} {name:11s}  "
+                  f"{spread(by(tag, 'p99_ms'), '{:.1f}')} ms ({spread(by(tag, 'p50_ms'), '{:.1f}')}"
+                  f" ms); target < {target:g} ms: {verdict(med(by(tag, 'p99_ms')), target)}")
+            p(f"  {conns:2d} conn{'s,' if conns > 1 else ', '} bare 1 KB    "
+              f"{spread(by(f'bare-fixed c{conns}', 'p99_ms'), '{:.2f}')} ms "
+              f"({spread(by(f'bare-fixed c{conns}', 'p50_ms'), '{:.2f}')} ms)")
+        p(f"  the fsync floor (write 4 KB + fdatasync, {f['n']} times, in the database's "
+          f"directory): p50 {f['p50_ms']:.2f} ms, p99 {f['p99_ms']:.2f} ms, mean "
+          f"{f['mean_ms']:.2f} ms: a 1-connection decision waits for one commit's fsync")
+        rl = ratio(f"reload-{a.reloads} c{C}", f"reload-none c{C}", "p99_ms")
+        p(f"  {a.reloads} policy reloads (each a new revision) during {a.seconds:g} s at {C} "
+          f"conns, two plugins: p99 {spread(by(f'reload-{a.reloads} c{C}', 'p99_ms'), '{:.1f}')}"
+          f" ms against {spread(by(f'reload-none c{C}', 'p99_ms'), '{:.1f}')} ms without: "
+          f"x{spread(rl, '{:.2f}')}; target <= 2: {verdict(med(rl), 2.0)}")
         h = res["history"]
         per_day = h["bytes_per_decision"] * SAMPLES_PER_DAY
         p("")
         p(f"history: {h['bytes'] / 2**20:.1f} MiB after {h['decisions']} decisions (database + "
-          f"WAL after a checkpoint): {h['bytes_per_decision']:.0f} bytes a decision (target "
-          "<= 1,536)")
-        p(f"  a job sampled every 10 s: {per_day / 2**20:.1f} MiB a day; the default "
+          f"WAL after a checkpoint): {h['bytes_per_decision']:.0f} bytes a decision; target "
+          f"<= 1536: {verdict(h['bytes_per_decision'], 1536)}")
+        p(f"  a job sampled every 10 s writes {per_day / 2**20:.1f} MiB a day; the default "
           f"{RETENTION_DAYS}-day audit retention keeps {per_day * RETENTION_DAYS / 2**30:.2f} "
           f"GiB a job ({per_day * RETENTION_DAYS * 1000 / 2**40:.2f} TiB for 1,000 jobs)")
         if h["tables"]:
             tot = sum(h["tables"].values())
             p("  by table and index: " + ", ".join(
                 f"{k} {v / tot * 100:.0f}%" for k, v in list(h["tables"].items())[:6]))
+        for prefix, c in h["columns"].items():
+            if c["decisions"]:
+                p(f"  {'without' if prefix == 'np' else 'with'} plugins, a row of decisions "
+                  f"holds input_json {c['input_json']:.0f} B, config_json {c['config_json']:.0f}"
+                  f" B, decision_json {c['decision_json']:.0f} B")
         if h.get("plugin_calls") and res.get("lua"):
             pc = h["plugin_calls"]
             lua = res["lua"]
             ev, ex = pc.get("evaluate", (0, 0)), pc.get("execute", (0, 0))
-            p(f"a plugin call in governor (plugin_calls.duration_us, all decisions of the run): "
-              f"evaluate {ev[0]:.1f} us ({ev[1]} calls), execute {ex[0]:.1f} us ({ex[1]} calls)")
-            p("  in a plain Lua state with the count hook (bench_lua, CPU time): a bare call "
-              f"{spread([r['bare_call_ns'] / 1000 for r in lua], '{:.2f}')} us, external_limit's "
-              f"evaluate {spread([r['external_limit_evaluate_ns'] / 1000 for r in lua], '{:.1f}')}"
-              f" us, freeze's execute "
-              f"{spread([r['freeze_execute_ns'] / 1000 for r in lua], '{:.2f}')} us")
-        for prefix, c in h["columns"].items():
-            if c["decisions"]:
-                p(f"  {prefix} decisions: input_json {c['input_json']:.0f} B, config_json "
-                  f"{c['config_json']:.0f} B, decision_json {c['decision_json']:.0f} B a row")
+            p("")
+            p(f"a plugin call in governor (plugin_calls.duration_us, wall clock, every call of the "
+              f"run): evaluate {ev[0]:.1f} us ({ev[1]} calls), execute {ex[0]:.1f} us ({ex[1]} "
+              "calls)")
+            p("  the same in a plain Lua state with the count hook (bench_lua, CPU time): a bare "
+              f"call {spread([r['bare_call_ns'] / 1000 for r in lua], '{:.2f}')} us, "
+              "external_limit's evaluate "
+              f"{spread([r['external_limit_evaluate_ns'] / 1000 for r in lua], '{:.1f}')} us, "
+              f"freeze's execute {spread([r['freeze_execute_ns'] / 1000 for r in lua], '{:.2f}')}"
+              " us")
         ld = [r for r in runs if r["tag"] == f"bare-fixed c{C}"]
         if ld:
             busy = [100 * r["cpu_s"] / r["seconds"] for r in ld]
             rel = [r["cpu_s"] / r["server_cpu_s"] for r in ld if r["server_cpu_s"]]
-            p(f"load generator against the bare 1 KB server: busy {spread(busy, '{:.0f}')}% of "
-              f"one core, {spread(rel, '{:.2f}')} of the server's CPU time (one thread; it "
-              "waits for the server, not the other way round, while this is under 100%)")
+            p("")
+            p(f"the load generator against the bare 1 KB server: busy {spread(busy, '{:.0f}')}% "
+              f"of one core, {spread(rel, '{:.2f}')} of the server's CPU time a request (it "
+              "waits for the server, not the other way round)")
     if "scale" in res:
         sc = res["scale"]
         N = sc["jobs"]
         small = [r["server_cpu_us_per_req"] for r in sc["small"]]
         big = [r["server_cpu_us_per_req"] for r in sc["big"]]
         sub = [r["server_cpu_us_per_req"] for r in sc["sub"]]
-        p("")
-        p(f"scale: {N} jobs, each with a full window ({a.warm_rounds} samples 10 s apart, the "
-          f"warm-up took {sc['warm_up_s']:.0f} s)")
-        p(f"  resident memory: {sc['rss_big']['VmRSS']:.0f} MiB with {N} jobs (peak "
-          f"{sc['rss_big']['VmHWM']:.0f} MiB), {sc['rss_small']['VmRSS']:.0f} MiB with "
-          f"{a.jobs}; {(sc['rss_big']['VmRSS'] - sc['rss_small']['VmRSS']) * 1024 / (N - a.jobs):.1f}"
-          f" KiB a job; at the end {sc['rss_end']['VmRSS']:.0f} MiB  (target < 2048 MiB at "
-          "100,000)")
         rs = [r["rps"] for r in sc["small"]]
         rb = [r["rps"] for r in sc["big"]]
-        p(f"  time per decision at {N} jobs vs {a.jobs}: req/s {spread(rb, '{:.0f}')} vs "
-          f"{spread(rs, '{:.0f}')}: x{statistics.median(rs) / statistics.median(rb):.2f}; "
-          f"server CPU {spread(big, '{:.0f}')} vs {spread(small, '{:.0f}')} us: "
-          f"x{statistics.median(big) / statistics.median(small):.2f}  (target <= 1.5)")
-        p(f"  the first {a.jobs} jobs again in the server holding {N}: "
+        per_job = (sc["rss_big"]["VmRSS"] - sc["rss_small"]["VmRSS"]) * 1024 / (N - a.jobs)
+        p("")
+        p(f"scale: {N} jobs, each with a full window ({a.warm_rounds} samples 10 s apart; the "
+          f"warm-up took {sc['warm_up_s']:.0f} s)")
+        p(f"  resident memory {sc['rss_big']['VmRSS']:.0f} MiB with {N} jobs (peak "
+          f"{sc['rss_big']['VmHWM']:.0f} MiB), {sc['rss_small']['VmRSS']:.0f} MiB with "
+          f"{a.jobs}: {per_job:.1f} KiB a job; at the end {sc['rss_end']['VmRSS']:.0f} MiB; "
+          f"target < 2048 MiB at 100,000 jobs: "
+          f"{verdict(sc['rss_small']['VmRSS'] + per_job * (100000 - a.jobs) / 1024, 2048)}"
+          + ("" if N == 100000 else " (extrapolated)"))
+        x_rps = med(rs) / med(rb) if med(rb) else None
+        x_cpu = med(big) / med(small) if med(small) else None
+        p(f"  time a decision at {N} jobs against {a.jobs}: req/s {spread(rb, '{:.0f}')} against "
+          f"{spread(rs, '{:.0f}')} (x{x_rps:.2f}); server CPU {spread(big, '{:.0f}')} us against "
+          f"{spread(small, '{:.0f}')} us (x{x_cpu:.2f}); target <= 1.5: {verdict(x_rps, 1.5)}")
+        p(f"  the first {a.jobs} jobs again, in the server that holds {N}: "
           f"{spread([r['rps'] for r in sc['sub']], '{:.0f}')} req/s, {spread(sub, '{:.0f}')} "
-          f"us CPU a decision; bare 1 KB server: {spread([r['rps'] for r in sc['bare']], '{:.0f}')}"
-          " req/s")
+          f"us CPU a decision; the bare 1 KB server meanwhile: "
+          f"{spread([r['rps'] for r in sc['bare']], '{:.0f}')} req/s")
     print("\n".join(out))
 
 
