@@ -75,10 +75,11 @@ def wait_port(port, proc, what, timeout=60):
 
 
 def cpu_seconds(pid):
-    """User + system CPU seconds of a process (all its threads)."""
+    """(user, system) CPU seconds of a process (all its threads)."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tck = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tck, int(fields[12]) / tck
 
 
 def rss_mib(pid):
@@ -163,13 +164,15 @@ class Bench:
         cpu0 = cpu_seconds(server.proc.pid)
         out = subprocess.run(argv, capture_output=True, text=True)
         cpu1 = cpu_seconds(server.proc.pid) if server.alive() else cpu0
+        sys_s = cpu1[1] - cpu0[1]
         if out.returncode != 0:
             raise SystemExit(f"bench: bench_load failed: {out.stderr}")
         r = json.loads(out.stdout)
         if out.stderr:
             log(out.stderr.rstrip())
         r.update(server=server.name, prefix=prefix, conns=conns, jobs=jobs, tag=tag,
-                 server_cpu_s=cpu1 - cpu0, load1=os.getloadavg()[0])
+                 server_cpu_s=sum(cpu1) - sum(cpu0), server_sys_s=sys_s,
+                 load1=os.getloadavg()[0])
         r["server_cpu_us_per_req"] = 1e6 * r["server_cpu_s"] / max(1, r["requests"])
         if prefix != "bare":
             self.next_first[prefix] = r["next_first"]
@@ -511,7 +514,11 @@ def report(b):
           f"{verdict(med(add_tp), 15, True)}")
         p(f"  server CPU time a request: bare 1 KB {spread(by(f'bare-fixed c{C}', 'server_cpu_us_per_req'), '{:.0f}')}"
           f" us, governor {spread(by(f'gov-np c{C}', 'server_cpu_us_per_req'), '{:.0f}')} us without "
-          f"plugins, {spread(by(f'gov-pl c{C}', 'server_cpu_us_per_req'), '{:.0f}')} us with two")
+          f"plugins, {spread(by(f'gov-pl c{C}', 'server_cpu_us_per_req'), '{:.0f}')} us with two; "
+          "in the kernel: "
+          + ", ".join(spread([100 * r["server_sys_s"] / r["server_cpu_s"] for r in runs
+                              if r["tag"] == t and r["server_cpu_s"]], "{:.0f}%")
+                      for t in (f"bare-fixed c{C}", f"gov-np c{C}", f"gov-pl c{C}")))
         np_n, pl_n = by(f"gov-np c{C} NORMAL", "rps"), by(f"gov-pl c{C} NORMAL", "rps")
         if np_n:
             p(f"  at synchronous=NORMAL (restarted on the same jobs): {spread(np_n, '{:.0f}')} "
