@@ -16,12 +16,17 @@ void decision_buf_init(struct decision_buf *b)
 {
     json_sample_init(&b->js);
     core_decision_init(&b->d);
+    json_text_init(&b->text);
+    b->warn = NULL;
+    b->warn_cap = 0;
 }
 
 void decision_buf_deinit(struct decision_buf *b)
 {
     json_sample_deinit(&b->js);
     core_decision_deinit(&b->d);
+    json_text_deinit(&b->text);
+    free(b->warn);
 }
 
 void decision_cache_set(struct decision_cache *c, struct opt_job *layers)
@@ -165,9 +170,19 @@ static char *options_text(const struct decision_req *q, const struct options *o)
     return text;
 }
 
-/* new: the vertex rows, events and plugin calls of the decision d, from d itself. */
+/* new (malloc'd): n bytes of t's text from off. */
+static char *text_dup(const struct json_text *t, size_t off, size_t n)
+{
+    char *s = xmalloc(n + 1);
+    memcpy(s, t->p + off, n);
+    s[n] = '\0';
+    return s;
+}
+
+/* new: the vertex rows, events and plugin calls of the decision d, from d itself; each
+ * vertex's constraints and evaluated texts are the response's (t, printed from d). */
 static struct db_write *unit_new(const struct decision_req *q, const struct core_decision *d,
-                                 const struct plugin_call *call)
+                                 const struct plugin_call *call, const struct json_text *t)
 {
     struct db_write *w = db_write_new(DB_W_DECISION, q->job);
     w->at = d->at;
@@ -181,16 +196,15 @@ static struct db_write *unit_new(const struct decision_req *q, const struct core
     for (int i = 0; i < d->n_vertices; i++) {
         const struct core_vdecision *v = &d->vertices[i];
         struct db_vrow *row = &w->v[i];
-        json_t *c = json_render_constraints(v->constraints);
+        const struct json_text_vspan *sp = &t->vspan[i];
         row->vertex = xstrdup(v->id);
         row->current = v->current;
         row->raw_target = v->raw_target;
         row->target = v->target;
         row->reason = xstrdup(core_reason_name(v->reason));
-        row->constraints = jarena_dump(c);
+        row->constraints = text_dup(t, sp->constraints, sp->constraints_len);
         row->message = xstrdup(v->message);
-        row->evaluated_json = json_evaluated_text(&v->ev);
-        json_decref(c);
+        row->evaluated_json = text_dup(t, sp->evaluated, sp->evaluated_len);
     }
     w->n_e = d->n_events;
     w->e = xcalloc((size_t)d->n_events, sizeof *w->e);
@@ -240,6 +254,7 @@ int decision_run(struct decision_buf *b, const struct decision_req *q, struct de
         goto out;
     if (q->set) {
         call = plugin_call_new(q->set, q->job, o.eff, &o.cfg, q->state, &b->js.s);
+        plugin_call_config_hash(call, o.hash);
         plugin_call_hooks(call, &hooks);
     }
     if (core_decide(q->state, &b->js.s, &o.cfg, &hooks, &b->d, err, sizeof err) < 0) {
@@ -250,20 +265,36 @@ int decision_run(struct decision_buf *b, const struct decision_req *q, struct de
     }
 
     const char *revision = q->set ? plugin_set_revision(q->set) : q->revision;
-    res->response = json_render_decision(&b->d, q->job, revision, o.hash);
-    if (q->warnings) {
-        json_t *warn = json_array();
-        for (int i = 0; i < opt_job_n_warnings(o.eff); i++)
-            json_array_append_new(warn, json_string(opt_job_warning(o.eff, i)));
-        json_object_set_new(res->response, "warnings", warn);
-    }
+    int n_warn = q->warnings ? opt_job_n_warnings(o.eff) : 0;
     if (q->text) {
-        struct db_write *w = res->write = unit_new(q, &b->d, call);
-        /* Printed once: stored as is, and sent with decision_id added (api_committed). */
-        w->decision_json = jarena_dump(res->response);
+        /* The response printed once, straight from d: stored as is, and sent with
+         * decision_id added (api_committed); the rows take their figures from it. */
+        if (n_warn > b->warn_cap) {
+            b->warn_cap = n_warn;
+            b->warn = xrealloc(b->warn, (size_t)n_warn * sizeof *b->warn);
+        }
+        for (int i = 0; i < n_warn; i++)
+            b->warn[i] = opt_job_warning(o.eff, i);
+        static const char *none[1];
+        json_decision_text(&b->text, &b->d, q->job, revision, o.hash,
+                           !q->warnings ? NULL
+                           : n_warn     ? b->warn
+                                        : none,
+                           n_warn);
+        struct db_write *w = res->write = unit_new(q, &b->d, call, &b->text);
+        w->decision_json = text_dup(&b->text, 0, b->text.n);
         w->config_json = options_text(q, &o);
         w->policy_revision = xstrdup(revision);
         w->config_hash = xstrdup(o.hash);
+    }
+    if (!q->text || !q->text_only) {
+        res->response = json_render_decision(&b->d, q->job, revision, o.hash);
+        if (q->warnings) {
+            json_t *warn = json_array();
+            for (int i = 0; i < n_warn; i++)
+                json_array_append_new(warn, json_string(opt_job_warning(o.eff, i)));
+            json_object_set_new(res->response, "warnings", warn);
+        }
     }
     rc = 0;
 out:

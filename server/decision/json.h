@@ -73,4 +73,31 @@ char *json_evaluated_text(const struct core_evaluated *ev);
 /* new: the names of the constraint bits set in bits, in bit order. */
 json_t *json_render_constraints(unsigned bits);
 
+/*
+ * The response as text, printed directly into a buffer the caller reuses from one decision
+ * to the next: the bytes jarena_dump prints of json_render_decision's object (with
+ * "warnings" last when warnings is not NULL), every figure printed once. Where each
+ * vertex's constraints and evaluated objects are in the text is kept too, for the stored
+ * vertex rows. Zeroed storage is an empty buffer (json_text_init); json_text_deinit frees.
+ */
+struct json_text_vspan {
+    size_t constraints, constraints_len; /* offsets into p */
+    size_t evaluated, evaluated_len;
+};
+
+struct json_text {
+    char *p; /* the text, NUL-terminated, n bytes */
+    size_t n, cap;
+    struct json_text_vspan *vspan; /* one a vertex of the last decision printed */
+    int vcap;
+};
+
+void json_text_init(struct json_text *t);
+void json_text_deinit(struct json_text *t);
+/* Prints d's response into t (replacing what it held); job, policy_revision, config_hash
+ * and warnings[i] are printed as json_render_decision's str_new writes them. */
+void json_decision_text(struct json_text *t, const struct core_decision *d, const char *job,
+                        const char *policy_revision, const char *config_hash,
+                        const char *const *warnings, int n_warnings);
+
 #endif

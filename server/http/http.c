@@ -877,6 +877,14 @@ static double ms_since(const struct timespec *t0)
     return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
+/* The cleanup of a text handed to an evbuffer by reference. */
+static void free_text(const void *data, size_t len, void *text)
+{
+    (void)data;
+    (void)len;
+    free(text);
+}
+
 /* Sends r; logs first, as the request (and the path it owns) may be gone after the send. */
 static void reply(struct http *h, struct evhttp_request *ev, struct resp *r, const char *method,
                   const char *path, const char *route, const char *rid, const struct timespec *t0)
@@ -894,7 +902,12 @@ static void reply(struct http *h, struct evhttp_request *ev, struct resp *r, con
         evbuffer_add(b, "\n", 1);
         evhttp_add_header(oh, "Content-Type", "application/json");
     } else if (r->text) {
-        evbuffer_add(b, r->text, strlen(r->text));
+        /* Handed over, not copied: the connection frees it once it is written. */
+        size_t n = strlen(r->text);
+        if (evbuffer_add_reference(b, r->text, n, free_text, r->text) == 0)
+            r->text = NULL;
+        else
+            evbuffer_add(b, r->text, n);
         evhttp_add_header(oh, "Content-Type", r->content_type ? r->content_type : "text/plain");
     }
     evhttp_add_header(oh, "X-Request-Id", rid);
