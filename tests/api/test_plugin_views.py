@@ -15,7 +15,17 @@ ECHO = """return { kind = 'executor', execute = function(decision, ctx)
   local ok2 = pcall(function() rawset(ctx.params, 'tag', 'x') end)
   local n = 0
   for _ in pairs(ctx.config) do n = n + 1 end
-  return nil, 'target=' .. tostring(ctx.config['job.autoscaler.utilization.target'])
+  local vs, ids = ctx.job.vertices, {}
+  for i, v in ipairs(vs) do ids[#ids + 1] = v.id .. ':' .. #v.inputs .. ':' .. v.metrics.busy_avg end
+  local nested_ro = true
+  for _, v in pairs(vs) do
+    nested_ro = nested_ro and not pcall(function() v.metrics.busy_avg = 1 end)
+      and not pcall(function() rawset(v, 'id', 'x') end)
+  end
+  local job = 'job=' .. #vs .. ' ' .. table.concat(ids, ',') .. ' same='
+    .. tostring(vs == ctx.job.vertices and vs[1] == ctx.job.vertices[1]) .. ' nro='
+    .. tostring(nested_ro)
+  return nil, job .. ' target=' .. tostring(ctx.config['job.autoscaler.utilization.target'])
     .. ' tag=' .. tostring(ctx.params.tag) .. ' other=' .. tostring(ctx.params.other)
     .. ' keys=' .. n .. ' ro=' .. tostring(not ok and not ok2)
 end }
@@ -69,6 +79,8 @@ for m in seen["a"][W:]:
 for m in seen["b"][W:]:
     c.check("target=0.8 tag=beta other=x" in m and "ro=true" in m, "job b sees its own: %r" % m)
 c.check(all(m == seen["a"][-1] for m in seen["a"][W:]), "job a, same config: the same views")
+c.check("job=2 source:0:700,agg:1:1000 same=true nro=true" in seen["a"][-1],
+        "ctx.job read-only all the way down, each nested table one proxy: %r" % seen["a"][-1])
 
 # The same job with a changed config: the new values at once, then the old ones again.
 m = why("a", W + 4, config=cfg("0.65", "gamma"))
