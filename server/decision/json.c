@@ -1046,24 +1046,56 @@ static void tx_vertex(struct json_text *t, const struct core_vdecision *v,
     TX_LIT(t, "}");
 }
 
-/* Whether keys[i] comes again after i (jansson keeps a key's first place, its last value). */
-static int last_of(const char *const *keys, size_t stride, int n, int i)
+/* The key of element i of an array of n structs of size stride, the key at offset off. */
+struct keyed {
+    const char *base;
+    size_t stride, off;
+    int n;
+};
+
+static const char *key_at(const struct keyed *k, int i)
 {
-    int last = i;
-    for (int k = i + 1; k < n; k++)
-        if (strcmp(*(const char *const *)((const char *)keys + (size_t)k * stride),
-                   *(const char *const *)((const char *)keys + (size_t)i * stride)) == 0)
-            last = k;
-    return last;
+    return *(const char *const *)(k->base + (size_t)i * k->stride + k->off);
 }
 
-static bool seen_before(const char *const *keys, size_t stride, int i)
+/*
+ * An object of k's elements as jansson builds it with json_object_set_new: a key that is not
+ * UTF-8 is refused (left out), and a key set again keeps its first place and takes the last
+ * value. val prints element i's value.
+ */
+static void tx_object(struct json_text *t, const struct keyed *k, const void *ud,
+                      void (*val)(struct json_text *t, const void *ud, int i))
 {
-    for (int k = 0; k < i; k++)
-        if (strcmp(*(const char *const *)((const char *)keys + (size_t)k * stride),
-                   *(const char *const *)((const char *)keys + (size_t)i * stride)) == 0)
-            return true;
-    return false;
+    TX_LIT(t, "{");
+    bool first = true;
+    for (int i = 0; i < k->n; i++) {
+        const char *key = key_at(k, i);
+        bool again = false;
+        for (int j = 0; j < i && !again; j++)
+            again = strcmp(key_at(k, j), key) == 0;
+        if (again || !utf8_valid(key))
+            continue;
+        int last = i;
+        for (int j = i + 1; j < k->n; j++)
+            if (strcmp(key_at(k, j), key) == 0)
+                last = j;
+        if (!first)
+            TX_LIT(t, ",");
+        first = false;
+        tx_key(t, key);
+        val(t, ud, last);
+    }
+    TX_LIT(t, "}");
+}
+
+static void target_val(struct json_text *t, const void *ud, int i)
+{
+    tx_int(t, ((const struct core_decision *)ud)->vertices[i].target);
+}
+
+static void change_val(struct json_text *t, const void *ud, int i)
+{
+    tx_str(t, ((const struct core_decision *)ud)->config_changes[i].value);
 }
 
 void json_decision_text(struct json_text *t, const struct core_decision *d, const char *job,
@@ -1089,21 +1121,11 @@ void json_decision_text(struct json_text *t, const struct core_decision *d, cons
     TX_LIT(t, ",\"message\":");
     tx_str(t, d->message ? d->message : "");
 
-    TX_LIT(t, ",\"parallelism\":{");
-    bool first = true;
-    size_t vstride = sizeof d->vertices[0];
-    const char *const *vids =
-        (const char *const *)((const char *)d->vertices + offsetof(struct core_vdecision, id));
-    for (int i = 0; i < d->n_vertices; i++) {
-        if (!d->vertices[i].id || !utf8_valid(d->vertices[i].id) || seen_before(vids, vstride, i))
-            continue; /* jansson refuses such a key, and keeps a key once */
-        if (!first)
-            TX_LIT(t, ",");
-        first = false;
-        tx_key(t, d->vertices[i].id);
-        tx_int(t, d->vertices[last_of(vids, vstride, d->n_vertices, i)].target);
-    }
-    TX_LIT(t, "},\"vertices\":[");
+    TX_LIT(t, ",\"parallelism\":");
+    struct keyed ids = {(const char *)d->vertices, sizeof *d->vertices,
+                        offsetof(struct core_vdecision, id), d->n_vertices};
+    tx_object(t, &ids, d, target_val);
+    TX_LIT(t, ",\"vertices\":[");
     for (int i = 0; i < d->n_vertices; i++) {
         if (i)
             TX_LIT(t, ",");
@@ -1129,22 +1151,10 @@ void json_decision_text(struct json_text *t, const struct core_decision *d, cons
     }
     TX_LIT(t, "]");
     if (d->n_config_changes > 0) {
-        size_t cstride = sizeof d->config_changes[0];
-        const char *const *keys =
-            (const char *const *)((const char *)d->config_changes + offsetof(struct core_kv, key));
-        TX_LIT(t, ",\"config_changes\":{");
-        first = true;
-        for (int i = 0; i < d->n_config_changes; i++) {
-            if (!d->config_changes[i].key || !utf8_valid(d->config_changes[i].key) ||
-                seen_before(keys, cstride, i))
-                continue;
-            if (!first)
-                TX_LIT(t, ",");
-            first = false;
-            tx_key(t, d->config_changes[i].key);
-            tx_str(t, d->config_changes[last_of(keys, cstride, d->n_config_changes, i)].value);
-        }
-        TX_LIT(t, "}");
+        struct keyed keys = {(const char *)d->config_changes, sizeof *d->config_changes,
+                             offsetof(struct core_kv, key), d->n_config_changes};
+        TX_LIT(t, ",\"config_changes\":");
+        tx_object(t, &keys, d, change_val);
     }
     if (d->n_config_removals > 0) {
         TX_LIT(t, ",\"config_removals\":[");
@@ -1161,7 +1171,7 @@ void json_decision_text(struct json_text *t, const struct core_decision *d, cons
     tx_str(t, config_hash);
     if (warnings) {
         TX_LIT(t, ",\"warnings\":[");
-        first = true;
+        bool first = true;
         for (int i = 0; i < n_warnings; i++) {
             if (!warnings[i] || !utf8_valid(warnings[i]))
                 continue; /* json_string refuses it: the warning is left out */
