@@ -275,12 +275,7 @@ int decision_run(struct decision_buf *b, const struct decision_req *q, struct de
         }
         for (int i = 0; i < n_warn; i++)
             b->warn[i] = opt_job_warning(o.eff, i);
-        static const char *none[1];
-        json_decision_text(&b->text, &b->d, q->job, revision, o.hash,
-                           !q->warnings ? NULL
-                           : n_warn     ? b->warn
-                                        : none,
-                           n_warn);
+        json_decision_text(&b->text, &b->d, q->job, revision, o.hash, q->warnings, b->warn, n_warn);
         struct db_write *w = res->write = unit_new(q, &b->d, call, &b->text);
         w->decision_json = text_dup(&b->text, 0, b->text.n);
         w->config_json = options_text(q, &o);

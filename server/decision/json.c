@@ -1099,7 +1099,7 @@ static void change_val(struct json_text *t, const void *ud, int i)
 }
 
 void json_decision_text(struct json_text *t, const struct core_decision *d, const char *job,
-                        const char *policy_revision, const char *config_hash,
+                        const char *policy_revision, const char *config_hash, bool with_warnings,
                         const char *const *warnings, int n_warnings)
 {
     t->n = 0;
@@ -1169,7 +1169,7 @@ void json_decision_text(struct json_text *t, const struct core_decision *d, cons
     tx_str(t, policy_revision);
     TX_LIT(t, ",\"config_hash\":");
     tx_str(t, config_hash);
-    if (warnings) {
+    if (with_warnings) {
         TX_LIT(t, ",\"warnings\":[");
         bool first = true;
         for (int i = 0; i < n_warnings; i++) {

@@ -76,7 +76,7 @@ json_t *json_render_constraints(unsigned bits);
 /*
  * The response as text, printed directly into a buffer the caller reuses from one decision
  * to the next: the bytes jarena_dump prints of json_render_decision's object (with
- * "warnings" last when warnings is not NULL), every figure printed once. Where each
+ * "warnings" last when asked), every figure printed once. Where each
  * vertex's constraints and evaluated objects are in the text is kept too, for the stored
  * vertex rows. Zeroed storage is an empty buffer (json_text_init); json_text_deinit frees.
  */
@@ -95,9 +95,10 @@ struct json_text {
 void json_text_init(struct json_text *t);
 void json_text_deinit(struct json_text *t);
 /* Prints d's response into t (replacing what it held); job, policy_revision, config_hash
- * and warnings[i] are printed as json_render_decision's str_new writes them. */
+ * and warnings[i] are printed as json_render_decision's str_new writes them, and the
+ * "warnings" list (last) only when with_warnings. */
 void json_decision_text(struct json_text *t, const struct core_decision *d, const char *job,
-                        const char *policy_revision, const char *config_hash,
+                        const char *policy_revision, const char *config_hash, bool with_warnings,
                         const char *const *warnings, int n_warnings);
 
 #endif

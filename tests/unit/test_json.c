@@ -774,7 +774,7 @@ static void decision_text_is_the_trees(void)
         const char *rev = rnd() % 4 ? "3f9c2a17" : NULL, *hash = rnd() % 4 ? "b2e1" : NULL;
 
         char *want = tree_text(&d, job, rev, hash, with_warn ? warn : NULL, n_warn);
-        json_decision_text(&t, &d, job, rev, hash, with_warn ? warn : NULL, n_warn);
+        json_decision_text(&t, &d, job, rev, hash, with_warn, warn, n_warn);
         ASSERT_STR(t.p, want);
         ASSERT_EQ(t.n, strlen(want));
         /* Each vertex's constraints and evaluated texts, where the text says they are. */
