@@ -16,6 +16,9 @@ void decision_buf_init(struct decision_buf *b)
 {
     json_sample_init(&b->js);
     core_decision_init(&b->d);
+    json_text_init(&b->text);
+    b->warn = NULL;
+    b->warn_cap = 0;
 }
 
 void decision_buf_deinit(struct decision_buf *b)
@@ -23,6 +26,8 @@ void decision_buf_deinit(struct decision_buf *b)
     json_rebalance_deinit(&b->jr);
     json_sample_deinit(&b->js);
     core_decision_deinit(&b->d);
+    json_text_deinit(&b->text);
+    free(b->warn);
 }
 
 void decision_cache_set(struct decision_cache *c, struct opt_job *layers)
@@ -241,27 +246,36 @@ static char *response_rest(json_t *response)
     return text;
 }
 
-/* new: the vertex rows, events and plugin calls of the decision d, from d itself. */
+/* new (malloc'd): n bytes of t's text from off. */
+static char *text_dup(const struct json_text *t, size_t off, size_t n)
+{
+    char *s = xmalloc(n + 1);
+    memcpy(s, t->p + off, n);
+    s[n] = '\0';
+    return s;
+}
+
+/* new: the vertex rows, events and plugin calls of the decision d, from d itself; each
+ * vertex's constraints and evaluated texts are the response's (t, printed from d). */
 static struct db_write *unit_new(const struct decision_req *q, const struct core_decision *d,
-                                 const struct plugin_call *call)
+                                 const struct plugin_call *call, const struct json_text *t)
 {
     struct db_write *w = unit_begin(q, d->at, core_action_name(d->action), d->reason, d->message,
                                     d->execute, d->n_vertices);
     for (int i = 0; i < d->n_vertices; i++) {
         const struct core_vdecision *v = &d->vertices[i];
         struct db_vrow *row = &w->v[i];
-        json_t *c = json_render_constraints(v->constraints);
+        const struct json_text_vspan *sp = &t->vspan[i];
         row->vertex = xstrdup(v->id);
         row->current = v->current;
         row->raw_target = v->raw_target;
         row->target = v->target;
         row->reason = xstrdup(core_reason_name(v->reason));
-        row->constraints = jarena_dump(c);
+        row->constraints = text_dup(t, sp->constraints, sp->constraints_len);
         row->message = xstrdup(v->message);
         row->excluded = v->excluded;
         row->outside_bounds = v->outside_bounds;
-        row->evaluated_json = json_evaluated_text(&v->ev);
-        json_decref(c);
+        row->evaluated_json = text_dup(t, sp->evaluated, sp->evaluated_len);
     }
     w->n_e = d->n_events;
     free(w->e);
@@ -321,6 +335,24 @@ static int rebalance_run(struct decision_buf *b, const struct decision_req *q,
     return 0;
 }
 
+/* new: the options' warnings as the response lists them. */
+static json_t *warnings_json(const struct opt_job *eff)
+{
+    json_t *warn = json_array();
+    for (int i = 0; i < opt_job_n_warnings(eff); i++)
+        json_array_append_new(warn, json_string(opt_job_warning(eff, i)));
+    return warn;
+}
+
+/* The write unit's options, revision and hash. */
+static void unit_finish(struct db_write *w, const struct decision_req *q, const struct options *o,
+                        const char *revision)
+{
+    w->config_json = options_text(q, o);
+    w->policy_revision = xstrdup(revision);
+    w->config_hash = xstrdup(o->hash);
+}
+
 int decision_run(struct decision_buf *b, const struct decision_req *q, struct decision_res *res)
 {
     struct options o;
@@ -347,37 +379,55 @@ int decision_run(struct decision_buf *b, const struct decision_req *q, struct de
         /* A worker pool to size (core/README.md, Batch): no plugin hooks. */
         core_decide_batch(q->state, &b->js.s, &o.cfg, &b->bd);
         res->response = json_render_batch(&b->bd, q->job, revision, o.hash);
-        if (q->text)
-            res->write = batch_unit_new(q, &b->bd);
-    } else {
-        if (q->set) {
-            call = plugin_call_new(q->set, q->job, o.eff, &o.cfg, q->state, &b->js.s);
-            plugin_call_hooks(call, &hooks);
+        if (q->warnings)
+            json_object_set_new(res->response, "warnings", warnings_json(o.eff));
+        if (q->text) {
+            struct db_write *w = res->write = batch_unit_new(q, &b->bd);
+            w->decision_json = jarena_dump(res->response);
+            w->response_json = response_rest(res->response);
+            unit_finish(w, q, &o, revision);
         }
-        if (core_decide(q->state, &b->js.s, &o.cfg, &hooks, &b->d, err, sizeof err) < 0) {
-            char field[sizeof res->err.field];
-            error_field(err, field, sizeof field);
-            decision_refuse(&res->err, 400, "INVALID_ARGUMENT", field, "%s", err);
-            goto out;
+        rc = 0;
+        goto out;
+    }
+    if (q->set) {
+        call = plugin_call_new(q->set, q->job, o.eff, &o.cfg, q->state, &b->js.s);
+        plugin_call_config_hash(call, o.hash);
+        plugin_call_hooks(call, &hooks);
+    }
+    if (core_decide(q->state, &b->js.s, &o.cfg, &hooks, &b->d, err, sizeof err) < 0) {
+        char field[sizeof res->err.field];
+        error_field(err, field, sizeof field);
+        decision_refuse(&res->err, 400, "INVALID_ARGUMENT", field, "%s", err);
+        goto out;
+    }
+
+    int n_warn = q->warnings ? opt_job_n_warnings(o.eff) : 0;
+    if (q->text) {
+        /* The response printed once, straight from d: sent with decision_id added
+         * (api_committed); the rows take their figures from it, and the store rebuilds it
+         * from the rows and what no row holds (the warnings). */
+        if (n_warn > b->warn_cap) {
+            b->warn_cap = n_warn;
+            b->warn = xrealloc(b->warn, (size_t)n_warn * sizeof *b->warn);
         }
+        for (int i = 0; i < n_warn; i++)
+            b->warn[i] = opt_job_warning(o.eff, i);
+        json_decision_text(&b->text, &b->d, q->job, revision, o.hash, q->warnings, b->warn, n_warn);
+        struct db_write *w = res->write = unit_new(q, &b->d, call, &b->text);
+        w->decision_json = text_dup(&b->text, 0, b->text.n);
+        if (q->warnings) {
+            json_t *rest = json_object();
+            json_object_set_new(rest, "warnings", warnings_json(o.eff));
+            w->response_json = jarena_dump(rest);
+            json_decref(rest);
+        }
+        unit_finish(w, q, &o, revision);
+    }
+    if (!q->text || !q->text_only) {
         res->response = json_render_decision(&b->d, q->job, revision, o.hash);
-        if (q->text)
-            res->write = unit_new(q, &b->d, call);
-    }
-    if (q->warnings) {
-        json_t *warn = json_array();
-        for (int i = 0; i < opt_job_n_warnings(o.eff); i++)
-            json_array_append_new(warn, json_string(opt_job_warning(o.eff, i)));
-        json_object_set_new(res->response, "warnings", warn);
-    }
-    if (res->write) {
-        struct db_write *w = res->write;
-        /* Printed once: stored as is, and sent with decision_id added (api_committed). */
-        w->decision_json = jarena_dump(res->response);
-        w->response_json = response_rest(res->response);
-        w->config_json = options_text(q, &o);
-        w->policy_revision = xstrdup(revision);
-        w->config_hash = xstrdup(o.hash);
+        if (q->warnings)
+            json_object_set_new(res->response, "warnings", warnings_json(o.eff));
     }
     rc = 0;
 out:

@@ -13,7 +13,9 @@
  *   6. the plugins' hooks (or the native ones), then core_decide, which updates the state
  *      (a batch sample: core_decide_batch, no hooks);
  *   7. the response (json_render_decision, and the options' warnings when asked);
- *   8. when asked, the write unit of the decision, its rows built from the decision itself.
+ *   8. when asked, the write unit of the decision, its rows built from the decision itself,
+ *      with the response printed once as text (json_decision_text) for decision_json and
+ *      each vertex row's figures (with text_only, only as that text: the server).
  * A refusal at any step comes back in one form (struct decision_err) and changes nothing:
  * the job's state is touched only by a decision made.
  *
@@ -58,6 +60,9 @@ struct decision_buf {
     struct core_decision d;
     struct core_batch_decision bd; /* "mode": "BATCH" */
     struct json_rebalance jr;      /* DECISION_REBALANCE */
+    struct json_text text;         /* the response's text (with a write unit) */
+    const char **warn;             /* the options' warnings, borrowed for one decision */
+    int warn_cap;
 };
 
 void decision_buf_init(struct decision_buf *b);
@@ -109,6 +114,9 @@ struct decision_req {
     struct plugin_set *set;   /* the policy revision to decide with; NULL: native hooks only */
     const char *revision;     /* the revision stamped when set is NULL ("native") */
     bool warnings;            /* the response lists the options' warnings */
+    /* With text: the response only as the write unit's text (decision_json), which is all
+     * the server sends; res->response stays NULL. */
+    bool text_only;
     /*
      * The caller's checks (each may be NULL): sampled sees the parsed sample before the
      * options are resolved, ready runs last before the state changes. Each returns 0 to go
@@ -121,7 +129,8 @@ struct decision_req {
 
 /* What came of it. */
 struct decision_res {
-    json_t *response;        /* new: the response object, without its decision_id */
+    json_t *response;        /* new: the response object, without its decision_id (NULL
+                                with req.text_only) */
     struct db_write *write;  /* new: the DB_W_DECISION unit (when req.text is set); the
                                 caller adds the job's state (state_bin, ws, last_at) */
     struct decision_err err; /* when refused */

@@ -104,5 +104,32 @@ int json_parse_rebalance(json_t *body, int64_t now_ms, struct json_rebalance *jr
 /* new: the rebalance answer, decision_id added by the caller. */
 json_t *json_render_rebalance(const struct json_rebalance *jr, const struct core_rebalance_out *o,
                               const char *job, int reason, const char *message);
+/*
+ * The response as text, printed directly into a buffer the caller reuses from one decision
+ * to the next: the bytes jarena_dump prints of json_render_decision's object (with
+ * "warnings" last when asked), every figure printed once. Where each
+ * vertex's constraints and evaluated objects are in the text is kept too, for the stored
+ * vertex rows. Zeroed storage is an empty buffer (json_text_init); json_text_deinit frees.
+ */
+struct json_text_vspan {
+    size_t constraints, constraints_len; /* offsets into p */
+    size_t evaluated, evaluated_len;
+};
+
+struct json_text {
+    char *p; /* the text, NUL-terminated, n bytes */
+    size_t n, cap;
+    struct json_text_vspan *vspan; /* one a vertex of the last decision printed */
+    int vcap;
+};
+
+void json_text_init(struct json_text *t);
+void json_text_deinit(struct json_text *t);
+/* Prints d's response into t (replacing what it held); job, policy_revision, config_hash
+ * and warnings[i] are printed as json_render_decision's str_new writes them, and the
+ * "warnings" list (last) only when with_warnings. */
+void json_decision_text(struct json_text *t, const struct core_decision *d, const char *job,
+                        const char *policy_revision, const char *config_hash, bool with_warnings,
+                        const char *const *warnings, int n_warnings);
 
 #endif

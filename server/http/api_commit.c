@@ -30,12 +30,17 @@ void api_committed(struct api *a, struct resp *r, const struct db_write *w)
                 e->gauges = r->gauges;
         }
         if (w->kind == DB_W_DECISION && w->decision_json && w->decision_json[0] == '{') {
-            /* The stored text with decision_id first, as the decide answer has it. */
-            size_t n = strlen(w->decision_json) + 48;
+            /* The stored text with decision_id first, as the decide answer has it: one copy,
+             * which the connection then sends as it is (http.c). */
+            char head[48];
+            int h =
+                snprintf(head, sizeof head, "{\"decision_id\":%lld,", (long long)w->decision_id);
+            size_t n = strlen(w->decision_json + 1);
             free(r->text);
-            r->text = xmalloc(n);
-            snprintf(r->text, n, "{\"decision_id\":%lld,%s\n", (long long)w->decision_id,
-                     w->decision_json + 1);
+            r->text = xmalloc((size_t)h + n + 2);
+            memcpy(r->text, head, (size_t)h);
+            memcpy(r->text + h, w->decision_json + 1, n);
+            memcpy(r->text + h + n, "\n", 2);
             r->content_type = "application/json";
         }
         return;

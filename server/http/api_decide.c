@@ -236,6 +236,7 @@ static void decide(const struct req *q, struct resp *r)
                               .set = set,
                               .revision = a->policy_revision,
                               .warnings = true,
+                              .text_only = true,
                               .sampled = not_after,
                               .ready = store_ready,
                               .ud = &g};

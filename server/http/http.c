@@ -904,6 +904,14 @@ static bool etag_matches(const char *inm, const char *tag)
     return strcmp(inm, "*") == 0 || strstr(inm, tag) != NULL;
 }
 
+/* The cleanup of a text handed to an evbuffer by reference. */
+static void free_text(const void *data, size_t len, void *text)
+{
+    (void)data;
+    (void)len;
+    free(text);
+}
+
 /* Sends r; logs first, as the request (and the path it owns) may be gone after the send. */
 static void reply(struct http *h, struct evhttp_request *ev, struct resp *r, const char *method,
                   const char *path, const char *route, const char *rid, const struct timespec *t0)
@@ -940,7 +948,12 @@ static void reply(struct http *h, struct evhttp_request *ev, struct resp *r, con
         evbuffer_add(b, "\n", 1);
         evhttp_add_header(oh, "Content-Type", "application/json");
     } else if (r->text) {
-        evbuffer_add(b, r->text, strlen(r->text));
+        /* Handed over, not copied: the connection frees it once it is written. */
+        size_t n = strlen(r->text);
+        if (evbuffer_add_reference(b, r->text, n, free_text, r->text) == 0)
+            r->text = NULL;
+        else
+            evbuffer_add(b, r->text, n);
         evhttp_add_header(oh, "Content-Type", r->content_type ? r->content_type : "text/plain");
     }
     evhttp_add_header(oh, "X-Request-Id", rid);

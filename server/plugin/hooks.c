@@ -32,6 +32,8 @@ struct plugin_call {
     const struct core_state *st;
     const struct core_sample *sm;
     const char **exec_sorted;
+    char hash[17];  /* the options' config hash: ctx.config and ctx.params are kept per hash
+                       in the revision's state ("": built for this decision only) */
     int ref_config; /* LUA_NOREF until first built */
     int ref_job;
     /* every hook call of this decision, for the plugin_calls table */
@@ -72,6 +74,82 @@ static void copy_str(char *dst, size_t n, const char *s)
         snprintf(dst, n, "%s", s ? s : "");
 }
 
+/*
+ * The options' read-only views kept in the revision's state, by config hash: what
+ * ctx.config and ctx.params hold is a function of the effective options (the hash covers
+ * every key they list: opt_job_each, opt_job_params), so one decision builds them and the
+ * next ones of the same revision and config share them. Bounded: past OPTS_CACHE_MAX hashes
+ * the kept views are dropped and built again as they are used.
+ */
+#define REG_OPTS       "governor.opts" /* hash -> {[""] = ctx.config, [prefix] = ctx.params} */
+#define OPTS_CACHE_MAX 32
+
+/* Pushes the views kept for c's hash (a table, made when new), or nothing: false. */
+static bool push_opts_views(lua_State *L, const struct plugin_call *c)
+{
+    if (!c->hash[0])
+        return false;
+    if (lua_getfield(L, LUA_REGISTRYINDEX, REG_OPTS) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, LUA_REGISTRYINDEX, REG_OPTS);
+    }
+    if (lua_getfield(L, -1, c->hash) == LUA_TTABLE) {
+        lua_remove(L, -2);
+        return true;
+    }
+    lua_pop(L, 1);
+    lua_Integer n = (lua_rawgeti(L, -1, 1), lua_tointeger(L, -1)); /* [1]: hashes kept */
+    lua_pop(L, 1);
+    if (n >= OPTS_CACHE_MAX) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, LUA_REGISTRYINDEX, REG_OPTS);
+        n = 0;
+    }
+    lua_pushinteger(L, n + 1);
+    lua_rawseti(L, -2, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, c->hash);
+    lua_remove(L, -2);
+    return true;
+}
+
+/* Pushes ctx.params for prefix (NULL: none), kept by hash when c has one. */
+static void push_params(lua_State *L, struct plugin_call *c, const char *prefix)
+{
+    if (!prefix || !push_opts_views(L, c)) {
+        marshal_push_params(L, c->opts, prefix);
+        return;
+    }
+    if (lua_getfield(L, -1, prefix) == LUA_TNIL) {
+        lua_pop(L, 1);
+        marshal_push_params(L, c->opts, prefix);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, -3, prefix);
+    }
+    lua_remove(L, -2);
+}
+
+/* Pushes ctx.config, kept by hash when c has one. */
+static void push_config(lua_State *L, struct plugin_call *c)
+{
+    if (!push_opts_views(L, c)) {
+        marshal_push_config(L, c->opts);
+        return;
+    }
+    if (lua_getfield(L, -1, "") == LUA_TNIL) {
+        lua_pop(L, 1);
+        marshal_push_config(L, c->opts);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, -3, "");
+    }
+    lua_remove(L, -2);
+}
+
 /* Pushes the decision's read-only ctx part cached at *ref (built by build on first use). */
 static void push_cached(lua_State *L, int *ref, struct plugin_call *c, bool job)
 {
@@ -82,7 +160,7 @@ static void push_cached(lua_State *L, int *ref, struct plugin_call *c, bool job)
     if (job)
         marshal_push_job(L, c->job, c->sm);
     else
-        marshal_push_config(L, c->opts);
+        push_config(L, c);
     lua_pushvalue(L, -1);
     *ref = luaL_ref(L, LUA_REGISTRYINDEX);
 }
@@ -97,7 +175,7 @@ static int hook_tramp(lua_State *L)
     char prefix[256];
     if (h->inst && kind_prefix[h->kind])
         snprintf(prefix, sizeof prefix, "%s%s.", kind_prefix[h->kind], h->inst);
-    marshal_push_params(L, c->opts, h->inst && kind_prefix[h->kind] ? prefix : NULL);
+    push_params(L, c, h->inst && kind_prefix[h->kind] ? prefix : NULL);
     struct marshal_ctx ctx = {.params = lua_gettop(L), .now = h->now, .backlog = -1};
     push_cached(L, &c->ref_config, c, false);
     ctx.config = lua_gettop(L);
@@ -395,6 +473,11 @@ struct plugin_call *plugin_call_new(struct plugin_set *set, const char *job,
     if (cfg && cfg->n_executors > 1)
         sort_executors(c, cfg);
     return c;
+}
+
+void plugin_call_config_hash(struct plugin_call *c, const char *hash)
+{
+    copy_str(c->hash, sizeof c->hash, c->opts ? hash : "");
 }
 
 void plugin_call_free(struct plugin_call *c)

@@ -160,6 +160,12 @@ struct plugin_call *plugin_call_new(struct plugin_set *set, const char *job,
                                     const struct opt_job *opts, struct core_config *cfg,
                                     const struct core_state *st, const struct core_sample *sm);
 void plugin_call_free(struct plugin_call *c);
+/*
+ * Tells c the config hash of opts (opt_job_hash). With it, ctx.config and ctx.params are
+ * built once per revision and hash and shared by later decisions (they list nothing the
+ * hash does not cover); without it (NULL or ""), once per decision.
+ */
+void plugin_call_config_hash(struct plugin_call *c, const char *hash);
 
 /*
  * Fills h with the hooks of c (h->ud = c). The exclusion hook runs the set's exclusion

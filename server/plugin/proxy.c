@@ -5,11 +5,16 @@
 
 #include "plugin/proxy.h"
 
-#define REG_LOCKED "governor.locked" /* weak set of read-only proxies */
-
+/*
+ * A proxy is an empty table whose metatable (hidden: __metatable) holds the real table as
+ * __index, the proxy's name at [1], and the same C functions for every proxy; a proxy is
+ * known by its __newindex, so making one allocates two tables and nothing else.
+ */
 static int ro_newindex(lua_State *L)
 {
-    const char *what = lua_tostring(L, lua_upvalueindex(1));
+    const char *what = NULL;
+    if (lua_getmetatable(L, 1) && lua_rawgeti(L, -1, 1) == LUA_TSTRING)
+        what = lua_tostring(L, -1);
     return luaL_error(L, "attempt to modify read-only table '%s'", what ? what : "?");
 }
 
@@ -44,23 +49,19 @@ static int ro_len(lua_State *L)
 
 void proxy_init(lua_State *L)
 {
-    lua_newtable(L);
-    lua_createtable(L, 0, 1);
-    lua_pushliteral(L, "k");
-    lua_setfield(L, -2, "__mode");
-    lua_setmetatable(L, -2);
-    lua_setfield(L, LUA_REGISTRYINDEX, REG_LOCKED);
+    (void)L; /* nothing to set up: a proxy is known by its metatable */
 }
 
 void proxy_readonly(lua_State *L, const char *what)
 {
     int real = lua_gettop(L);
     lua_newtable(L); /* the proxy */
-    lua_createtable(L, 0, 6);
+    lua_createtable(L, 1, 5);
     lua_pushvalue(L, real);
     lua_setfield(L, -2, "__index");
     lua_pushstring(L, what);
-    lua_pushcclosure(L, ro_newindex, 1);
+    lua_rawseti(L, -2, 1);
+    lua_pushcfunction(L, ro_newindex);
     lua_setfield(L, -2, "__newindex");
     lua_pushcfunction(L, ro_pairs);
     lua_setfield(L, -2, "__pairs");
@@ -69,11 +70,6 @@ void proxy_readonly(lua_State *L, const char *what)
     lua_pushstring(L, "locked");
     lua_setfield(L, -2, "__metatable");
     lua_setmetatable(L, -2);
-    lua_getfield(L, LUA_REGISTRYINDEX, REG_LOCKED);
-    lua_pushvalue(L, -2);
-    lua_pushboolean(L, 1);
-    lua_rawset(L, -3);
-    lua_pop(L, 1);
     lua_replace(L, real);
 }
 
@@ -103,10 +99,11 @@ void proxy_readonly_deep(lua_State *L, const char *what)
 
 bool proxy_is_readonly(lua_State *L, int idx)
 {
-    idx = lua_absindex(L, idx);
-    lua_getfield(L, LUA_REGISTRYINDEX, REG_LOCKED);
-    lua_pushvalue(L, idx);
-    bool locked = lua_rawget(L, -2) != LUA_TNIL;
+    if (!lua_getmetatable(L, idx))
+        return false;
+    lua_pushliteral(L, "__newindex");
+    lua_rawget(L, -2);
+    bool locked = lua_tocfunction(L, -1) == ro_newindex;
     lua_pop(L, 2);
     return locked;
 }

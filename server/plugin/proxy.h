@@ -2,9 +2,9 @@
  * proxy.h - read-only views of tables (prefix proxy_), private to server/plugin/. A proxy is
  * an empty table whose metatable reads through to the real one (__index, __pairs, __len),
  * refuses writes naming what it is ("attempt to modify read-only table 'ctx.params'") and is
- * locked (__metatable). Every proxy is recorded in a weak set of the registry, so that the
- * sandbox's rawset can refuse them too. The shared library tables and every ctx part a
- * plugin is handed are proxies.
+ * locked (__metatable). A proxy is known by its metatable's __newindex (proxy_is_readonly),
+ * so that the sandbox's rawset can refuse them too; making one costs two tables. The shared
+ * library tables and every ctx part a plugin is handed are proxies.
  *
  * May call: Lua.
  */
@@ -14,7 +14,7 @@
 #include <lua.h>
 #include <stdbool.h>
 
-/* Creates the registry's weak set of proxies; once per state, before any proxy is made. */
+/* Once per state, before any proxy is made (nothing to set up today). */
 void proxy_init(lua_State *L);
 
 /* Replaces the table at the top of the stack with a read-only proxy of it named what. */

@@ -662,9 +662,144 @@ static void render_decision(void)
     core_decision_deinit(&d);
 }
 
+static unsigned rnd(void)
+{
+    static unsigned seed = 11;
+    seed = seed * 1103515245u + 12345u;
+    return seed >> 8;
+}
+
+/* jansson's compact dump at 15 digits of the tree json_render_decision makes, with the
+ * options' warnings last when given: what json_decision_text must print byte for byte. */
+static char *tree_text(const struct core_decision *d, const char *job, const char *rev,
+                       const char *hash, const char *const *warn, int n_warn)
+{
+    json_t *j = json_render_decision(d, job, rev, hash);
+    if (warn) {
+        json_t *w = json_array();
+        for (int i = 0; i < n_warn; i++)
+            json_array_append_new(w, json_string(warn[i]));
+        json_object_set_new(j, "warnings", w);
+    }
+    char *t = dump(j, JSON_REAL_PRECISION(15));
+    json_decref(j);
+    return t;
+}
+
+/* The response printed directly is the tree's text, whatever the strings and figures: every
+ * control character, quotes, UTF-8 and bytes that are not, repeated ids and keys, figures
+ * rounded to 3 decimals (the printer's fast path) and any other double. */
+static void decision_text_is_the_trees(void)
+{
+    static const char *const texts[] = {"plain",
+                                        "",
+                                        "q\"uo\\te",
+                                        "tab\there\nnl\r\b\f\x01\x1f\x7f end",
+                                        "caf\xc3\xa9 \xe2\x82\xac",
+                                        "bad \xff byte",
+                                        "\xc0\xaf overlong",
+                                        "\xed\xa0\x80 surrogate",
+                                        "\xf4\x90\x80\x80 big",
+                                        "cut \xe2\x82",
+                                        "slash / ok",
+                                        "\xf0\x9f\x98\x80 4-byte"};
+    static const char *const ids[] = {"source", "map", "agg", "sink", "map"};
+    const int nt = (int)(sizeof texts / sizeof texts[0]);
+    struct json_text t;
+    json_text_init(&t);
+    struct core_decision d;
+    core_decision_init(&d);
+    for (int k = 0; k < 600; k++) {
+        core_decision_reset(&d);
+        d.at = (int64_t)rnd() * (k % 3 ? 1000 : -1);
+        d.action = (enum core_action)(rnd() % 3);
+        d.execute = rnd() % 2;
+        d.reason = (enum core_reason)(rnd() % 4);
+        d.message = rnd() % 5 ? texts[rnd() % (unsigned)nt] : NULL;
+        d.n_vertices = (int)(rnd() % 6);
+        d.vertices = core__alloc(&d, 6 * sizeof *d.vertices);
+        for (int i = 0; i < d.n_vertices; i++) {
+            struct core_vdecision *v = &d.vertices[i];
+            memset(v, 0, sizeof *v);
+            v->id = k % 7 == 0 ? texts[rnd() % (unsigned)nt] : ids[i];
+            v->current = (int)(rnd() % 1000) - 5;
+            v->raw_target = (int)rnd();
+            v->target = -(int)(rnd() % 100);
+            v->reason = (enum core_reason)(rnd() % 4);
+            v->constraints = rnd() & ((1u << CORE_C__COUNT) - 1);
+            v->excluded = rnd() % 2;
+            v->outside_bounds = rnd() % 2;
+            v->message = rnd() % 2 ? texts[rnd() % (unsigned)nt] : NULL;
+            for (int f = 0; f < CORE_N_FIGURES; f++) {
+                double x;
+                switch (rnd() % 6) {
+                case 0:
+                    x = NAN;
+                    break;
+                case 1:
+                    x = (rnd() % 2 ? 1 : -1) * INFINITY;
+                    break;
+                case 2: /* 3 decimals, as the core rounds */
+                    x = ((double)rnd() - 8e6) / 1000.0 * (rnd() % 2 ? 1 : 1e6);
+                    break;
+                case 3:
+                    x = ldexp((double)rnd() / (1 << 24), (int)(rnd() % 200) - 100);
+                    break;
+                case 4:
+                    x = rnd() % 2 ? -0.0 : 0.0;
+                    break;
+                default:
+                    x = (double)(rnd() % 100000);
+                }
+                *core_figure_at(&v->ev, f) = x;
+            }
+        }
+        d.n_events = 0;
+        for (int i = 0, n = (int)(rnd() % 4); i < n; i++)
+            core__event(&d, i % 2 ? "Warning" : "Normal", texts[rnd() % (unsigned)nt], NULL, "%s",
+                        texts[rnd() % (unsigned)nt]);
+        d.n_config_changes = (int)(rnd() % 3);
+        d.config_changes = core__alloc(&d, 3 * sizeof *d.config_changes);
+        for (int i = 0; i < d.n_config_changes; i++)
+            d.config_changes[i] = (struct core_kv){
+                i == 2 ? "a.key" : (rnd() % 2 ? "a.key" : "b.key"), texts[rnd() % (unsigned)nt]};
+        d.n_config_removals = (int)(rnd() % 3);
+        d.config_removals = core__alloc(&d, 3 * sizeof *d.config_removals);
+        for (int i = 0; i < d.n_config_removals; i++)
+            d.config_removals[i] = texts[rnd() % (unsigned)nt];
+        const char *warn[3] = {texts[rnd() % (unsigned)nt], texts[rnd() % (unsigned)nt], "w"};
+        int n_warn = (int)(rnd() % 4);
+        bool with_warn = rnd() % 2;
+        const char *job = texts[rnd() % (unsigned)nt];
+        const char *rev = rnd() % 4 ? "3f9c2a17" : NULL, *hash = rnd() % 4 ? "b2e1" : NULL;
+
+        char *want = tree_text(&d, job, rev, hash, with_warn ? warn : NULL, n_warn);
+        json_decision_text(&t, &d, job, rev, hash, with_warn, warn, n_warn);
+        ASSERT_STR(t.p, want);
+        ASSERT_EQ(t.n, strlen(want));
+        /* Each vertex's constraints and evaluated texts, where the text says they are. */
+        for (int i = 0; i < d.n_vertices; i++) {
+            json_t *c = json_render_constraints(d.vertices[i].constraints);
+            json_t *e = json_render_evaluated(&d.vertices[i].ev);
+            char *cw = dump(c, 0), *ew = dump(e, JSON_REAL_PRECISION(15));
+            ASSERT(t.vspan[i].constraints_len == strlen(cw) &&
+                   memcmp(t.p + t.vspan[i].constraints, cw, strlen(cw)) == 0);
+            ASSERT(t.vspan[i].evaluated_len == strlen(ew) &&
+                   memcmp(t.p + t.vspan[i].evaluated, ew, strlen(ew)) == 0);
+            free(cw);
+            free(ew);
+            json_decref(c);
+            json_decref(e);
+        }
+        free(want);
+    }
+    core_decision_deinit(&d);
+    json_text_deinit(&t);
+}
+
 TEST_MAIN(TEST_ENTRY(parse_design_example), TEST_ENTRY(parse_defaults),
           TEST_ENTRY(parse_reuses_buffers), TEST_ENTRY(parse_rejects_bad_input),
           TEST_ENTRY(parse_exact_message), TEST_ENTRY(parse_id_length),
           TEST_ENTRY(parser_rejects_nonfinite_literals), TEST_ENTRY(parse_times),
           TEST_ENTRY(parse_normalizes), TEST_ENTRY(config_reaches_opts),
-          TEST_ENTRY(render_decision))
+          TEST_ENTRY(render_decision), TEST_ENTRY(decision_text_is_the_trees))
