@@ -92,6 +92,25 @@ def rss_mib(pid):
     return out
 
 
+def clone_jobs(db, prefix, n0, n):
+    """Jobs prefix-n0 .. prefix-(n-1) as copies of prefix-(i mod n0): their jobs and job_window
+    rows, in one transaction."""
+    c = sqlite3.connect(db)
+    c.execute("PRAGMA journal_mode=WAL")
+    cols = [r[1] for r in c.execute("PRAGMA table_info(jobs)") if r[1] != "job"]
+    wcols = [r[1] for r in c.execute("PRAGMA table_info(job_window)") if r[1] != "job"]
+    c.execute("BEGIN")
+    for i in range(n0, n):
+        src, dst = f"{prefix}-{i % n0}", f"{prefix}-{i}"
+        c.execute(f"INSERT INTO jobs (job, {', '.join(cols)}) SELECT ?, {', '.join(cols)} "
+                  "FROM jobs WHERE job = ?", (dst, src))
+        c.execute(f"INSERT INTO job_window (job, {', '.join(wcols)}) SELECT ?, "
+                  f"{', '.join(wcols)} FROM job_window WHERE job = ?", (dst, src))
+    c.execute("COMMIT")
+    c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    c.close()
+
+
 class Server:
     """A process that listens on a port of its own; stopped with SIGTERM."""
 
@@ -136,12 +155,12 @@ class Bench:
         self.servers.append(s)
         return s
 
-    def start_governor(self, name, db, sync="FULL", extra=()):
+    def start_governor(self, name, db, sync="FULL", extra=(), timeout=60):
         port = free_port()
         argv = [os.path.join(self.build, "governor"), "serve", "--listen", f"127.0.0.1:{port}",
                 "--db", db, "--policies", self.policies, "--config", self.server_conf,
                 "--synchronous", sync, "--log-level", "warn", *extra]
-        s = Server(name, argv, port, os.path.join(self.tmp, f"{name}.log"))
+        s = Server(name, argv, port, os.path.join(self.tmp, f"{name}.log"), timeout=timeout)
         self.servers.append(s)
         return s
 
@@ -411,10 +430,24 @@ class Bench:
         for rep in range(a.repeat):
             bare.append(self.load(fixed, "bare", C, a.jobs, seconds=S, tag=f"bare-fixed c{C}"))
             small.append(self.load(gov, "sc", C, a.jobs, seconds=S, tag=f"scale {a.jobs} jobs"))
-        # Every job of the N: the first jobs are ahead in job time, the others start there.
-        t = time.time()
         first = self.next_first["sc"]
-        self.load(gov, "sc", C, N, rounds=a.warm_rounds, tag=f"warm-up {N} jobs")
+        t = time.time()
+        if a.scale_http:
+            # Every job of the N: the first jobs are ahead in job time, the others start there.
+            self.load(gov, "sc", C, N, rounds=a.warm_rounds, tag=f"warm-up {N} jobs")
+        else:
+            # The other jobs are copies of the first ones' stored rows (state, options and
+            # window: what a job that had every sample posted holds), made while the server is
+            # stopped; it then starts on the N jobs as it would after a restart.
+            self.stop(gov)
+            clone_jobs(db, "sc", a.jobs, N)
+            sc["cloned_s"] = time.time() - t
+            t = time.time()
+            gov = self.start_governor("governor-scale", db, timeout=3600,
+                                      extra=("--audit-retention", a.scale_retention))
+            sc["start_s"] = time.time() - t
+            # Every job's first decision after a start resolves its options: one round.
+            self.load(gov, "sc", C, N, rounds=1, tag=f"first round of {N} jobs")
         sc["warm_up_s"] = time.time() - t
         sc["rss_big"] = rss_mib(gov.proc.pid)
         for rep in range(a.repeat):
@@ -596,8 +629,14 @@ def report(b):
         rb = [r["rps"] for r in sc["big"]]
         per_job = (sc["rss_big"]["VmRSS"] - sc["rss_small"]["VmRSS"]) * 1024 / (N - a.jobs)
         p("")
-        p(f"scale: {N} jobs, each with a full window ({a.warm_rounds} samples 10 s apart; the "
-          f"warm-up took {sc['warm_up_s']:.0f} s)")
+        if "cloned_s" in sc:
+            p(f"scale: {N} jobs, each with a full window ({a.jobs} warmed up with "
+              f"{a.warm_rounds} samples 10 s apart, the others copies of their stored rows "
+              f"made in {sc['cloned_s']:.0f} s; the server started on them in "
+              f"{sc['start_s']:.1f} s)")
+        else:
+            p(f"scale: {N} jobs, each with a full window ({a.warm_rounds} samples 10 s apart; "
+              f"the warm-up took {sc['warm_up_s']:.0f} s)")
         p(f"  resident memory {sc['rss_big']['VmRSS']:.0f} MiB with {N} jobs (peak "
           f"{sc['rss_big']['VmHWM']:.0f} MiB), {sc['rss_small']['VmRSS']:.0f} MiB with "
           f"{a.jobs}: {per_job:.1f} KiB a job; at the end {sc['rss_end']['VmRSS']:.0f} MiB; "
@@ -633,6 +672,9 @@ def main():
     ap.add_argument("--scale", action="store_true",
                     help="also the scale figures (--scale-jobs jobs with full windows; long)")
     ap.add_argument("--scale-jobs", type=int, default=100000)
+    ap.add_argument("--scale-http", action="store_true",
+                    help="warm the scale jobs up by posting every sample (hours) instead of "
+                         "copying the first jobs' stored rows")
     ap.add_argument("--scale-retention", default="2 min",
                     help="--audit-retention of the scale server (bounds its disk)")
     ap.add_argument("--smoke", action="store_true",
