@@ -110,27 +110,43 @@ static int count(const char *sql)
     return n;
 }
 
+/* Holds the write lock from another connection after submitting first, so that the units
+ * submitted until group_release queue behind it and form one group. NULL on failure. */
+static sqlite3 *group_hold(struct writer *wr, struct db_write *first, struct done *d)
+{
+    sqlite3 *lock = NULL;
+    sqlite3_open(g_path, &lock);
+    if (sqlite3_exec(lock, "BEGIN EXCLUSIVE", NULL, NULL, NULL) != SQLITE_OK) {
+        sqlite3_close(lock);
+        return NULL;
+    }
+    writer_submit(wr, first, done_cb, d);
+    usleep(100 * 1000);
+    return lock;
+}
+
+static void group_release(sqlite3 *lock)
+{
+    usleep(100 * 1000);
+    sqlite3_exec(lock, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(lock);
+}
+
 static void test_bad_unit_fails_alone(void)
 {
     struct done d = {0};
     char *err = NULL;
-    sqlite3 *lock = NULL;
     fresh_db();
     struct writer *wr = writer_new(g_base, g_path, "OFF", 64, &err);
     ASSERT(wr != NULL);
-    /* Hold the write lock so that the units below queue behind the first and form a group. */
-    sqlite3_open(g_path, &lock);
-    ASSERT_EQ(sqlite3_exec(lock, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
-    writer_submit(wr, good("p"), done_cb, &d);
-    usleep(100 * 1000);
+    sqlite3 *lock = group_hold(wr, good("p"), &d);
+    ASSERT(lock != NULL);
     writer_submit(wr, good("y"), done_cb, &d);
     writer_submit(wr, bad("x"), done_cb, &d);
     writer_submit(wr, good("x"), done_cb, &d); /* made from x's state after the bad one */
     writer_submit(wr, good("z"), done_cb, &d);
     ASSERT_EQ(writer_job_pending(wr, "x"), 2);
-    usleep(100 * 1000);
-    sqlite3_exec(lock, "ROLLBACK", NULL, NULL, NULL);
-    sqlite3_close(lock);
+    group_release(lock);
     ASSERT(wait_done(&d, 5));
     ASSERT(d.w[0]->ok && d.w[1]->ok && d.w[4]->ok);
     ASSERT(!d.w[2]->ok);
@@ -278,7 +294,6 @@ static void test_fence(void)
 {
     struct done d = {0};
     char *err = NULL;
-    sqlite3 *lock = NULL;
     fresh_db();
     struct writer *wr = writer_new(g_base, g_path, "OFF", 64, &err);
     ASSERT(wr != NULL);
@@ -290,17 +305,13 @@ static void test_fence(void)
     done_free(&d);
     /* One group: f made from version 0 again (another process inserted f first), then a unit
      * made from its state, and units of other jobs around them. */
-    sqlite3_open(g_path, &lock);
-    ASSERT_EQ(sqlite3_exec(lock, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
-    writer_submit(wr, good("p"), done_cb, &d);
-    usleep(100 * 1000);
+    sqlite3 *lock = group_hold(wr, good("p"), &d);
+    ASSERT(lock != NULL);
     writer_submit(wr, fenced_config("g", 0), done_cb, &d);
     writer_submit(wr, fenced_config("f", 0), done_cb, &d);
     writer_submit(wr, fenced_config("f", 1), done_cb, &d); /* made from the one before */
     writer_submit(wr, fenced_config("h", -1), done_cb, &d);
-    usleep(100 * 1000);
-    sqlite3_exec(lock, "ROLLBACK", NULL, NULL, NULL);
-    sqlite3_close(lock);
+    group_release(lock);
     ASSERT(wait_done(&d, 5));
     ASSERT(d.w[0]->ok && d.w[1]->ok && d.w[4]->ok);
     ASSERT_EQ(d.w[1]->new_version, 1);
