@@ -10,6 +10,7 @@
 
 #include "decision/jobs.h"
 #include "decision/json.h"
+#include "base/jarena.h"
 #include "base/log.h"
 #include "base/xmem.h"
 
@@ -188,7 +189,7 @@ static int add_sample(void *ud, int64_t seq, const void *blob, size_t len)
 }
 
 static int load_row(void *ud, const char *id, int64_t created_at, const char *config_json,
-                    const void *state_bin, size_t state_bin_len, int64_t last_at)
+                    const void *state_bin, size_t state_bin_len, int64_t last_at, int64_t version)
 {
     struct load_ctx *lc = ud;
     struct jobs *js = lc->js;
@@ -201,6 +202,7 @@ static int load_row(void *ud, const char *id, int64_t created_at, const char *co
     jobs_remove(js, id);
     struct jobs_entry *e = jobs_add(js, id, created_at);
     e->last_at = last_at;
+    e->version = version;
     layer = json_loads(config_json ? config_json : "{}", 0, NULL);
     if (!json_is_object(layer)) {
         json_decref(layer);
@@ -243,10 +245,16 @@ static int load_row(void *ud, const char *id, int64_t created_at, const char *co
 int jobs_load(struct jobs *js, struct db *db, const char *id, char **errp)
 {
     struct load_ctx lc = {js, db, false};
+    struct jarena *ar = jarena_pause();
     int n = db_jobs_each(db, id, load_row, &lc, errp);
-    if (n < 0)
-        return -1;
-    if (id && !lc.seen)
+    if (n >= 0 && id && !lc.seen)
         jobs_remove(js, id);
-    return 0;
+    jarena_resume(ar);
+    return n < 0 ? -1 : 0;
+}
+
+void jobs_fence(struct jobs_entry *e, struct db_write *w)
+{
+    w->expect_version = e->version;
+    e->version++;
 }

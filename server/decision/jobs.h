@@ -7,9 +7,12 @@
  *
  * A decision changes an entry's state only through the decision service (decision_run, called
  * by api_decide.c); the state is written by the writer in the same transaction as the decision.
+ * Several processes may share one store: each entry keeps the version of the job's row its
+ * state was computed from, and a write whose version moved stores nothing (db.h,
+ * DB_FAULT_FENCED); the job is then loaded again from the store.
  *
  * May call: core (state), options, json (state codec), decision (the job's cache), db, jansson,
- * log.
+ * jarena, log.
  */
 #ifndef GOVERNOR_JOBS_H
 #define GOVERNOR_JOBS_H
@@ -45,6 +48,10 @@ struct jobs_entry {
     /* The number of the first window sample not yet handed to the store: a decision writes
      * the samples from here on (the store keeps the window one row per sample). */
     int64_t stored_seq;
+    /* The fence (db_write.expect_version): the jobs.version the store holds once every unit
+     * of the job submitted so far has committed (0: the job has no row). jobs_fence hands it
+     * to a unit and counts the unit's write; a commit confirms it (the unit's new_version). */
+    int64_t version;
     struct jobs_gauges gauges;
 };
 
@@ -81,8 +88,17 @@ void jobs_set_layer_take(struct jobs_entry *e, json_t *layer, struct opt_job *op
 
 /*
  * Loads every job (id NULL) or one job from the jobs table into the registry, replacing
- * what is in memory; with an id that has no row, the entry is removed. -1 + *errp.
+ * what is in memory: its config layer, state, last sample, version, and its window from
+ * job_window (one read by the primary key, one range read of the window's rows); with an id
+ * that has no row, the entry is removed. What it makes outlives any request: it is made
+ * outside the thread's jansson arena (jarena.h). -1 + *errp.
  */
 int jobs_load(struct jobs *js, struct db *db, const char *id, char **errp);
+
+/*
+ * Fences w (a decision, config or delete unit of e's job) on the version e's state was
+ * computed from, and counts w's write in e->version (the next unit of the job expects it).
+ */
+void jobs_fence(struct jobs_entry *e, struct db_write *w);
 
 #endif

@@ -208,6 +208,27 @@ busy:
     return -1;
 }
 
+int api_job_find(struct api *a, const char *job, struct jobs_entry **e, struct resp *r)
+{
+    char *err = NULL;
+    if ((*e = jobs_get(a->jobs, job)))
+        return 1;
+    if (a->wr && writer_job_pending(a->wr, job) > 0)
+        return 0;
+    /* On the loop thread: one indexed read (the row and its window), see api.h. */
+    if (jobs_load(a->jobs, a->db, job, &err) < 0) {
+        log_msg(LOG_ERROR, "api", "cannot load a job from the store", "job=%s error=\"%s\"", job,
+                err);
+        api_error(r, 503, NULL, NULL, "cannot read job \"%s\" from the store (%s); retry", job,
+                  err);
+        r->retry_after = 1;
+        free(err);
+        return -1;
+    }
+    *e = jobs_get(a->jobs, job);
+    return *e ? 1 : 0;
+}
+
 json_t *api_json_body(const struct req *q, struct resp *r, const char *what_object)
 {
     json_error_t jerr;

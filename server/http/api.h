@@ -165,10 +165,11 @@ int api_parse_uint(const char *s, int64_t *out);
 /*
  * Completes r after its write unit w committed (w->ok) or failed: a decision gets its
  * decision_id, a retry (DB_W_REPEAT) the decision it repeats. A failure stored nothing:
- * r becomes a 503 with Retry-After (the store cannot be written now, or an earlier unit of
- * the job failed) or a 500 (the store refused the unit's rows), and once no other unit of
- * the job is in flight the job's in-memory state and config are reloaded from the database
- * (api_job_recover), so that they are again what the store holds.
+ * r becomes a 503 with Retry-After (the store cannot be written now, an earlier unit of the
+ * job failed, or another process wrote the job first: code "conflict") or a 500 (the store refused
+ * the unit's rows), and once no other unit of the job is in flight the job's in-memory state and
+ * config are reloaded from the database (api_job_recover), so that they are again what the store
+ * holds.
  */
 void api_committed(struct api *a, struct resp *r, const struct db_write *w);
 
@@ -180,10 +181,22 @@ void api_committed(struct api *a, struct resp *r, const struct db_write *w);
 int api_job_recover(struct api *a, const char *job, struct resp *r);
 
 /*
+ * The entry of job: the one in memory, or else (a cold load) the job's row and its window's
+ * samples read from the store, so that a job another process decided, or changed, goes on from
+ * its stored state, config and window instead of starting over. Not while a unit of the job is
+ * in flight (a deletion not yet committed): memory is then ahead of the store. The read runs on
+ * the loop thread, like the reload after a failed write: one read by the primary key and one
+ * range read of the window (milliseconds), only for a job not in memory. 1 with *e, 0 when the
+ * store has no such job either (*e NULL), -1 with r filled (503, Retry-After) when the store
+ * cannot be read.
+ */
+int api_job_find(struct api *a, const char *job, struct jobs_entry **e, struct resp *r);
+
+/*
  * The job of a request that makes a decision (decide, rebalance): the job id checked, a failed
  * earlier write recovered, the body parsed as an object (new in *body), and the job's entry in
- * *e (a new one when *created: forgotten again unless a decision is made). 0, or -1 with r
- * filled (*body may be set: the caller releases it).
+ * *e (api_job_find; a new one when *created: forgotten again unless a decision is made). 0, or -1
+ * with r filled (*body may be set: the caller releases it).
  */
 struct jobs_entry;
 /* decision_run on the server's scratch: 0, or -1 with r filled with the refusal (if any). */

@@ -2,7 +2,9 @@
  * api_commit.c - the completion of a reply once its write unit is back from the writer
  * (api_committed, see api.h): a decision's answer gets its id, a repeated sample the answer of
  * then, and a unit that was not stored a 503 or 500 that says so, after its job's state is
- * reloaded from the store.
+ * reloaded from the store (state, config, window and version: a unit fenced because another
+ * process wrote the job first is answered 503 "conflict", and the job's next request decides
+ * from what that process stored).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,11 +25,18 @@ void api_committed(struct api *a, struct resp *r, const struct db_write *w)
                               w->input_json ? strlen(w->input_json) : 0, w->last_at, r);
             return;
         }
-        if (w->kind == DB_W_DECISION) {
-            metrics_decision(a->metrics, w->reason);
-            struct jobs_entry *e = r->gauges.set ? jobs_get(a->jobs, w->job) : NULL;
-            if (e)
-                e->gauges = r->gauges;
+        if (w->kind == DB_W_DECISION || w->kind == DB_W_JOB_CONFIG) {
+            /* The job's row is at the unit's version now; the entry counted it when the unit
+             * was made (jobs_fence), and takes it from the store once no later unit of the job
+             * is in flight. */
+            struct jobs_entry *e = jobs_get(a->jobs, w->job);
+            if (e && (!a->wr || writer_job_pending(a->wr, w->job) == 0))
+                e->version = w->new_version;
+            if (w->kind == DB_W_DECISION) {
+                metrics_decision(a->metrics, w->reason);
+                if (e && r->gauges.set)
+                    e->gauges = r->gauges;
+            }
         }
         if (w->kind == DB_W_DECISION && w->decision_json && w->decision_json[0] == '{') {
             /* The stored text with decision_id first, as the decide answer has it: one copy,
@@ -70,6 +79,13 @@ void api_committed(struct api *a, struct resp *r, const struct db_write *w)
         r->retry_after = retry;
         break;
     }
+    case DB_FAULT_FENCED:
+        api_error(r, 503, "conflict", NULL,
+                  "another governor process %s job \"%s\" first (its stored version moved); "
+                  "nothing was stored, and the job is reloaded from the store: retry",
+                  w->kind == DB_W_DECISION ? "decided" : "changed", w->job);
+        r->retry_after = 1;
+        break;
     case DB_FAULT_STALE:
         api_error(r, 503, NULL, NULL,
                   "an earlier write of job \"%s\" failed and this one was made from the state "

@@ -95,7 +95,10 @@ int api_decision_job(const struct req *q, struct resp *r, json_t **body, struct 
         return -1;
     if (!(*body = api_json_body(q, r, NULL)))
         return -1;
-    if (!(*e = jobs_get(a->jobs, q->job))) {
+    int found = api_job_find(a, q->job, e, r);
+    if (found < 0)
+        return -1;
+    if (!found) {
         /* A new job: its entry is forgotten again unless a decision is made. It outlives
          * the request: made outside the arena (when one is open). */
         struct jarena *ar = jarena_pause();
@@ -262,6 +265,7 @@ static void decide(const struct req *q, struct resp *r)
     }
     e->stored_seq = end;
     w->last_at = e->last_at;
+    jobs_fence(e, w);
     r->status = 200;
     r->content_type = "application/json";
     r->write = w;

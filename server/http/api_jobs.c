@@ -5,7 +5,9 @@
  * PUT replaces the job's stored layer after validating it over the server defaults; the
  * in-memory entry changes at once (so the next decide on the loop sees it) and the write
  * unit makes it durable before the reply. DELETE forgets the job's state and stored layer;
- * its decisions and events stay.
+ * its decisions and events stay. A job not in memory is looked up in the store first
+ * (api_job_find: another process may have made it); both units are fenced on the job's
+ * version, and one that finds the version moved stores nothing (503 conflict, the job reloaded).
  */
 #include <stdio.h>
 #include <string.h>
@@ -44,13 +46,18 @@ static int bad_job(const struct req *q, struct resp *r)
 
 int api_job_delete(const struct req *q, struct resp *r)
 {
-    if (bad_job(q, r))
+    struct jobs_entry *e;
+    if (bad_job(q, r) || api_job_recover(q->api, q->job, r) < 0)
         return 0;
-    if (!jobs_get(q->api->jobs, q->job))
+    int found = api_job_find(q->api, q->job, &e, r);
+    if (found < 0)
+        return 0;
+    if (!found)
         return api_error(r, 404, NULL, "job", "no job \"%s\"", q->job);
-    jobs_remove(q->api->jobs, q->job);
     struct db_write *w = db_write_new(DB_W_JOB_DELETE, q->job);
     w->at = w->now = q->now_ms;
+    jobs_fence(e, w);
+    jobs_remove(q->api->jobs, q->job);
     r->status = 200;
     r->json = json_pack("{s:s,s:b}", "job", q->job, "deleted", 1);
     r->write = w;
@@ -71,10 +78,13 @@ static void add_effective(void *ud, const char *key, const char *value, enum opt
 
 int api_config_get(const struct req *q, struct resp *r)
 {
+    struct jobs_entry *e;
     if (bad_job(q, r))
         return 0;
-    struct jobs_entry *e = jobs_get(q->api->jobs, q->job);
-    if (!e)
+    int found = api_job_find(q->api, q->job, &e, r);
+    if (found < 0)
+        return 0;
+    if (!found)
         return api_error(r, 404, NULL, "job", "no job \"%s\"", q->job);
     struct each_ctx c = {json_object()};
     opt_job_each(e->opts, add_effective, &c);
@@ -93,7 +103,7 @@ int api_config_put(const struct req *q, struct resp *r)
     char *err = NULL;
     char bad[256], field[300];
 
-    if (bad_job(q, r))
+    if (bad_job(q, r) || api_job_recover(a, q->job, r) < 0)
         goto out;
     body = json_loadb(q->body ? q->body : "", q->body_len, JSON_REJECT_DUPLICATES, &jerr);
     if (!body) {
@@ -128,12 +138,18 @@ int api_config_put(const struct req *q, struct resp *r)
     for (int i = 0; i < opt_job_n_warnings(opts); i++)
         json_array_append_new(warn, json_string(opt_job_warning(opts, i)));
 
+    struct jobs_entry *e;
+    int found = api_job_find(a, q->job, &e, r);
+    if (found < 0) {
+        json_decref(stored);
+        goto out;
+    }
+    if (!found)
+        e = jobs_add(a->jobs, q->job, q->now_ms);
     struct db_write *w = db_write_new(DB_W_JOB_CONFIG, q->job);
     w->at = w->now = q->now_ms;
     w->job_config_json = json_dumps(stored, JSON_COMPACT);
-    struct jobs_entry *e = jobs_get(a->jobs, q->job);
-    if (!e)
-        e = jobs_add(a->jobs, q->job, q->now_ms);
+    jobs_fence(e, w);
     r->status = 200;
     r->json = json_pack("{s:s,s:O,s:o}", "job", q->job, "config", stored, "warnings", warn);
     r->write = w;

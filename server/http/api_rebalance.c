@@ -65,6 +65,7 @@ int api_rebalance(const struct req *q, struct resp *r)
     w->n_ws = 0;
     w->ws = xcalloc(1, sizeof *w->ws);
     w->last_at = e->last_at;
+    jobs_fence(e, w);
     r->status = 200;
     r->content_type = "application/json";
     r->write = w;

@@ -298,6 +298,7 @@ struct db_write *db_write_new(enum db_write_kind kind, const char *job)
     w->kind = kind;
     w->job = xstrdup(job);
     w->last_at = INT64_MIN;
+    w->expect_version = -1;
     return w;
 }
 
@@ -462,13 +463,63 @@ static int run(struct db *db, sqlite3_stmt *st, const char *what, char **errp)
     return 0;
 }
 
-static const char SQL_JOB_STATE[] =
-    "INSERT INTO jobs (job, created_at, state_bin, last_at) VALUES (?1, ?2, ?3, ?4) "
-    "ON CONFLICT (job) DO UPDATE SET state_bin = excluded.state_bin, last_at = excluded.last_at";
-static const char SQL_JOB_CONFIG[] =
-    "INSERT INTO jobs (job, created_at, config_json) VALUES (?1, ?2, ?3) "
-    "ON CONFLICT (job) DO UPDATE SET config_json = excluded.config_json";
-static const char SQL_JOB_DELETE[] = "DELETE FROM jobs WHERE job = ?1";
+/* w's fence did not hold: nothing of it is written (the caller returns before its rows). */
+static int fenced(struct db_write *w)
+{
+    w->fault = DB_FAULT_FENCED;
+    free(w->error);
+    w->error = xasprintf("job \"%s\": its stored version is no longer %lld: another process "
+                         "wrote the job first",
+                         w->job, (long long)w->expect_version);
+    return 1;
+}
+
+/*
+ * Steps a fenced write of the jobs row (its statement RETURNING the new version) and resets
+ * it: 0 with w->new_version, 1 when no row was written (fenced), -1 + *errp.
+ */
+static int run_fenced(struct db *db, sqlite3_stmt *st, struct db_write *w, const char *what,
+                      char **errp)
+{
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        w->new_version = sqlite3_column_int64(st, 0);
+        rc = sqlite3_step(st);
+    } else if (rc == SQLITE_DONE) {
+        sqlite3_reset(st);
+        sqlite3_clear_bindings(st);
+        return fenced(w);
+    }
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    if (rc != SQLITE_DONE) {
+        *errp = dberr(db, what);
+        return -1;
+    }
+    return 0;
+}
+
+/*
+ * The jobs row of a unit, fenced by its version (db_write.expect_version, ?5 or ?4): a row
+ * known to the unit (expect > 0) is updated only where its version is still that one; a job
+ * new to the unit (expect 0) is inserted, or updated where its version is still 0 (a row from
+ * before migration 010); expect -1 writes whatever is there. Each adds 1 to the version and
+ * returns it: no row returned is a fence that did not hold.
+ */
+static const char SQL_JOB_STATE_SET[] =
+    "UPDATE jobs SET state_bin = ?3, last_at = ?4, version = version + 1 "
+    "WHERE job = ?1 AND version = ?5 RETURNING version";
+static const char SQL_JOB_STATE_NEW[] =
+    "INSERT INTO jobs (job, created_at, state_bin, last_at, version) VALUES (?1, ?2, ?3, ?4, 1) "
+    "ON CONFLICT (job) DO UPDATE SET state_bin = excluded.state_bin, last_at = excluded.last_at, "
+    "version = jobs.version + 1 WHERE ?5 < 0 OR jobs.version = ?5 RETURNING version";
+static const char SQL_JOB_CONFIG_SET[] = "UPDATE jobs SET config_json = ?3, version = version + 1 "
+                                         "WHERE job = ?1 AND version = ?4 RETURNING version";
+static const char SQL_JOB_CONFIG_NEW[] =
+    "INSERT INTO jobs (job, created_at, config_json, version) VALUES (?1, ?2, ?3, 1) "
+    "ON CONFLICT (job) DO UPDATE SET config_json = excluded.config_json, "
+    "version = jobs.version + 1 WHERE ?4 < 0 OR jobs.version = ?4 RETURNING version";
+static const char SQL_JOB_DELETE[] = "DELETE FROM jobs WHERE job = ?1 AND (?2 < 0 OR version = ?2)";
 static const char SQL_CONFIG_CHANGE[] =
     "INSERT INTO config_changes (job, at, config_json, after_decision) "
     "VALUES (?1, ?2, ?3, (SELECT max(id) FROM decisions))";
@@ -793,13 +844,38 @@ static int64_t message_parts(const struct db_write *w, size_t *head_len)
     return parts;
 }
 
+/* The jobs row of a decision (its state and last sample), fenced: 0, 1 when the fence did
+ * not hold (nothing written), -1 + *errp. */
+static int apply_job_state(struct db *db, struct db_write *w, char **errp)
+{
+    sqlite3_stmt *st =
+        stmt(db, w->expect_version > 0 ? SQL_JOB_STATE_SET : SQL_JOB_STATE_NEW, errp);
+    if (!st)
+        return -1;
+    bind_text(st, 1, w->job);
+    sqlite3_bind_int64(st, 2, w->now);
+    if (w->state_bin)
+        sqlite3_bind_blob(st, 3, w->state_bin, (int)w->state_bin_len, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 3);
+    if (w->last_at == INT64_MIN)
+        sqlite3_bind_null(st, 4);
+    else
+        sqlite3_bind_int64(st, 4, w->last_at);
+    sqlite3_bind_int64(st, 5, w->expect_version);
+    return run_fenced(db, st, w, "update job state", errp);
+}
+
+/* A decision's rows; its jobs row first, so that a fence that does not hold writes none. */
 static int apply_decision(struct db *db, struct db_write *w, char **errp)
 {
     sqlite3_stmt *st;
     int64_t cid;
     unsigned char *input;
     size_t input_len;
-    int rc;
+    int rc = apply_job_state(db, w, errp);
+    if (rc != 0)
+        return rc < 0 ? -1 : 0;
     if (config_id(db, w->config_hash ? w->config_hash : "", w->config_json ? w->config_json : "{}",
                   &cid, errp) < 0)
         return -1;
@@ -869,40 +945,34 @@ static int apply_decision(struct db *db, struct db_write *w, char **errp)
         if (run(db, st, "insert plugin call", errp) < 0)
             return -1;
     }
-    if (apply_window(db, w, errp) < 0)
-        return -1;
-    if (!(st = stmt(db, SQL_JOB_STATE, errp)))
-        return -1;
-    bind_text(st, 1, w->job);
-    sqlite3_bind_int64(st, 2, w->now);
-    if (w->state_bin)
-        sqlite3_bind_blob(st, 3, w->state_bin, (int)w->state_bin_len, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(st, 3);
-    if (w->last_at == INT64_MIN)
-        sqlite3_bind_null(st, 4);
-    else
-        sqlite3_bind_int64(st, 4, w->last_at);
-    return run(db, st, "update job state", errp);
+    return apply_window(db, w, errp);
 }
 
 static int apply_config(struct db *db, struct db_write *w, const char *layer, char **errp)
 {
     sqlite3_stmt *st;
     if (w->kind == DB_W_JOB_CONFIG) {
-        if (!(st = stmt(db, SQL_JOB_CONFIG, errp)))
+        if (!(st = stmt(db, w->expect_version > 0 ? SQL_JOB_CONFIG_SET : SQL_JOB_CONFIG_NEW, errp)))
             return -1;
         bind_text(st, 1, w->job);
         sqlite3_bind_int64(st, 2, w->now);
         bind_text(st, 3, layer);
-        if (run(db, st, "update job config", errp) < 0)
-            return -1;
+        sqlite3_bind_int64(st, 4, w->expect_version);
+        int rc = run_fenced(db, st, w, "update job config", errp);
+        if (rc != 0)
+            return rc < 0 ? -1 : 0;
     } else {
         if (!(st = stmt(db, SQL_JOB_DELETE, errp)))
             return -1;
         bind_text(st, 1, w->job);
+        sqlite3_bind_int64(st, 2, w->expect_version);
         if (run(db, st, "delete job", errp) < 0)
             return -1;
+        if (w->expect_version >= 0 && sqlite3_changes(db->h) == 0) {
+            fenced(w);
+            return 0;
+        }
+        w->new_version = 0;
         if (!(st = stmt(db, SQL_WINDOW_FORGET, errp)))
             return -1;
         bind_text(st, 1, w->job);
@@ -1008,6 +1078,7 @@ static int apply_retention(struct db *db, struct db_write *w, char **errp)
 
 int db_write_apply(struct db *db, struct db_write *w, char **errp)
 {
+    w->fault = DB_FAULT_NONE;
     if (injected(db, errp))
         return -1;
     switch (w->kind) {
@@ -1031,13 +1102,14 @@ int db_write_apply(struct db *db, struct db_write *w, char **errp)
 /* ----------------------------------------------------------------- reads -- */
 
 static const char SQL_JOBS_ALL[] =
-    "SELECT job, created_at, config_json, last_at, state_bin FROM jobs ORDER BY job";
+    "SELECT job, created_at, config_json, last_at, state_bin, version FROM jobs ORDER BY job";
 static const char SQL_JOBS_ONE[] =
-    "SELECT job, created_at, config_json, last_at, state_bin FROM jobs WHERE job = ?1";
+    "SELECT job, created_at, config_json, last_at, state_bin, version FROM jobs WHERE job = ?1";
 
 int db_jobs_each(struct db *db, const char *job,
                  int (*fn)(void *ud, const char *job, int64_t created_at, const char *config_json,
-                           const void *state_bin, size_t state_bin_len, int64_t last_at),
+                           const void *state_bin, size_t state_bin_len, int64_t last_at,
+                           int64_t version),
                  void *ud, char **errp)
 {
     sqlite3_stmt *st = stmt(db, job ? SQL_JOBS_ONE : SQL_JOBS_ALL, errp);
@@ -1051,7 +1123,7 @@ int db_jobs_each(struct db *db, const char *job,
             sqlite3_column_type(st, 3) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(st, 3);
         if (fn(ud, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1),
                (const char *)sqlite3_column_text(st, 2), sqlite3_column_blob(st, 4),
-               (size_t)sqlite3_column_bytes(st, 4), last) != 0) {
+               (size_t)sqlite3_column_bytes(st, 4), last, sqlite3_column_int64(st, 5)) != 0) {
             *errp =
                 xasprintf("job \"%s\": bad stored row", (const char *)sqlite3_column_text(st, 0));
             n = -1;

@@ -79,7 +79,12 @@ enum db_fault {
     DB_FAULT_UNIT,
     /* Not attempted: an earlier unit of the same job failed, and this one was computed from
      * the in-memory state that failure made stale (503, retry). */
-    DB_FAULT_STALE
+    DB_FAULT_STALE,
+    /* The job's stored version is not the one the unit was computed from (expect_version):
+     * another process wrote the job first. The unit stored nothing; the other units of its
+     * group commit. The job is reloaded from the store before its next decision (503
+     * "conflict", retry). */
+    DB_FAULT_FENCED
 };
 
 /* One vertex_decisions row (strings owned by the row). evaluated_json: the figures as
@@ -158,6 +163,13 @@ struct db_write {
     bool more;
     /* out: the new decisions.id (DECISION), set by db_write_apply */
     int64_t decision_id;
+    /* The fence (DECISION, JOB_CONFIG, JOB_DELETE): the jobs.version the unit was computed
+     * from (0: the job had no row, the unit inserts it), or -1 (db_write_new's default): write
+     * whatever version is stored. A row whose version differs (or a row inserted meanwhile, or
+     * deleted) stores nothing of the unit: fault DB_FAULT_FENCED. */
+    int64_t expect_version;
+    /* out: the row's version after the unit (DECISION, JOB_CONFIG; 0 after a deletion) */
+    int64_t new_version;
     /* writer bookkeeping */
     struct db_write *next;
     int ok;
@@ -183,7 +195,11 @@ int db_window_each(struct db *db, const char *job, int64_t from_seq,
 int db_begin(struct db *db, char **errp);
 int db_commit(struct db *db, char **errp);
 void db_rollback(struct db *db);
-/* Writes every row of w (inside the caller's transaction); sets w->decision_id. -1 + *errp. */
+/*
+ * Writes every row of w (inside the caller's transaction); sets w->decision_id and
+ * w->new_version. A unit whose fence does not hold writes nothing and returns 0 with w->fault
+ * DB_FAULT_FENCED and w->error (new): the transaction goes on. -1 + *errp.
+ */
 int db_write_apply(struct db *db, struct db_write *w, char **errp);
 /*
  * Fault injection for tests: the next n calls of db_write_apply (and db_probe) fail as if
@@ -210,14 +226,15 @@ int db_probe(struct db *db, int64_t now, int busy_ms, char **errp);
 /* ----------------------------------------------------------------- reads -- */
 
 /*
- * Calls fn for each row of the jobs table (job = NULL) or for the one job named; strings
- * and the state blob are borrowed for the call; state_bin may be NULL (no state); last_at is
- * INT64_MIN when NULL. Returns the number of rows, or -1 with *errp (fn returning non-zero
- * stops with -1 too).
+ * Calls fn for each row of the jobs table (job = NULL) or for the one job named (one read by
+ * the primary key); strings and the state blob are borrowed for the call; state_bin may be
+ * NULL (no state); last_at is INT64_MIN when NULL; version: the row's fencing version.
+ * Returns the number of rows, or -1 with *errp (fn returning non-zero stops with -1 too).
  */
 int db_jobs_each(struct db *db, const char *job,
                  int (*fn)(void *ud, const char *job, int64_t created_at, const char *config_json,
-                           const void *state_bin, size_t state_bin_len, int64_t last_at),
+                           const void *state_bin, size_t state_bin_len, int64_t last_at,
+                           int64_t version),
                  void *ud, char **errp);
 
 /*

@@ -189,19 +189,46 @@ static void probed(struct writer *wr, int rc, const char *err)
 
 /* ------------------------------------------------------------------ writes -- */
 
-/* One transaction of n units; on failure it is rolled back and no unit is ok. */
+/* Whether a unit of ws[i]'s job before it in the group stored nothing (a fence that did not
+ * hold): ws[i] was computed from that unit's state. */
+static bool after_fenced(struct db_write **ws, int i)
+{
+    if (!ws[i]->job[0])
+        return false;
+    for (int k = 0; k < i; k++)
+        if (ws[k]->fault != DB_FAULT_NONE && strcmp(ws[k]->job, ws[i]->job) == 0)
+            return true;
+    return false;
+}
+
+/*
+ * One transaction of n units; on failure it is rolled back and no unit is ok. A unit whose
+ * fence did not hold (DB_FAULT_FENCED) stores nothing, and the later units of its job in the
+ * group are not written (DB_FAULT_STALE); the others commit.
+ */
 static int write_units(struct db *db, struct db_write **ws, int n, char **errp)
 {
+    int fenced = 0;
     if (db_begin(db, errp) < 0)
         goto fail;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
+        if (fenced && after_fenced(ws, i)) {
+            ws[i]->fault = DB_FAULT_STALE;
+            free(ws[i]->error);
+            ws[i]->error = xstrdup(STALE_MSG);
+            continue;
+        }
         if (db_write_apply(db, ws[i], errp) < 0)
             goto fail;
+        if (ws[i]->fault != DB_FAULT_NONE)
+            fenced++;
+    }
     if (db_commit(db, errp) < 0)
         goto fail;
     for (int i = 0; i < n; i++) {
-        ws[i]->ok = 1;
-        ws[i]->fault = DB_FAULT_NONE;
+        ws[i]->ok = ws[i]->fault == DB_FAULT_NONE;
+        if (!ws[i]->ok)
+            ws[i]->decision_id = 0;
     }
     return 0;
 fail:
@@ -226,16 +253,35 @@ int writer_commit_group(struct db *db, struct db_write **ws, int n, char **errp)
     return -1;
 }
 
+/* The units of a committed group that stored nothing (fenced, or after a fenced unit of their
+ * job) fail, and their job's later units with them until it is reloaded. */
+static void fail_unstored(struct writer *wr, struct db_write **g, int n)
+{
+    pthread_mutex_lock(&wr->mu);
+    for (int i = 0; i < n; i++) {
+        if (g[i]->ok)
+            continue;
+        char *why = g[i]->error;
+        g[i]->error = NULL;
+        fail(wr, g[i], g[i]->fault, why);
+        free(why);
+    }
+    pthread_mutex_unlock(&wr->mu);
+}
+
 /*
  * Writes a group (thread, outside mu). A storage fault fails the whole group and faults the
  * writer; any other failure writes the units again one per transaction, so that only the
- * unit the store refuses fails (with the later units of its job). -1 when any unit failed.
+ * unit the store refuses fails (with the later units of its job). A unit whose fence did not
+ * hold is not a failure of the group. -1 when any unit failed for the store.
  */
 static int commit(struct writer *wr, struct db_write **g, int n)
 {
     char *err = NULL;
-    if (write_units(wr->db, g, n, &err) == 0)
+    if (write_units(wr->db, g, n, &err) == 0) {
+        fail_unstored(wr, g, n);
         return 0;
+    }
     enum db_fault f = db_fault_of(db_last_errcode(wr->db));
     log_msg(LOG_ERROR, "writer", "group commit failed", "units=%d error=\"%s\"", n, err);
     if (f == DB_FAULT_STORAGE || n == 1) {
@@ -260,8 +306,10 @@ static int commit(struct writer *wr, struct db_write **g, int n)
         if (skip)
             continue;
         err = NULL;
-        if (write_units(wr->db, &g[i], 1, &err) == 0)
+        if (write_units(wr->db, &g[i], 1, &err) == 0) {
+            fail_unstored(wr, &g[i], 1);
             continue;
+        }
         f = db_fault_of(db_last_errcode(wr->db));
         log_msg(LOG_ERROR, "writer", "write unit refused", "job=%s kind=%d error=\"%s\"", g[i]->job,
                 (int)g[i]->kind, err);

@@ -14,6 +14,9 @@
  *    and the next units commit as usual. writer_health reports the state (readyz, 503s).
  *  - A unit whose own rows are refused (DB_FAULT_UNIT) does not take its group down: the
  *    group is written again one unit per transaction, so only that unit fails.
+ *  - A unit whose fence does not hold (db.h: the job's version moved, another process wrote
+ *    the job first) stores nothing, DB_FAULT_FENCED, and its group commits without it; the
+ *    later units of its job in the group are not written (DB_FAULT_STALE).
  *  - Each unit belongs to a job (w->job; "" for none). Once a unit of a job failed, the job's
  *    in-memory state is ahead of the store, and every later unit of that job was computed
  *    from it: those fail too (DB_FAULT_STALE) until the loop has reloaded the job from the

@@ -3,7 +3,8 @@
  * rows are refused fails alone (its group is written again unit by unit) and fails the later
  * units of its job until the job is recovered; a storage fault fails units at once and
  * marks the writer unhealthy until a probe commits; shutting down while faulted answers
- * every queued unit; the synchronous form classifies its failures.
+ * every queued unit; the synchronous form classifies its failures; a unit fenced on a job
+ * version that moved stores nothing, fails the later units of its job, and not its group.
  */
 #include <sqlite3.h>
 #include <stdio.h>
@@ -109,27 +110,43 @@ static int count(const char *sql)
     return n;
 }
 
+/* Holds the write lock from another connection after submitting first, so that the units
+ * submitted until group_release queue behind it and form one group. NULL on failure. */
+static sqlite3 *group_hold(struct writer *wr, struct db_write *first, struct done *d)
+{
+    sqlite3 *lock = NULL;
+    sqlite3_open(g_path, &lock);
+    if (sqlite3_exec(lock, "BEGIN EXCLUSIVE", NULL, NULL, NULL) != SQLITE_OK) {
+        sqlite3_close(lock);
+        return NULL;
+    }
+    writer_submit(wr, first, done_cb, d);
+    usleep(100 * 1000);
+    return lock;
+}
+
+static void group_release(sqlite3 *lock)
+{
+    usleep(100 * 1000);
+    sqlite3_exec(lock, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(lock);
+}
+
 static void test_bad_unit_fails_alone(void)
 {
     struct done d = {0};
     char *err = NULL;
-    sqlite3 *lock = NULL;
     fresh_db();
     struct writer *wr = writer_new(g_base, g_path, "OFF", 64, &err);
     ASSERT(wr != NULL);
-    /* Hold the write lock so that the units below queue behind the first and form a group. */
-    sqlite3_open(g_path, &lock);
-    ASSERT_EQ(sqlite3_exec(lock, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
-    writer_submit(wr, good("p"), done_cb, &d);
-    usleep(100 * 1000);
+    sqlite3 *lock = group_hold(wr, good("p"), &d);
+    ASSERT(lock != NULL);
     writer_submit(wr, good("y"), done_cb, &d);
     writer_submit(wr, bad("x"), done_cb, &d);
     writer_submit(wr, good("x"), done_cb, &d); /* made from x's state after the bad one */
     writer_submit(wr, good("z"), done_cb, &d);
     ASSERT_EQ(writer_job_pending(wr, "x"), 2);
-    usleep(100 * 1000);
-    sqlite3_exec(lock, "ROLLBACK", NULL, NULL, NULL);
-    sqlite3_close(lock);
+    group_release(lock);
     ASSERT(wait_done(&d, 5));
     ASSERT(d.w[0]->ok && d.w[1]->ok && d.w[4]->ok);
     ASSERT(!d.w[2]->ok);
@@ -265,6 +282,82 @@ static void test_commit_group_classifies(void)
 
 static int run_all(void);
 
+/* A config change of job fenced on version expect (-1: none). */
+static struct db_write *fenced_config(const char *job, int64_t expect)
+{
+    struct db_write *w = good(job);
+    w->expect_version = expect;
+    return w;
+}
+
+static void test_fence(void)
+{
+    struct done d = {0};
+    char *err = NULL;
+    fresh_db();
+    struct writer *wr = writer_new(g_base, g_path, "OFF", 64, &err);
+    ASSERT(wr != NULL);
+    /* f is new (expect 0): inserted at version 1; another process's view of it is then stale. */
+    writer_submit(wr, fenced_config("f", 0), done_cb, &d);
+    ASSERT(wait_done(&d, 1));
+    ASSERT(d.w[0]->ok);
+    ASSERT_EQ(d.w[0]->new_version, 1);
+    done_free(&d);
+    /* One group: f made from version 0 again (another process inserted f first), then a unit
+     * made from its state, and units of other jobs around them. */
+    sqlite3 *lock = group_hold(wr, good("p"), &d);
+    ASSERT(lock != NULL);
+    writer_submit(wr, fenced_config("g", 0), done_cb, &d);
+    writer_submit(wr, fenced_config("f", 0), done_cb, &d);
+    writer_submit(wr, fenced_config("f", 1), done_cb, &d); /* made from the one before */
+    writer_submit(wr, fenced_config("h", -1), done_cb, &d);
+    group_release(lock);
+    ASSERT(wait_done(&d, 5));
+    ASSERT(d.w[0]->ok && d.w[1]->ok && d.w[4]->ok);
+    ASSERT_EQ(d.w[1]->new_version, 1);
+    ASSERT(!d.w[2]->ok);
+    ASSERT_EQ(d.w[2]->fault, DB_FAULT_FENCED);
+    ASSERT_CONTAINS(d.w[2]->error, "another process");
+    ASSERT(!d.w[3]->ok);
+    ASSERT_EQ(d.w[3]->fault, DB_FAULT_STALE);
+    ASSERT_EQ(writer_health(wr, NULL, 0, NULL), 0); /* a fence is not a storage fault */
+    ASSERT_EQ(count("SELECT version FROM jobs WHERE job = 'f'"), 1);
+    ASSERT_EQ(count("SELECT count(*) FROM config_changes WHERE job = 'f'"), 1);
+    ASSERT_EQ(count("SELECT count(*) FROM config_changes"), 4);
+    done_free(&d);
+    /* f's later units fail until it is reloaded; then the current version is taken. */
+    ASSERT(writer_job_blocked(wr, "f"));
+    writer_job_recovered(wr, "f");
+    writer_submit(wr, fenced_config("f", 1), done_cb, &d);
+    ASSERT(wait_done(&d, 1));
+    ASSERT(d.w[0]->ok);
+    ASSERT_EQ(d.w[0]->new_version, 2);
+    done_free(&d);
+    /* A deletion made from an older version deletes nothing; from the current one, the row. */
+    struct db_write *del = db_write_new(DB_W_JOB_DELETE, "f");
+    del->expect_version = 1;
+    writer_submit(wr, del, done_cb, &d);
+    ASSERT(wait_done(&d, 1));
+    ASSERT_EQ(d.w[0]->fault, DB_FAULT_FENCED);
+    ASSERT_EQ(count("SELECT count(*) FROM jobs WHERE job = 'f'"), 1);
+    done_free(&d);
+    writer_job_recovered(wr, "f");
+    del = db_write_new(DB_W_JOB_DELETE, "f");
+    del->expect_version = 2;
+    writer_submit(wr, del, done_cb, &d);
+    ASSERT(wait_done(&d, 1));
+    ASSERT(d.w[0]->ok);
+    ASSERT_EQ(count("SELECT count(*) FROM jobs WHERE job = 'f'"), 0);
+    done_free(&d);
+    /* A unit that knew the row (expect > 0) does not bring a deleted job back. */
+    writer_submit(wr, fenced_config("f", 2), done_cb, &d);
+    ASSERT(wait_done(&d, 1));
+    ASSERT_EQ(d.w[0]->fault, DB_FAULT_FENCED);
+    ASSERT_EQ(count("SELECT count(*) FROM jobs WHERE job = 'f'"), 0);
+    done_free(&d);
+    writer_free(wr);
+}
+
 int main(void)
 {
     evthread_use_pthreads();
@@ -284,6 +377,7 @@ static int run_all(void)
 {
     static const struct test_case tests[] = {
         TEST_ENTRY(test_bad_unit_fails_alone), TEST_ENTRY(test_storage_fault_and_recovery),
-        TEST_ENTRY(test_free_while_faulted), TEST_ENTRY(test_commit_group_classifies)};
+        TEST_ENTRY(test_free_while_faulted), TEST_ENTRY(test_commit_group_classifies),
+        TEST_ENTRY(test_fence)};
     return test_run(tests, (int)(sizeof tests / sizeof tests[0]));
 }
