@@ -28,6 +28,7 @@
 #include "options/options.h"
 #include "store/sql.h"
 #include "store/sql_conn.h"
+#include "store/sql_json.h"
 #include "base/xmem.h"
 
 /* The limits without an option (those with one default to the options table's). */
@@ -401,19 +402,19 @@ static char *dead_text(struct sql_engine *e, int wstatus, int *status)
 {
     if (atomic_load(&e->stopping)) {
         *status = 503;
-        return sql_conn_error_text("UNAVAILABLE", NULL, "the server is shutting down");
+        return sql_json_error_text("UNAVAILABLE", NULL, "the server is shutting down");
     }
     if (wstatus != -1 && WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGALRM) {
         *status = 400;
-        return sql_conn_error_text("DEADLINE_EXCEEDED", "sql",
+        return sql_json_error_text("DEADLINE_EXCEEDED", "sql",
                                    "query exceeded the %" PRId64 " ms time limit",
                                    e->lim.timeout_ms);
     }
     *status = 500;
     if (wstatus != -1 && WIFSIGNALED(wstatus))
-        return sql_conn_error_text("INTERNAL", NULL, "the query process was killed by signal %d",
+        return sql_json_error_text("INTERNAL", NULL, "the query process was killed by signal %d",
                                    WTERMSIG(wstatus));
-    return sql_conn_error_text("INTERNAL", NULL, "the query process ended (status %d)",
+    return sql_json_error_text("INTERNAL", NULL, "the query process ended (status %d)",
                                wstatus != -1 && WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
 }
 
@@ -425,16 +426,16 @@ static int run_line(struct sql_engine *e, const char *line, char **body)
     int status = 500, wstatus = -1;
     *body = NULL;
     if (atomic_load(&e->stopping)) {
-        *body = sql_conn_error_text("UNAVAILABLE", NULL, "the server is shutting down");
+        *body = sql_json_error_text("UNAVAILABLE", NULL, "the server is shutting down");
         return 503;
     }
     struct proc *p = proc_get(e, &err);
     if (!p) {
         if (atomic_load(&e->stopping)) {
             status = 503;
-            *body = sql_conn_error_text("UNAVAILABLE", NULL, "the server is shutting down");
+            *body = sql_json_error_text("UNAVAILABLE", NULL, "the server is shutting down");
         } else {
-            *body = sql_conn_error_text("INTERNAL", NULL, "%s", err);
+            *body = sql_json_error_text("INTERNAL", NULL, "%s", err);
         }
         free(err);
         return status;
@@ -468,12 +469,12 @@ static int run_line(struct sql_engine *e, const char *line, char **body)
     proc_end(e, p, true, &wstatus);
     if (r == IO_TIMEOUT && !atomic_load(&e->stopping)) {
         *body =
-            sql_conn_error_text("DEADLINE_EXCEEDED", "sql",
+            sql_json_error_text("DEADLINE_EXCEEDED", "sql",
                                 "query exceeded the %" PRId64 " ms time limit", e->lim.timeout_ms);
         return 400;
     }
     if (r == IO_PROTOCOL && !atomic_load(&e->stopping)) {
-        *body = sql_conn_error_text("INTERNAL", NULL, "the query process answered garbage");
+        *body = sql_json_error_text("INTERNAL", NULL, "the query process answered garbage");
         return 500;
     }
     *body = dead_text(e, wstatus, &status);
@@ -485,13 +486,13 @@ static char *request_line(const char *sql, json_t *params, char **body, int *sta
 {
     if (!sql) {
         *status = 400;
-        *body = sql_conn_error_text("INVALID_ARGUMENT", "sql", "sql must be a string");
+        *body = sql_json_error_text("INVALID_ARGUMENT", "sql", "sql must be a string");
         return NULL;
     }
     json_t *s = json_string(sql);
     if (!s) {
         *status = 400;
-        *body = sql_conn_error_text("INVALID_ARGUMENT", "sql", "sql must be valid UTF-8");
+        *body = sql_json_error_text("INVALID_ARGUMENT", "sql", "sql must be valid UTF-8");
         return NULL;
     }
     json_t *req = json_object();
@@ -733,7 +734,7 @@ int sql_child_main(int argc, char **argv)
         int status;
         if (!json_is_object(req)) {
             status = 500;
-            body = sql_conn_error_text("INTERNAL", NULL, "the query process got garbage");
+            body = sql_json_error_text("INTERNAL", NULL, "the query process got garbage");
             len = strlen(body);
         } else {
             status = sql_conn_run(c, json_string_value(json_object_get(req, "sql")),
