@@ -3,9 +3,11 @@
  * sql_submit, the query processes (start, the pipe protocol, the deadline, the kill), and
  * the main of a query process.
  *
- * The protocol over a query process's stdin and stdout: on start it writes "R\n" (ready) or
- * "E <why>\n" and exits; then, for each request line {"sql": "...", "params": [...]}, it
- * writes "<status> <length>\n" and that many bytes of JSON text.
+ * The protocol over a query process's stdin and stdout: for PostgreSQL the engine first writes
+ * the connection string as one line (never on the command line, where `ps` would show a
+ * password); on start the process writes "R\n" (ready) or "E <why>\n" and exits; then, for each
+ * request line {"sql": "...", "params": [...]}, it writes "<status> <length>\n" and that many bytes
+ * of JSON text.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +31,7 @@
 #include "store/sql.h"
 #include "store/sql_conn.h"
 #include "store/sql_json.h"
+#include "store/sql_pg.h"
 #include "base/xmem.h"
 
 /* The limits without an option (those with one default to the options table's). */
@@ -36,6 +39,8 @@
 #define DEF_WORKERS     2
 #define DEF_MAX_QUEUE   64
 #define DEF_MAX_MEMORY  (256 * 1024 * 1024)
+/* argv[2] of a query process that reads its PostgreSQL connection string from stdin. */
+#define PG_FROM_STDIN "-"
 /* A query process must be ready within this (it only opens the database). */
 #define START_TIMEOUT_MS 30000
 /* An error body is short; a result is at most max_bytes. */
@@ -79,6 +84,13 @@ struct sql_engine {
     pthread_t *threads;
     int n_threads;
 };
+
+/* A libpq URL (PostgreSQL) rather than a SQLite file name: the rule of db_is_pg (store/db.h),
+ * kept here until that is in every tree. */
+static bool is_pg(const char *db)
+{
+    return strncmp(db, "postgresql://", 13) == 0 || strncmp(db, "postgres://", 11) == 0;
+}
 
 static int64_t now_ns(void)
 {
@@ -292,8 +304,11 @@ static struct proc *proc_start(struct sql_engine *e, char **errp)
     snprintf(lines[3], sizeof lines[3], "%" PRId64, e->lim.max_value);
     snprintf(lines[4], sizeof lines[4], "%d", e->lim.max_sql_len);
     snprintf(lines[5], sizeof lines[5], "%" PRId64, e->lim.max_memory);
-    char *argv[] = {"governor", SQL_CHILD_COMMAND, e->path,  lines[0], lines[1],
-                    lines[2],   lines[3],          lines[4], lines[5], NULL};
+    bool pg = is_pg(e->path);
+    char *argv[] = {"governor", SQL_CHILD_COMMAND, pg ? PG_FROM_STDIN : e->path,
+                    lines[0],   lines[1],          lines[2],
+                    lines[3],   lines[4],          lines[5],
+                    NULL};
     p = xcalloc(1, sizeof *p);
     int rc = posix_spawn(&p->pid, "/proc/self/exe", &fa, &at, argv, environ);
     if (rc != 0) {
@@ -317,7 +332,15 @@ static struct proc *proc_start(struct sql_engine *e, char **errp)
         kill(p->pid, SIGKILL);
     pthread_mutex_unlock(&e->mu);
 
-    enum io r = read_line(p->from, why, sizeof why, now_ns() + START_TIMEOUT_MS * 1000000LL);
+    int64_t start_deadline = now_ns() + START_TIMEOUT_MS * 1000000LL;
+    enum io r = IO_OK;
+    if (pg) {
+        r = write_all(p->to, e->path, strlen(e->path), start_deadline);
+        if (r == IO_OK)
+            r = write_all(p->to, "\n", 1, start_deadline);
+    }
+    if (r == IO_OK)
+        r = read_line(p->from, why, sizeof why, start_deadline);
     if (r == IO_OK && strcmp(why, "R") == 0)
         goto out;
     if (r == IO_OK && why[0] == 'E' && why[1] == ' ')
@@ -589,6 +612,11 @@ int sql_submit(struct sql_engine *e, const char *sql, json_t *params, sql_done_c
 
 struct sql_engine *sql_engine_new(const char *db_path, const struct sql_limits *lim, char **errp)
 {
+    if (is_pg(db_path) && strpbrk(db_path, "\r\n")) {
+        /* it goes to the query process as one line */
+        *errp = xstrdup("sql: the PostgreSQL connection string holds a line break");
+        return NULL;
+    }
     struct sql_engine *e = xcalloc(1, sizeof *e);
     struct opt_server def;
     opt_server_init(&def);
@@ -707,22 +735,36 @@ int sql_child_main(int argc, char **argv)
         printf("E sql: bad settings of the query process\n");
         return 2;
     }
-    sqlite3_hard_heap_limit64(lim.max_memory);
     char *err = NULL;
-    struct sql_conn *c = sql_conn_open(argv[2], &lim, &err);
-    if (!c) {
+    struct sql_conn *c = NULL;
+    struct sql_pg *pgc = NULL;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    if (strcmp(argv[2], PG_FROM_STDIN) == 0) {
+        /* the connection string: the first line of stdin */
+        n = getline(&line, &cap, stdin);
+        if (n > 0 && line[n - 1] == '\n')
+            line[n - 1] = '\0';
+        if (n <= 0)
+            err = xstrdup("sql: no connection string");
+        else
+            pgc = sql_pg_open(line, &lim, &err);
+    } else {
+        sqlite3_hard_heap_limit64(lim.max_memory);
+        c = sql_conn_open(argv[2], &lim, &err);
+    }
+    if (!c && !pgc) {
         for (char *q = err; *q; q++)
             if (*q == '\n' || *q == '\r')
                 *q = ' ';
         printf("E %s\n", err);
         free(err);
+        free(line);
         return 1;
     }
     fputs("R\n", stdout);
     fflush(stdout);
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
     int rc = 0;
     while ((n = getline(&line, &cap, stdin)) > 0) {
         json_t *req = json_loadb(line, (size_t)n, 0, NULL);
@@ -737,8 +779,10 @@ int sql_child_main(int argc, char **argv)
             body = sql_json_error_text("INTERNAL", NULL, "the query process got garbage");
             len = strlen(body);
         } else {
-            status = sql_conn_run(c, json_string_value(json_object_get(req, "sql")),
-                                  json_object_get(req, "params"), &body, &len);
+            const char *sql = json_string_value(json_object_get(req, "sql"));
+            json_t *params = json_object_get(req, "params");
+            status = pgc ? sql_pg_run(pgc, sql, params, &body, &len)
+                         : sql_conn_run(c, sql, params, &body, &len);
         }
         printf("%d %zu\n", status, len);
         fwrite(body, 1, len, stdout);
@@ -753,5 +797,6 @@ int sql_child_main(int argc, char **argv)
     }
     free(line);
     sql_conn_close(c);
+    sql_pg_close(pgc);
     return rc;
 }
