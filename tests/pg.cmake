@@ -12,3 +12,19 @@ if(PYTHON3)
       WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   endforeach()
 endif()
+
+# Replicas behind HAProxy on one PostgreSQL (tests/replicas/), and the replica benchmark's
+# smoke run (tests/bench/replicas.py prints the figures when run by hand).
+if(PYTHON3)
+  foreach(t failover same_job)
+    add_test(NAME pg.replicas.${t}
+             COMMAND ${PYTHON3} ${CMAKE_SOURCE_DIR}/tests/replicas/${t}.py $<TARGET_FILE:governor>)
+    set_tests_properties(pg.replicas.${t} PROPERTIES TIMEOUT 300 LABELS pg SKIP_RETURN_CODE 77
+      WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  endforeach()
+  add_test(NAME pg.bench.replicas
+           COMMAND ${PYTHON3} ${CMAKE_SOURCE_DIR}/tests/bench/replicas.py --smoke
+                   $<TARGET_FILE:governor>)
+  set_tests_properties(pg.bench.replicas PROPERTIES TIMEOUT 300 LABELS pg SKIP_RETURN_CODE 77
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+endif()
