@@ -113,25 +113,21 @@ SELECT d.id AS decision_id,
            AS subtasks_after,
        d.policy_revision AS policy_revision,
        (SELECT c.hash FROM decision_configs c WHERE c.id = d.config_id) AS config_hash,
-       (SELECT (e.reason = 'ScalingApplied')::int::bigint
-          FROM events e
-         WHERE e.job = d.job AND e.reason IN ('ScalingApplied', 'ScalingNotApplied')
-           AND e.decision_id > d.id
-           AND e.decision_id <= coalesce((SELECT min(n.id) FROM decisions n
-                                           WHERE n.job = d.job AND n.id > d.id
-                                             AND n.execute = 1 AND n.action <> 'NO_CHANGE'),
-                                         e.decision_id)
-         ORDER BY e.decision_id LIMIT 1) AS applied,
-       (SELECT e.decision_id
-          FROM events e
-         WHERE e.job = d.job AND e.reason IN ('ScalingApplied', 'ScalingNotApplied')
-           AND e.decision_id > d.id
-           AND e.decision_id <= coalesce((SELECT min(n.id) FROM decisions n
-                                           WHERE n.job = d.job AND n.id > d.id
-                                             AND n.execute = 1 AND n.action <> 'NO_CHANGE'),
-                                         e.decision_id)
-         ORDER BY e.decision_id LIMIT 1) AS applied_decision_id
+       (ap.reason = 'ScalingApplied')::int::bigint AS applied,
+       ap.decision_id AS applied_decision_id
 FROM decisions d
+-- the outcome of the scaling: the first ScalingApplied / ScalingNotApplied after it and no
+-- later than the job's next executed scaling (007)
+LEFT JOIN LATERAL (
+    SELECT e.reason, e.decision_id
+      FROM events e
+     WHERE e.job = d.job AND e.reason IN ('ScalingApplied', 'ScalingNotApplied')
+       AND e.decision_id > d.id
+       AND e.decision_id <= coalesce((SELECT min(n.id) FROM decisions n
+                                       WHERE n.job = d.job AND n.id > d.id
+                                         AND n.execute = 1 AND n.action <> 'NO_CHANGE'),
+                                     e.decision_id)
+     ORDER BY e.decision_id LIMIT 1) ap ON true
 WHERE d.execute = 1 AND d.action <> 'NO_CHANGE';
 
 -- Events raised by decisions; suppressed = 1: a repeat that was deduplicated.

@@ -351,23 +351,11 @@ static bool only_trivia(const char *p)
 static int bind_params(sqlite3_stmt *st, json_t *params, char **err)
 {
     int want = sqlite3_bind_parameter_count(st);
-    size_t have = 0;
-    if (params && !json_is_null(params)) {
-        if (!json_is_array(params)) {
-            *err = sql_json_error_text("INVALID_ARGUMENT", "params", "params must be an array");
-            return -1;
-        }
-        have = json_array_size(params);
-    }
-    if (have != (size_t)want) {
-        *err = sql_json_error_text("INVALID_ARGUMENT", "params",
-                                   "the statement has %d parameter%s but %zu value%s given", want,
-                                   want == 1 ? "" : "s", have, have == 1 ? " was" : "s were");
+    if (sql_json_params_check(params, want, err) < 0)
         return -1;
-    }
-    for (size_t i = 0; i < have; i++) {
-        json_t *v = json_array_get(params, i);
-        int idx = (int)i + 1, rc;
+    for (int i = 0; i < want; i++) {
+        json_t *v = json_array_get(params, (size_t)i);
+        int idx = i + 1, rc;
         switch (json_typeof(v)) {
         case JSON_INTEGER:
             rc = sqlite3_bind_int64(st, idx, (sqlite3_int64)json_integer_value(v));
@@ -385,22 +373,13 @@ static int bind_params(sqlite3_stmt *st, json_t *params, char **err)
         case JSON_FALSE:
             rc = sqlite3_bind_int(st, idx, 0);
             break;
-        case JSON_NULL:
+        default: /* null: objects and arrays were refused */
             rc = sqlite3_bind_null(st, idx);
             break;
-        default: {
-            char field[32];
-            snprintf(field, sizeof field, "params[%zu]", i);
-            *err = sql_json_error_text("INVALID_ARGUMENT", field,
-                                       "a parameter must be a number, a string, a boolean or null, "
-                                       "not an %s",
-                                       json_is_object(v) ? "object" : "array");
-            return -1;
-        }
         }
         if (rc != SQLITE_OK) {
             char field[32];
-            snprintf(field, sizeof field, "params[%zu]", i);
+            snprintf(field, sizeof field, "params[%d]", i);
             *err = sql_json_error_text("INVALID_ARGUMENT", field, "cannot bind: %s",
                                        sqlite3_errstr(rc));
             return -1;

@@ -43,6 +43,36 @@ char *sql_json_error_text(const char *code, const char *field, const char *fmt, 
     free(s);
     return out;
 }
+int sql_json_params_check(json_t *params, int want, char **err)
+{
+    size_t have = 0;
+    if (params && !json_is_null(params)) {
+        if (!json_is_array(params)) {
+            *err = sql_json_error_text("INVALID_ARGUMENT", "params", "params must be an array");
+            return -1;
+        }
+        have = json_array_size(params);
+    }
+    if (have != (size_t)want) {
+        *err = sql_json_error_text("INVALID_ARGUMENT", "params",
+                                   "the statement has %d parameter%s but %zu value%s given", want,
+                                   want == 1 ? "" : "s", have, have == 1 ? " was" : "s were");
+        return -1;
+    }
+    for (size_t i = 0; i < have; i++) {
+        json_t *v = json_array_get(params, i);
+        if (!json_is_object(v) && !json_is_array(v))
+            continue;
+        char field[32];
+        snprintf(field, sizeof field, "params[%zu]", i);
+        *err = sql_json_error_text("INVALID_ARGUMENT", field,
+                                   "a parameter must be a number, a string, a boolean or null, "
+                                   "not an %s",
+                                   json_is_object(v) ? "object" : "array");
+        return -1;
+    }
+    return 0;
+}
 
 /* ---- text ---------------------------------------------------------------------------- */
 

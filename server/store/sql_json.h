@@ -10,11 +10,12 @@
  * are checked on the JSON sizes before anything is built: one value (max_value), and the
  * body (max_bytes: a row that does not fit after the first ends the result, "truncated").
  *
- * May call: jansson (error bodies), xmem. Knows nothing of SQLite, libpq or HTTP.
+ * May call: jansson (params, error bodies), xmem. Knows nothing of SQLite, libpq or HTTP.
  */
 #ifndef GOVERNOR_SQL_JSON_H
 #define GOVERNOR_SQL_JSON_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -66,6 +67,13 @@ int sql_json_row_put(struct sql_json_out *o, const struct sql_json_cell *cells,
 
 /* Appends the end of the body: `],"truncated":false}` and the newline. */
 void sql_json_tail(struct sql_json_out *o, bool truncated);
+
+/*
+ * Checks a request's params (borrowed: NULL or JSON null for none, else an array) against a
+ * statement of want parameters: an array of that length whose values are numbers, strings,
+ * booleans or nulls. 0, or -1 with *err (new, the error body; field "params" or "params[i]").
+ */
+int sql_json_params_check(json_t *params, int want, char **err);
 
 /*
  * new: the JSON text (with the trailing newline) of the error body

@@ -230,58 +230,37 @@ static int exec_command(struct sql_pg *c, const char *cmd, char **err, int *stat
  * NULL. 0, or -1 with *err (new). */
 static int params_text(json_t *params, int want, char ***vals, char **err)
 {
-    size_t have = 0;
-    if (params && !json_is_null(params)) {
-        if (!json_is_array(params)) {
-            *err = sql_json_error_text("INVALID_ARGUMENT", "params", "params must be an array");
-            return -1;
-        }
-        have = json_array_size(params);
-    }
-    if (have != (size_t)want) {
-        *err = sql_json_error_text("INVALID_ARGUMENT", "params",
-                                   "the statement has %d parameter%s but %zu value%s given", want,
-                                   want == 1 ? "" : "s", have, have == 1 ? " was" : "s were");
+    if (sql_json_params_check(params, want, err) < 0)
         return -1;
-    }
-    *vals = xcalloc(have + 1, sizeof **vals);
-    for (size_t i = 0; i < have; i++) {
-        json_t *v = json_array_get(params, i);
+    *vals = xcalloc((size_t)want + 1, sizeof **vals);
+    for (int i = 0; i < want; i++) {
+        json_t *v = json_array_get(params, (size_t)i);
+        char *text = NULL;
         switch (json_typeof(v)) {
         case JSON_INTEGER:
-            (*vals)[i] = xasprintf("%" JSON_INTEGER_FORMAT, json_integer_value(v));
+            text = xasprintf("%" JSON_INTEGER_FORMAT, json_integer_value(v));
             break;
         case JSON_REAL:
-            (*vals)[i] = xasprintf("%.17g", json_real_value(v));
+            text = xasprintf("%.17g", json_real_value(v));
             break;
         case JSON_STRING:
             if (memchr(json_string_value(v), '\0', json_string_length(v))) {
                 char field[32];
-                snprintf(field, sizeof field, "params[%zu]", i);
+                snprintf(field, sizeof field, "params[%d]", i);
                 *err = sql_json_error_text("INVALID_ARGUMENT", field,
                                            "a string parameter cannot hold a NUL character");
                 return -1;
             }
-            (*vals)[i] = xstrdup(json_string_value(v));
+            text = xstrdup(json_string_value(v));
             break;
         case JSON_TRUE:
-            (*vals)[i] = xstrdup("1");
-            break;
         case JSON_FALSE:
-            (*vals)[i] = xstrdup("0");
+            text = xstrdup(json_is_true(v) ? "1" : "0");
             break;
-        case JSON_NULL:
+        default: /* null: objects and arrays were refused */
             break;
-        default: {
-            char field[32];
-            snprintf(field, sizeof field, "params[%zu]", i);
-            *err = sql_json_error_text("INVALID_ARGUMENT", field,
-                                       "a parameter must be a number, a string, a boolean or null, "
-                                       "not an %s",
-                                       json_is_object(v) ? "object" : "array");
-            return -1;
         }
-        }
+        (*vals)[i] = text;
     }
     return 0;
 }
