@@ -451,20 +451,11 @@ int sql_conn_run(struct sql_conn *c, const char *sql, json_t *params, char **bod
     c->timed_out = false;
     c->deadline_ns = now_ns() + c->lim.timeout_ms * 1000000;
 
-    if (!sql) {
+    if (sql_json_sql_check(sql, c->lim.max_sql_len, &err) < 0) {
         status = 400;
-        err = sql_json_error_text("INVALID_ARGUMENT", "sql", "sql must be a string");
         goto out;
     }
-    size_t sql_len = strlen(sql);
-    if (sql_len > (size_t)c->lim.max_sql_len) {
-        status = 400;
-        err = sql_json_error_text("INVALID_ARGUMENT", "sql",
-                                  "sql is %zu bytes, longer than the %d allowed", sql_len,
-                                  c->lim.max_sql_len);
-        goto out;
-    }
-    rc = sqlite3_prepare_v2(c->db, sql, (int)sql_len, &st, &tail);
+    rc = sqlite3_prepare_v2(c->db, sql, (int)strlen(sql), &st, &tail);
     if (rc != SQLITE_OK) {
         err = sqlite_error(c, rc & 0xFF, &status);
         goto out;

@@ -43,6 +43,22 @@ char *sql_json_error_text(const char *code, const char *field, const char *fmt, 
     free(s);
     return out;
 }
+int sql_json_sql_check(const char *sql, int max_sql_len, char **err)
+{
+    if (!sql) {
+        *err = sql_json_error_text("INVALID_ARGUMENT", "sql", "sql must be a string");
+        return -1;
+    }
+    size_t sql_len = strlen(sql);
+    if (sql_len > (size_t)max_sql_len) {
+        *err = sql_json_error_text("INVALID_ARGUMENT", "sql",
+                                   "sql is %zu bytes, longer than the %d allowed", sql_len,
+                                   max_sql_len);
+        return -1;
+    }
+    return 0;
+}
+
 int sql_json_params_check(json_t *params, int want, char **err)
 {
     size_t have = 0;

@@ -69,6 +69,12 @@ int sql_json_row_put(struct sql_json_out *o, const struct sql_json_cell *cells,
 void sql_json_tail(struct sql_json_out *o, bool truncated);
 
 /*
+ * Checks a request's SQL text (borrowed; NULL: the request's sql was not a string) against
+ * the length limit. 0, or -1 with *err (new, the error body of a 400).
+ */
+int sql_json_sql_check(const char *sql, int max_sql_len, char **err);
+
+/*
  * Checks a request's params (borrowed: NULL or JSON null for none, else an array) against a
  * statement of want parameters: an array of that length whose values are numbers, strings,
  * booleans or nulls. 0, or -1 with *err (new, the error body; field "params" or "params[i]").

@@ -392,17 +392,8 @@ int sql_pg_run(struct sql_pg *c, const char *sql, json_t *params, char **body, s
     bool in_tx = false;
     int64_t deadline = now_ns() + c->lim.timeout_ms * 1000000;
 
-    if (!sql) {
+    if (sql_json_sql_check(sql, c->lim.max_sql_len, &err) < 0) {
         status = 400;
-        err = sql_json_error_text("INVALID_ARGUMENT", "sql", "sql must be a string");
-        goto out;
-    }
-    size_t sql_len = strlen(sql);
-    if (sql_len > (size_t)c->lim.max_sql_len) {
-        status = 400;
-        err = sql_json_error_text("INVALID_ARGUMENT", "sql",
-                                  "sql is %zu bytes, longer than the %d allowed", sql_len,
-                                  c->lim.max_sql_len);
         goto out;
     }
     const char *hit = denied_name(sql);
