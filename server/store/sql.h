@@ -11,9 +11,9 @@
  * after the other over a pipe. A worker thread of the engine sends it the query and waits
  * for the answer until the deadline (the time limit plus SQL_GRACE_MS); a process that has
  * not answered by then is killed (SIGKILL) and the query answers 400 DEADLINE_EXCEEDED; the
- * next query starts a new process. So the limit holds whatever the query does, including a single SQL function
- * call that runs for minutes inside SQLite (instr, replace, like of long operands), which
- * the progress handler cannot stop. The process also caps SQLite's heap
+ * next query starts a new process. So the limit holds whatever the query does, including a
+ * single SQL function call that runs for minutes inside SQLite (instr, replace, like of long
+ * operands), which the progress handler cannot stop. The process also caps SQLite's heap
  * (sqlite3_hard_heap_limit64) and arms its own timer, so that it never outlives its query
  * even if the server is gone. Why a process and not overridden SQL functions: it bounds
  * every function and every loop of SQLite, present and future, and the memory too, without
