@@ -67,9 +67,10 @@ struct sql_engine; /* opaque */
 /*
  * New: an engine over the database file db_path (borrowed; opened read-only, never
  * created, URI names not interpreted), or over the PostgreSQL database of a libpq URL
- * (each query read-only as the role governor_audit, see sql_pg.h). lim may be NULL for all defaults. Starts one query
- * process per worker up front (so that a missing or unreadable file is reported here, and
- * no query waits for a process to start; a worker replaces a killed process after it has
+ * (each query read-only as the role governor_audit, see sql_pg.h). lim may be NULL for all
+ * defaults. Starts one query process per worker up front (so that a missing or unreadable
+ * file, or a database that refuses the connection or the role, is reported here, and no
+ * query waits for a process to start; a worker replaces a killed process after it has
  * answered), and starts the worker threads. Returns NULL with *errp (new, caller frees) on
  * failure.
  */
