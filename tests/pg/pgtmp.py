@@ -6,6 +6,8 @@ As a module:
     with pgtmp.Cluster() as pg:          # initdb, start, wait until it accepts connections
         url = pg.create_db("governor")   # postgresql://postgres@127.0.0.1:PORT/governor
         pg.psql(url, "SELECT 1")         # runs psql, returns its output (raises on error)
+        sb = pg.standby()                # a hot standby streaming from it (sb.url("governor"))
+        pg.wait_replayed(sb)             # until it has replayed what pg wrote
     # stopped and removed here, also after an exception
 
 As a command:
@@ -106,36 +108,68 @@ class Cluster:
 
     # -- life cycle -----------------------------------------------------------------------
     def start(self):
-        self.dir = tempfile.mkdtemp(prefix="pgtmp-")
-        self._hook()
+        self._make_dir()
         try:
-            if os.geteuid() == 0:
-                import pwd
-                pw = pwd.getpwnam(OS_USER)
-                os.chown(self.dir, pw.pw_uid, pw.pw_gid)
-            os.chmod(self.dir, 0o700)
-            data = os.path.join(self.dir, "data")
-            self._run("initdb", "-D", data, "-U", SUPERUSER, "-A", "trust", "-E", "UTF8",
-                      "--locale=C", "--no-sync")
-            opts = {"listen_addresses": "127.0.0.1", "unix_socket_directories": self.dir,
-                    "fsync": "on", "max_connections": "100", "shared_buffers": "32MB",
-                    "log_min_messages": "warning"}
-            opts.update(self.settings)
-            last = None
-            for _ in range(5):  # a free port may be taken between the probe and the bind
-                self.port = free_port()
-                o = " ".join("-c %s=%s" % (k, v) for k, v in opts.items())
-                o += " -p %d" % self.port
-                p = self._run("pg_ctl", "-D", data, "-l", os.path.join(self.dir, "log"), "-o",
-                              o, "-w", "-t", "120", "start", check=False, timeout=180)
-                if p.returncode == 0 and self._ready():
-                    return self
-                last = p.stderr + p.stdout + self.log()[-2000:]
-                self._run("pg_ctl", "-D", data, "-m", "immediate", "stop", check=False)
-            raise RuntimeError("PostgreSQL did not start: " + last)
+            self._run("initdb", "-D", os.path.join(self.dir, "data"), "-U", SUPERUSER, "-A",
+                      "trust", "-E", "UTF8", "--locale=C", "--no-sync")
+            return self._serve()
         except BaseException:
             self.stop()
             raise
+
+    def standby(self):
+        """A hot standby of this cluster: a new Cluster (its own directory and port) copied with
+        pg_basebackup and streaming from this one, started and accepting read-only queries.
+        Stop it before this one (or let both stop at exit)."""
+        sb = Cluster(self.bin, self.settings)
+        sb._make_dir()
+        try:
+            sb._run("pg_basebackup", "-h", "127.0.0.1", "-p", str(self.port), "-U", SUPERUSER,
+                    "-D", os.path.join(sb.dir, "data"), "-R", "-X", "stream", "-c", "fast",
+                    "--no-sync")
+            return sb._serve()
+        except BaseException:
+            sb.stop()
+            raise
+
+    def wait_replayed(self, standby, timeout=60):
+        """Waits until standby has replayed everything this cluster has written so far."""
+        lsn = self.psql(self.url(), "SELECT pg_current_wal_lsn()").strip()
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            done = self.psql(standby.url(), "SELECT pg_last_wal_replay_lsn() >= '%s'" % lsn)
+            if done.strip() == "t":
+                return
+            time.sleep(0.1)
+        raise RuntimeError("the standby did not replay up to %s in %d s" % (lsn, timeout))
+
+    def _make_dir(self):
+        self.dir = tempfile.mkdtemp(prefix="pgtmp-")
+        self._hook()
+        if os.geteuid() == 0:
+            import pwd
+            pw = pwd.getpwnam(OS_USER)
+            os.chown(self.dir, pw.pw_uid, pw.pw_gid)
+        os.chmod(self.dir, 0o700)
+
+    def _serve(self):
+        data = os.path.join(self.dir, "data")
+        opts = {"listen_addresses": "127.0.0.1", "unix_socket_directories": self.dir,
+                "fsync": "on", "max_connections": "100", "shared_buffers": "32MB",
+                "log_min_messages": "warning"}
+        opts.update(self.settings)
+        last = None
+        for _ in range(5):  # a free port may be taken between the probe and the bind
+            self.port = free_port()
+            o = " ".join("-c %s=%s" % (k, v) for k, v in opts.items())
+            o += " -p %d" % self.port
+            p = self._run("pg_ctl", "-D", data, "-l", os.path.join(self.dir, "log"), "-o", o,
+                          "-w", "-t", "120", "start", check=False, timeout=180)
+            if p.returncode == 0 and self._ready():
+                return self
+            last = p.stderr + p.stdout + self.log()[-2000:]
+            self._run("pg_ctl", "-D", data, "-m", "immediate", "stop", check=False)
+        raise RuntimeError("PostgreSQL did not start: " + last)
 
     def _ready(self, timeout=60):
         end = time.monotonic() + timeout

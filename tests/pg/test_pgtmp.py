@@ -44,6 +44,15 @@ with pgtmp.Cluster() as pg:
     check(pg.psql(url, "SHOW listen_addresses").strip() == "127.0.0.1", "127.0.0.1 only")
     check(pg.psql(url, "SELECT current_database()").strip() == "t1", "the database exists")
     check(pg.psql(url, "SELECT 1; SELECT 2").split() == ["1", "2"], "psql runs statements")
+    pg.psql(url, "CREATE TABLE t (x int); INSERT INTO t VALUES (1)")
+    sb = pg.standby()
+    pg.psql(url, "INSERT INTO t VALUES (2)")
+    pg.wait_replayed(sb)
+    check(pg.psql(sb.url("t1"), "SELECT count(*), pg_is_in_recovery() FROM t").strip() == "2|t",
+          "a hot standby streams from it")
+    sbdir = sb.dir
+    sb.stop()
+    check(not os.path.exists(sbdir), "the standby's directory is removed")
     try:
         pg.psql(url, "SELECT * FROM nothing_here")
         check(False, "psql raises on an error")

@@ -3,7 +3,8 @@
 same. audit_sim.py fills a SQLite store through a server; its tables are copied into a
 throwaway PostgreSQL (schema/pg/001_tables.sql and 002_audit_views.sql); then the README's ten
 audit questions, and every audit view read whole, answer with the same columns and rows
-through a server whose `sql-db` is the PostgreSQL URL as through the SQLite one. Hostile SQL
+through a server whose `sql-db` is the PostgreSQL URL as through the SQLite one, and the ten
+questions again through a hot standby of it (`sql-db` pointed at a replica). Hostile SQL
 (writes, a base table, a sleep past the time limit, two statements, RESET ROLE and the other
 ways back to governor's own role) is refused with a clear error, the limits hold, and nothing
 of the database changed. Exits 77 (skipped) without PostgreSQL."""
@@ -66,6 +67,13 @@ with pgtmp.Cluster() as pg:
     pgcopy.copy(lite.db, pg, url)
     onpg = Server(args=["--sql-db", url, "--sql-max-rows", "100000", "--sql-max-bytes", "64 mb",
                         "--sql-timeout", "5 s"])
+    # a hot standby of it, for `sql-db` pointed at a replica
+    sb = pg.standby()
+    pg.wait_replayed(sb)
+    onsb = Server(args=["--sql-db", sb.url("audit"), "--sql-max-rows", "100000",
+                        "--sql-max-bytes", "64 mb", "--sql-timeout", "5 s"])
+    st, r, _ = onsb.req("POST", "/v1/sql", {"sql": "SELECT pg_is_in_recovery()"})
+    c.check(st == 200 and r["rows"] == [[1]], "sql-db reads the hot standby: %r" % (r,))
 
     for i, sql in enumerate(queries + VIEWS, 1):
         what = "question %d" % i if i <= 10 else VIEWS[i - 11][:60]
@@ -86,6 +94,10 @@ with pgtmp.Cluster() as pg:
         else:
             c.check(True, "%s: the same %d rows" % (what, len(a)))
         c.check(i == 8 or len(a) > 0, "%s: some rows" % what)
+        if i <= 10:
+            st3, r3, _ = onsb.req("POST", "/v1/sql", {"sql": sql})
+            c.check(st3 == 200 and r3["columns"] == r1["columns"] and norm(r3["rows"]) == a,
+                    "%s: the same answer from the hot standby" % what)
 
     # the values keep SQLite's types: integers, reals, text, 0/1, JSON text
     st, r, _ = onpg.req("POST", "/v1/sql", {"sql": "SELECT id, execute, parallelism, at_utc "
@@ -143,7 +155,11 @@ with pgtmp.Cluster() as pg:
     c.check(st == 400 and r["error"]["field"] == "params", "a missing param is named: %r" % (r,))
     st, r, _ = onpg.req("POST", "/v1/sql", {"sql": "SELECT $1::text", "params": [{}]})
     c.check(st == 400 and r["error"]["field"] == "params[0]", "an object param: %r" % (r,))
-    c.check(lite.stop() == 0 and onpg.stop() == 0, "clean stops")
+    st, r, _ = onsb.req("POST", "/v1/sql", {"sql": "SELECT * FROM jobs"})
+    c.check(st == 400 and "permission denied" in r["error"]["message"],
+            "the standby's queries run as governor_audit too")
+    c.check(lite.stop() == 0 and onpg.stop() == 0 and onsb.stop() == 0, "clean stops")
+    sb.stop()
 
     # the limits: rows, bytes, one value
     small = Server(args=["--sql-db", url, "--sql-max-rows", "5", "--sql-max-bytes", "64 kb",
