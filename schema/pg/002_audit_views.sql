@@ -193,12 +193,27 @@ CROSS JOIN LATERAL json_each_text(c.config_json::json) AS o(key, value);
 -- creates it beforehand (README, "Running several replicas on PostgreSQL"):
 --     CREATE ROLE governor_audit NOLOGIN; GRANT governor_audit TO <governor's user>;
 DO $$
+DECLARE
+    fix TEXT := format('as a database administrator, once: CREATE ROLE governor_audit NOLOGIN; '
+                       'GRANT governor_audit TO %I;', current_user);
 BEGIN
     IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'governor_audit') THEN
-        CREATE ROLE governor_audit NOLOGIN;
+        BEGIN
+            CREATE ROLE governor_audit NOLOGIN;
+        EXCEPTION WHEN insufficient_privilege THEN
+            RAISE EXCEPTION 'the role governor_audit (POST /v1/sql runs as it) is missing and '
+                            'the user % may not create it (no CREATEROLE)', current_user
+                USING HINT = fix;
+        END;
     END IF;
     IF NOT pg_has_role(current_user, 'governor_audit', 'MEMBER') THEN
-        EXECUTE format('GRANT governor_audit TO %I', current_user);
+        BEGIN
+            EXECUTE format('GRANT governor_audit TO %I', current_user);
+        EXCEPTION WHEN insufficient_privilege THEN
+            RAISE EXCEPTION 'the user % is not a member of the role governor_audit (POST /v1/sql '
+                            'runs as it) and may not grant it to itself', current_user
+                USING HINT = fix;
+        END;
     END IF;
     IF NOT has_schema_privilege('governor_audit', current_schema(), 'USAGE') THEN
         EXECUTE format('GRANT USAGE ON SCHEMA %I TO governor_audit', current_schema());

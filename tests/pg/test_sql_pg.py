@@ -57,9 +57,14 @@ def norm(rows):
 
 
 with pgtmp.Cluster() as pg:
-    url = pg.create_db("audit")
-    pg.psql(url, open(os.path.join(ROOT, "schema", "pg", "001_tables.sql")).read())
-    pg.psql(url, open(os.path.join(ROOT, "schema", "pg", "002_audit_views.sql")).read())
+    # as in production: governor's own user, not a superuser, with CREATEROLE
+    pg.psql(pg.url(), "CREATE ROLE governor LOGIN CREATEROLE")
+    pg.psql(pg.url(), "CREATE DATABASE audit OWNER governor")
+    url = pg.url("audit", user="governor")
+    schema = [open(os.path.join(ROOT, "schema", "pg", f)).read()
+              for f in ("001_tables.sql", "002_audit_views.sql")]
+    for sql in schema:
+        pg.psql(url, sql, "-1")  # each file in one transaction, as the migrations run
 
     lite = Server(args=["--synchronous", "NORMAL", "--sql-max-rows", "100000",
                         "--sql-max-bytes", "64 mb"])
@@ -179,6 +184,24 @@ with pgtmp.Cluster() as pg:
     c.check(st == 200 and r["truncated"] and 0 < len(r["rows"]) < 1000,
             "the byte limit truncates: %d rows" % len(r.get("rows", [])))
     c.check(small.stop() == 0 and small2.stop() == 0, "clean stops")
+
+    # a user without CREATEROLE: the migration stops at the role, naming it, until an
+    # administrator creates it and grants it (README); then it goes through
+    pg.psql(pg.url(), "CREATE ROLE plain LOGIN; CREATE DATABASE audit2 OWNER plain")
+    url2 = pg.url("audit2", user="plain")
+    pg.psql(url2, schema[0], "-1")
+    try:
+        pg.psql(url2, schema[1], "-1")
+        c.check(False, "a user without CREATEROLE cannot grant itself governor_audit")
+    except RuntimeError as e:
+        c.check("governor_audit" in str(e) and "GRANT governor_audit TO plain" in str(e),
+                "the refusal names the role and the fix: %s" % str(e)[:200])
+    pg.psql(pg.url(), "GRANT governor_audit TO plain")
+    pg.psql(url2, schema[1], "-1")
+    plain = Server(args=["--sql-db", url2])
+    st, r, _ = plain.req("POST", "/v1/sql", {"sql": "SELECT count(*) FROM audit_scalings"})
+    c.check(st == 200 and r["rows"] == [[0]], "after the administrator's grant: %r" % (r,))
+    c.check(plain.stop() == 0, "clean stop")
 
     # a wrong URL is refused at start, and says why
     try:
