@@ -199,7 +199,7 @@ static int serve(struct cli *c)
                              .max_rows = c->srv.sql_max_rows,
                              .max_bytes = c->srv.sql_max_bytes,
                              .max_value = c->srv.sql_max_value};
-    if (!(sql = sql_engine_new(c->srv.db, &lim, &err)))
+    if (!(sql = sql_engine_new(c->srv.sql_db ? c->srv.sql_db : c->srv.db, &lim, &err)))
         goto out;
     s.ret = retention_new(s.base, s.wr, c->srv.audit_retention_ms, 0, 500);
     api.sql = sql;

@@ -2,12 +2,14 @@
 # Installs, from Debian 12's packages, what governor needs and is not there yet: to build and
 # run it and follow the README (no argument: with curl and the sqlite3 shell), or to build it
 # and run every test (--test: adds the formatter, clang and libFuzzer, python3, wrk, Chromium,
-# and promtool from prometheus). Needs root when something is missing; does nothing otherwise.
+# promtool from prometheus, PostgreSQL and HAProxy for the tests labelled pg). Needs root when
+# something is missing; does nothing otherwise.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config liblua5.4-dev libevent-dev libjansson-dev
-      libsqlite3-dev tzdata curl sqlite3)
+      libsqlite3-dev libpq-dev tzdata curl sqlite3)
 if [ "${1:-}" = "--test" ]; then
-    pkgs+=(clang-format clang libclang-rt-14-dev python3 wrk chromium prometheus)
+    pkgs+=(clang-format clang libclang-rt-14-dev python3 wrk chromium prometheus
+           postgresql haproxy)
 fi
 need=()
 for p in "${pkgs[@]}"; do

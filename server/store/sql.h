@@ -6,13 +6,14 @@
  *
  * Each query runs in a query process: a copy of this executable started with
  * SQL_CHILD_COMMAND (posix_spawn of /proc/self/exe; main() hands it to sql_child_main),
- * which opens its own sql_conn and answers one query after the other over a pipe. A worker
- * thread of the engine sends it the query and waits for the answer until the deadline
- * (the time limit plus SQL_GRACE_MS); a process that has not answered by then is killed
- * (SIGKILL) and the query answers 400 DEADLINE_EXCEEDED; the next query starts a new
- * process. So the limit holds whatever the query does, including a single SQL function
- * call that runs for minutes inside SQLite (instr, replace, like of long operands), which
- * the progress handler cannot stop. The process also caps SQLite's heap
+ * which opens its own sql_conn (SQLite) or sql_pg (PostgreSQL: db_path is a postgresql:// or
+ * postgres:// URL, handed over on the pipe, never on the command line) and answers one query
+ * after the other over a pipe. A worker thread of the engine sends it the query and waits
+ * for the answer until the deadline (the time limit plus SQL_GRACE_MS); a process that has
+ * not answered by then is killed (SIGKILL) and the query answers 400 DEADLINE_EXCEEDED; the
+ * next query starts a new process. So the limit holds whatever the query does, including a
+ * single SQL function call that runs for minutes inside SQLite (instr, replace, like of long
+ * operands), which the progress handler cannot stop. The process also caps SQLite's heap
  * (sqlite3_hard_heap_limit64) and arms its own timer, so that it never outlives its query
  * even if the server is gone. Why a process and not overridden SQL functions: it bounds
  * every function and every loop of SQLite, present and future, and the memory too, without
@@ -33,7 +34,8 @@
  * sql_engine_stop may be called from any thread at any time. Readers never block the
  * server's writer (the database is in WAL mode) and the writer never blocks them.
  *
- * May call: sql_conn, options (the defaults of its limits), jansson, pthreads, posix_spawn.
+ * May call: sql_conn, sql_pg, sql_json, options (the defaults of its limits), jansson, pthreads,
+ * posix_spawn.
  * Knows nothing of HTTP or of the schema.
  */
 #ifndef GOVERNOR_SQL_H
@@ -64,9 +66,11 @@ struct sql_engine; /* opaque */
 
 /*
  * New: an engine over the database file db_path (borrowed; opened read-only, never
- * created, URI names not interpreted). lim may be NULL for all defaults. Starts one query
- * process per worker up front (so that a missing or unreadable file is reported here, and
- * no query waits for a process to start; a worker replaces a killed process after it has
+ * created, URI names not interpreted), or over the PostgreSQL database of a libpq URL
+ * (each query read-only as the role governor_audit, see sql_pg.h). lim may be NULL for all
+ * defaults. Starts one query process per worker up front (so that a missing or unreadable
+ * file, or a database that refuses the connection or the role, is reported here, and no
+ * query waits for a process to start; a worker replaces a killed process after it has
  * answered), and starts the worker threads. Returns NULL with *errp (new, caller frees) on
  * failure.
  */

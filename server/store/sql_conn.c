@@ -15,12 +15,11 @@
 #include <time.h>
 
 #include "store/sql_conn.h"
+#include "store/sql_json.h"
 #include "base/xmem.h"
 
 /* VM instructions between two looks at the clock: about a few microseconds of work. */
 #define PROGRESS_OPS 1000
-/* What follows the last row: `],"truncated":false}` and the newline. */
-#define TRAILER_BYTES 22
 
 struct sql_conn {
     struct sql_conn_limits lim;
@@ -36,36 +35,6 @@ static int64_t now_ns(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
-
-char *sql_conn_error_text(const char *code, const char *field, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    json_t *err = json_object();
-    json_object_set_new(err, "code", json_string(code));
-    /* msg may hold bytes of the user's SQL cut at any point: json_string needs UTF-8. */
-    json_t *m = json_string(msg);
-    json_object_set_new(err, "message", m ? m : json_string("(message is not valid UTF-8)"));
-    if (field)
-        json_object_set_new(err, "field", json_string(field));
-    json_t *body = json_object();
-    json_object_set_new(body, "error", err);
-    char *s = json_dumps(body, JSON_COMPACT);
-    json_decref(body);
-    if (!s)
-        xmem_oom(); /* jansson is out of memory */
-    size_t n = strlen(s);
-    char *out = xmalloc(n + 2);
-    memcpy(out, s, n);
-    memcpy(out + n, "\n", 2);
-    free(s);
-    return out;
-}
-
-/* ---- the authorizer ---------------------------------------------------------------- */
 
 /* ---- the authorizer ---------------------------------------------------------------- */
 
@@ -322,248 +291,35 @@ fail:
 
 /* ---- rendering ------------------------------------------------------------------------ */
 
-/* A growing text buffer. */
-struct out {
-    char *p;
-    size_t n, cap;
-};
-
-static void out_add(struct out *o, const void *s, size_t n)
+/* The cells of the current row (pointers into st: valid until the next step). */
+static void row_cells(sqlite3_stmt *st, int ncol, struct sql_json_cell *cells)
 {
-    if (o->n + n + 1 > o->cap) {
-        size_t cap = o->cap ? o->cap : 4096;
-        while (cap < o->n + n + 1)
-            cap *= 2;
-        o->p = xrealloc(o->p, cap);
-        o->cap = cap;
-    }
-    memcpy(o->p + o->n, s, n);
-    o->n += n;
-    o->p[o->n] = '\0';
-}
-
-static void out_str(struct out *o, const char *s)
-{
-    out_add(o, s, strlen(s));
-}
-
-/* Length of the valid UTF-8 sequence at s (n bytes left), or 0 (the same rules as
- * jansson: no overlong forms, no surrogates, nothing above U+10FFFF). */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-    unsigned char b = s[0];
-    size_t len;
-    uint32_t cp;
-    if (b < 0x80)
-        return 1;
-    if (b < 0xC2)
-        return 0;
-    if (b < 0xE0) {
-        len = 2;
-        cp = b & 0x1F;
-    } else if (b < 0xF0) {
-        len = 3;
-        cp = b & 0x0F;
-    } else if (b < 0xF5) {
-        len = 4;
-        cp = b & 0x07;
-    } else {
-        return 0;
-    }
-    if (len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
-        (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return len;
-}
-/* The bytes jansson writes for an ASCII byte b inside a string: itself, a two-character
- * escape (\" \\ \b \f \n \r \t) or \u00XX. */
-static size_t ascii_json_len(unsigned char b)
-{
-    if (b == '"' || b == '\\' || b == '\b' || b == '\f' || b == '\n' || b == '\r' || b == '\t')
-        return 2;
-    return b < 0x20 ? 6 : 1;
-}
-
-/* Bytes of the JSON string (quotes included) of the n bytes at s, each invalid UTF-8 byte
- * counted as the 3 bytes of U+FFFD. */
-static size_t text_size(const unsigned char *s, size_t n)
-{
-    size_t total = 2;
-    for (size_t i = 0; i < n;) {
-        if (s[i] < 0x80) {
-            total += ascii_json_len(s[i++]);
-            continue;
-        }
-        size_t k = utf8_seq(s + i, n - i);
-        total += k ? k : 3;
-        i += k ? k : 1;
-    }
-    return total;
-}
-
-/* Appends the JSON string of the n bytes at s: escapes as jansson writes them, each invalid
- * UTF-8 byte replaced by U+FFFD. */
-static void text_put(struct out *o, const unsigned char *s, size_t n)
-{
-    size_t i = 0, start = 0;
-    out_add(o, "\"", 1);
-    while (i < n) {
-        unsigned char b = s[i];
-        if (b >= 0x20 && b < 0x80 && b != '"' && b != '\\') {
-            i++;
-            continue;
-        }
-        size_t k = b >= 0x80 ? utf8_seq(s + i, n - i) : 0;
-        if (k) {
-            i += k;
-            continue;
-        }
-        out_add(o, s + start, i - start);
-        char esc[8];
-        switch (b) {
-        case '"':
-            out_add(o, "\\\"", 2);
+    for (int i = 0; i < ncol; i++) {
+        struct sql_json_cell *c = &cells[i];
+        c->kind = SQL_JSON_NULL;
+        switch (sqlite3_column_type(st, i)) {
+        case SQLITE_INTEGER:
+            c->kind = SQL_JSON_NUMBER;
+            c->numlen = (size_t)snprintf(c->num, sizeof c->num, "%" PRId64,
+                                         (int64_t)sqlite3_column_int64(st, i));
             break;
-        case '\\':
-            out_add(o, "\\\\", 2);
+        case SQLITE_FLOAT:
+            c->kind = SQL_JSON_NUMBER;
+            c->numlen = sql_json_real_text(c->num, sizeof c->num, sqlite3_column_double(st, i));
             break;
-        case '\b':
-            out_add(o, "\\b", 2);
+        case SQLITE_TEXT:
+            c->p = sqlite3_column_text(st, i);
+            c->n = (size_t)sqlite3_column_bytes(st, i);
+            c->kind = c->p ? SQL_JSON_TEXT : SQL_JSON_NULL;
             break;
-        case '\f':
-            out_add(o, "\\f", 2);
-            break;
-        case '\n':
-            out_add(o, "\\n", 2);
-            break;
-        case '\r':
-            out_add(o, "\\r", 2);
-            break;
-        case '\t':
-            out_add(o, "\\t", 2);
+        case SQLITE_BLOB:
+            c->p = sqlite3_column_blob(st, i);
+            c->n = (size_t)sqlite3_column_bytes(st, i);
+            c->kind = SQL_JSON_BLOB;
             break;
         default:
-            if (b >= 0x80) {
-                out_add(o, "\xEF\xBF\xBD", 3);
-            } else {
-                snprintf(esc, sizeof esc, "\\u%04X", (unsigned)b);
-                out_add(o, esc, 6);
-            }
+            break;
         }
-        start = ++i;
-    }
-    out_add(o, s + start, i - start);
-    out_add(o, "\"", 1);
-}
-
-/* Appends standard base64 (RFC 4648, with padding) of n bytes, in quotes. */
-static void blob_put(struct out *o, const unsigned char *s, size_t n)
-{
-    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    char chunk[4 * 256];
-    size_t c = 0, i = 0;
-    out_add(o, "\"", 1);
-    for (; i + 2 < n; i += 3) {
-        uint32_t v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8 | s[i + 2];
-        chunk[c++] = tab[v >> 18];
-        chunk[c++] = tab[(v >> 12) & 63];
-        chunk[c++] = tab[(v >> 6) & 63];
-        chunk[c++] = tab[v & 63];
-        if (c == sizeof chunk) {
-            out_add(o, chunk, c);
-            c = 0;
-        }
-    }
-    if (i < n) {
-        uint32_t v = (uint32_t)s[i] << 16 | (i + 1 < n ? (uint32_t)s[i + 1] << 8 : 0);
-        chunk[c++] = tab[v >> 18];
-        chunk[c++] = tab[(v >> 12) & 63];
-        chunk[c++] = i + 1 < n ? tab[(v >> 6) & 63] : '=';
-        chunk[c++] = '=';
-    }
-    out_add(o, chunk, c);
-    out_add(o, "\"", 1);
-}
-
-/* A real as jansson writes it with JSON_REAL_PRECISION(15) (its jsonp_dtostr): "%.15g",
- * ".0" added when it would read back as an integer, no '+' or leading zeros in the
- * exponent; "null" when not finite (JSON has no infinity). Returns the length. */
-static size_t real_text(char *buf, size_t size, double d)
-{
-    if (!isfinite(d))
-        return (size_t)snprintf(buf, size, "null");
-    size_t len = (size_t)snprintf(buf, size, "%.15g", d);
-    if (!strchr(buf, '.') && !strchr(buf, 'e') && len + 3 <= size) {
-        memcpy(buf + len, ".0", 3);
-        len += 2;
-    }
-    char *start = strchr(buf, 'e');
-    if (start) {
-        start++;
-        char *end = start + 1;
-        if (*start == '-')
-            start++;
-        while (*end == '0')
-            end++;
-        if (end != start) {
-            memmove(start, end, len - (size_t)(end - buf) + 1);
-            len -= (size_t)(end - start);
-        }
-    }
-    return len;
-}
-
-/* Bytes of the JSON text of column i of the current row; a number's text goes to num. */
-static size_t cell_size(sqlite3_stmt *st, int i, char *num, size_t numsz)
-{
-    switch (sqlite3_column_type(st, i)) {
-    case SQLITE_INTEGER:
-        return (size_t)snprintf(num, numsz, "%" PRId64, (int64_t)sqlite3_column_int64(st, i));
-    case SQLITE_FLOAT:
-        return real_text(num, numsz, sqlite3_column_double(st, i));
-    case SQLITE_TEXT: {
-        const unsigned char *s = sqlite3_column_text(st, i);
-        return s ? text_size(s, (size_t)sqlite3_column_bytes(st, i)) : 4;
-    }
-    case SQLITE_BLOB: {
-        size_t n = (size_t)sqlite3_column_bytes(st, i);
-        return 2 + (n + 2) / 3 * 4;
-    }
-    default:
-        return 4; /* null */
-    }
-}
-
-/* Appends column i of the current row, whose size cell_size gave (num: its number text). */
-static void cell_put(struct out *o, sqlite3_stmt *st, int i, const char *num, size_t numlen)
-{
-    switch (sqlite3_column_type(st, i)) {
-    case SQLITE_INTEGER:
-    case SQLITE_FLOAT:
-        out_add(o, num, numlen);
-        break;
-    case SQLITE_TEXT: {
-        const unsigned char *s = sqlite3_column_text(st, i);
-        if (s)
-            text_put(o, s, (size_t)sqlite3_column_bytes(st, i));
-        else
-            out_add(o, "null", 4);
-        break;
-    }
-    case SQLITE_BLOB: {
-        const unsigned char *s = sqlite3_column_blob(st, i);
-        blob_put(o, s ? s : (const unsigned char *)"", (size_t)sqlite3_column_bytes(st, i));
-        break;
-    }
-    default:
-        out_add(o, "null", 4);
     }
 }
 
@@ -595,23 +351,11 @@ static bool only_trivia(const char *p)
 static int bind_params(sqlite3_stmt *st, json_t *params, char **err)
 {
     int want = sqlite3_bind_parameter_count(st);
-    size_t have = 0;
-    if (params && !json_is_null(params)) {
-        if (!json_is_array(params)) {
-            *err = sql_conn_error_text("INVALID_ARGUMENT", "params", "params must be an array");
-            return -1;
-        }
-        have = json_array_size(params);
-    }
-    if (have != (size_t)want) {
-        *err = sql_conn_error_text("INVALID_ARGUMENT", "params",
-                                   "the statement has %d parameter%s but %zu value%s given", want,
-                                   want == 1 ? "" : "s", have, have == 1 ? " was" : "s were");
+    if (sql_json_params_check(params, want, err) < 0)
         return -1;
-    }
-    for (size_t i = 0; i < have; i++) {
-        json_t *v = json_array_get(params, i);
-        int idx = (int)i + 1, rc;
+    for (int i = 0; i < want; i++) {
+        json_t *v = json_array_get(params, (size_t)i);
+        int idx = i + 1, rc;
         switch (json_typeof(v)) {
         case JSON_INTEGER:
             rc = sqlite3_bind_int64(st, idx, (sqlite3_int64)json_integer_value(v));
@@ -629,23 +373,14 @@ static int bind_params(sqlite3_stmt *st, json_t *params, char **err)
         case JSON_FALSE:
             rc = sqlite3_bind_int(st, idx, 0);
             break;
-        case JSON_NULL:
+        default: /* null: objects and arrays were refused */
             rc = sqlite3_bind_null(st, idx);
             break;
-        default: {
-            char field[32];
-            snprintf(field, sizeof field, "params[%zu]", i);
-            *err = sql_conn_error_text("INVALID_ARGUMENT", field,
-                                       "a parameter must be a number, a string, a boolean or null, "
-                                       "not an %s",
-                                       json_is_object(v) ? "object" : "array");
-            return -1;
-        }
         }
         if (rc != SQLITE_OK) {
             char field[32];
-            snprintf(field, sizeof field, "params[%zu]", i);
-            *err = sql_conn_error_text("INVALID_ARGUMENT", field, "cannot bind: %s",
+            snprintf(field, sizeof field, "params[%d]", i);
+            *err = sql_json_error_text("INVALID_ARGUMENT", field, "cannot bind: %s",
                                        sqlite3_errstr(rc));
             return -1;
         }
@@ -657,30 +392,30 @@ static char *sqlite_error(struct sql_conn *c, int rc, int *status)
 {
     if (c->denied[0]) {
         *status = 400;
-        return sql_conn_error_text("INVALID_ARGUMENT", "sql", "%s", c->denied);
+        return sql_json_error_text("INVALID_ARGUMENT", "sql", "%s", c->denied);
     }
     switch (rc) {
     case SQLITE_INTERRUPT:
         *status = 400;
-        return sql_conn_error_text("DEADLINE_EXCEEDED", "sql",
+        return sql_json_error_text("DEADLINE_EXCEEDED", "sql",
                                    "query exceeded the %lld ms time limit",
                                    (long long)c->lim.timeout_ms);
     case SQLITE_TOOBIG:
         *status = 400;
-        return sql_conn_error_text("RESOURCE_EXHAUSTED", "sql",
+        return sql_json_error_text("RESOURCE_EXHAUSTED", "sql",
                                    "a string or blob would exceed %lld bytes, the limit of one "
                                    "value (sql-max-value)",
                                    (long long)c->lim.max_value);
     case SQLITE_NOMEM:
         *status = 400;
-        return sql_conn_error_text("RESOURCE_EXHAUSTED", "sql",
+        return sql_json_error_text("RESOURCE_EXHAUSTED", "sql",
                                    "the query needs more than the %lld MiB of memory a query may "
                                    "use",
                                    (long long)(c->lim.max_memory >> 20));
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
         *status = 503;
-        return sql_conn_error_text("UNAVAILABLE", NULL, "the database is busy: %s",
+        return sql_json_error_text("UNAVAILABLE", NULL, "the database is busy: %s",
                                    sqlite3_errmsg(c->db));
     case SQLITE_IOERR:
     case SQLITE_CORRUPT:
@@ -690,78 +425,24 @@ static char *sqlite_error(struct sql_conn *c, int rc, int *status)
     case SQLITE_PROTOCOL:
     case SQLITE_INTERNAL:
         *status = 500;
-        return sql_conn_error_text("INTERNAL", NULL, "database error: %s", sqlite3_errmsg(c->db));
+        return sql_json_error_text("INTERNAL", NULL, "database error: %s", sqlite3_errmsg(c->db));
     case SQLITE_READONLY:
         *status = 400;
-        return sql_conn_error_text("INVALID_ARGUMENT", "sql", "statement is not read-only: %s",
+        return sql_json_error_text("INVALID_ARGUMENT", "sql", "statement is not read-only: %s",
                                    sqlite3_errmsg(c->db));
     default:
         /* syntax errors, no such table, function errors: SQLite says why */
         *status = 400;
-        return sql_conn_error_text("INVALID_ARGUMENT", "sql", "%s", sqlite3_errmsg(c->db));
+        return sql_json_error_text("INVALID_ARGUMENT", "sql", "%s", sqlite3_errmsg(c->db));
     }
-}
-
-/* The name of column i for a message (at most 40 bytes of it). */
-static const char *col_name(sqlite3_stmt *st, int i)
-{
-    const char *n = sqlite3_column_name(st, i);
-    return n ? n : "?";
-}
-
-/*
- * Renders the current row after the rows already in o, or refuses it. Returns 0 when it
- * was added, 1 when it does not fit in the body (o unchanged: the result ends there), or
- * -1 with *err (new) when a value is above its limit, or the first row above the body's.
- * Nothing larger than one value's limit is built: a value's size is known before it is
- * rendered.
- */
-static int row_put(struct sql_conn *c, sqlite3_stmt *st, int ncol, int nrows, struct out *o,
-                   char **err)
-{
-    size_t mark = o->n, limit = (size_t)c->lim.max_bytes;
-    char num[64];
-    out_add(o, nrows ? ",[" : "[", nrows ? 2 : 1);
-    for (int i = 0; i < ncol; i++) {
-        size_t sz = cell_size(st, i, num, sizeof num);
-        if (sz > (size_t)c->lim.max_value) {
-            o->n = mark;
-            *err = sql_conn_error_text(
-                "RESOURCE_EXHAUSTED", "sql",
-                "row %d, column %d (%.40s): the value is %zu bytes as JSON, above the limit of "
-                "one value of %lld bytes (sql-max-value)",
-                nrows + 1, i + 1, col_name(st, i), sz, (long long)c->lim.max_value);
-            return -1;
-        }
-        /* this cell with its comma, then a comma per cell left and the ']' */
-        if (o->n + (i > 0) + sz + (size_t)(ncol - i) + TRAILER_BYTES > limit) {
-            if (nrows > 0) {
-                o->n = mark;
-                return 1;
-            }
-            /* the first row alone is too large: say how large, without building it */
-            size_t total = o->n - mark + (i > 0) + sz + 1;
-            for (int k = i + 1; k < ncol; k++)
-                total += 1 + cell_size(st, k, num, sizeof num);
-            o->n = mark;
-            *err = sql_conn_error_text("RESOURCE_EXHAUSTED", "sql",
-                                       "row 1 is %zu bytes as JSON, above the result limit of "
-                                       "%lld bytes (sql-max-bytes)",
-                                       total, (long long)c->lim.max_bytes);
-            return -1;
-        }
-        if (i > 0)
-            out_add(o, ",", 1);
-        cell_put(o, st, i, num, sz);
-    }
-    out_add(o, "]", 1);
-    return 0;
 }
 
 int sql_conn_run(struct sql_conn *c, const char *sql, json_t *params, char **body, size_t *len)
 {
     sqlite3_stmt *st = NULL;
-    struct out o = {0};
+    struct sql_json_out o = {0};
+    const char **names = NULL;
+    struct sql_json_cell *cells = NULL;
     char *err = NULL;
     const char *tail = NULL;
     int status = 500, rc;
@@ -770,37 +451,28 @@ int sql_conn_run(struct sql_conn *c, const char *sql, json_t *params, char **bod
     c->timed_out = false;
     c->deadline_ns = now_ns() + c->lim.timeout_ms * 1000000;
 
-    if (!sql) {
+    if (sql_json_sql_check(sql, c->lim.max_sql_len, &err) < 0) {
         status = 400;
-        err = sql_conn_error_text("INVALID_ARGUMENT", "sql", "sql must be a string");
         goto out;
     }
-    size_t sql_len = strlen(sql);
-    if (sql_len > (size_t)c->lim.max_sql_len) {
-        status = 400;
-        err = sql_conn_error_text("INVALID_ARGUMENT", "sql",
-                                  "sql is %zu bytes, longer than the %d allowed", sql_len,
-                                  c->lim.max_sql_len);
-        goto out;
-    }
-    rc = sqlite3_prepare_v2(c->db, sql, (int)sql_len, &st, &tail);
+    rc = sqlite3_prepare_v2(c->db, sql, (int)strlen(sql), &st, &tail);
     if (rc != SQLITE_OK) {
         err = sqlite_error(c, rc & 0xFF, &status);
         goto out;
     }
     if (!st) {
         status = 400;
-        err = sql_conn_error_text("INVALID_ARGUMENT", "sql", "sql holds no statement");
+        err = sql_json_error_text("INVALID_ARGUMENT", "sql", "sql holds no statement");
         goto out;
     }
     if (tail && !only_trivia(tail)) {
         status = 400;
-        err = sql_conn_error_text("INVALID_ARGUMENT", "sql", "only one statement is allowed");
+        err = sql_json_error_text("INVALID_ARGUMENT", "sql", "only one statement is allowed");
         goto out;
     }
     if (!sqlite3_stmt_readonly(st)) {
         status = 400;
-        err = sql_conn_error_text("INVALID_ARGUMENT", "sql", "statement is not read-only");
+        err = sql_json_error_text("INVALID_ARGUMENT", "sql", "statement is not read-only");
         goto out;
     }
     if (bind_params(st, params, &err) != 0) {
@@ -809,23 +481,12 @@ int sql_conn_run(struct sql_conn *c, const char *sql, json_t *params, char **bod
     }
 
     int ncol = sqlite3_column_count(st);
-    out_str(&o, "{\"columns\":[");
-    for (int i = 0; i < ncol; i++) {
-        const char *name = sqlite3_column_name(st, i);
-        if (i > 0)
-            out_add(&o, ",", 1);
-        if (name)
-            text_put(&o, (const unsigned char *)name, strlen(name));
-        else
-            out_add(&o, "null", 4);
-    }
-    out_str(&o, "],\"rows\":[");
-    if (o.n + TRAILER_BYTES > (size_t)c->lim.max_bytes) {
+    names = xcalloc((size_t)ncol + 1, sizeof *names);
+    cells = xcalloc((size_t)ncol + 1, sizeof *cells);
+    for (int i = 0; i < ncol; i++)
+        names[i] = sqlite3_column_name(st, i);
+    if (sql_json_head(&o, names, ncol, c->lim.max_bytes, &err) != 0) {
         status = 400;
-        err = sql_conn_error_text("RESOURCE_EXHAUSTED", "sql",
-                                  "the %d column names alone are above the result limit of %lld "
-                                  "bytes (sql-max-bytes)",
-                                  ncol, (long long)c->lim.max_bytes);
         goto out;
     }
     bool truncated = false;
@@ -835,7 +496,9 @@ int sql_conn_run(struct sql_conn *c, const char *sql, json_t *params, char **bod
             truncated = true;
             break;
         }
-        int k = row_put(c, st, ncol, nrows, &o, &err);
+        row_cells(st, ncol, cells);
+        int k = sql_json_row_put(&o, cells, names, ncol, nrows, c->lim.max_value, c->lim.max_bytes,
+                                 &err);
         if (k < 0) {
             status = 400;
             goto out;
@@ -856,10 +519,12 @@ int sql_conn_run(struct sql_conn *c, const char *sql, json_t *params, char **bod
         err = sqlite_error(c, rc & 0xFF, &status);
         goto out;
     }
-    out_str(&o, truncated ? "],\"truncated\":true}\n" : "],\"truncated\":false}\n");
+    sql_json_tail(&o, truncated);
     status = 200;
 out:
     sqlite3_finalize(st);
+    free(names);
+    free(cells);
     if (err) {
         free(o.p);
         *body = err;

@@ -7,7 +7,7 @@
  * The body is {"columns": [...], "rows": [[...]], "truncated": false} followed by a newline,
  * keeping SQL types (INTEGER a JSON integer, REAL a real or null when not finite, TEXT a
  * string with invalid UTF-8 replaced by U+FFFD, NULL null, BLOB a base64 string), written
- * exactly as jansson's compact form with 15 significant digits would write it.
+ * by sql_json.h (and so exactly as jansson's compact form with 15 significant digits).
  *
  * Safety is layered, each layer enough on its own for the common cases:
  *   1. the connection is opened SQLITE_OPEN_READONLY, with PRAGMA query_only=1, load
@@ -40,7 +40,7 @@
  *   500  INTERNAL: I/O error, corrupt database.
  *   503  UNAVAILABLE: the database stayed locked past the time limit.
  *
- * May call: SQLite, jansson (params and error bodies). Knows nothing of HTTP, processes or
+ * May call: SQLite, sql_json (the text), jansson (params). Knows nothing of HTTP, processes or
  * the schema.
  */
 #ifndef GOVERNOR_SQL_CONN_H
@@ -83,12 +83,5 @@ void sql_conn_close(struct sql_conn *c);
  * described above, ending with a newline, and *len to its length. Returns the status.
  */
 int sql_conn_run(struct sql_conn *c, const char *sql, json_t *params, char **body, size_t *len);
-
-/*
- * new: the JSON text (with the trailing newline) of the error body
- * {"error": {"code": code, "message": ..., "field": field}}; field NULL omits it.
- */
-char *sql_conn_error_text(const char *code, const char *field, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 #endif
