@@ -5,7 +5,7 @@
 # and promtool from prometheus). Needs root when something is missing; does nothing otherwise.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config liblua5.4-dev libevent-dev libjansson-dev
-      libsqlite3-dev tzdata curl sqlite3)
+      libsqlite3-dev libpq-dev tzdata curl sqlite3)
 if [ "${1:-}" = "--test" ]; then
     pkgs+=(clang-format clang libclang-rt-14-dev python3 wrk chromium prometheus)
 fi

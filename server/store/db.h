@@ -33,10 +33,18 @@ extern const int db_n_migrations;
 struct db;
 
 /*
+ * Whether db (a --db value) names a PostgreSQL store: a libpq URL, starting with
+ * "postgresql://" or "postgres://". Anything else is a SQLite path. NULL is false.
+ */
+bool db_is_pg(const char *db);
+
+/*
  * new: opens (creating it if needed) the database at path, sets WAL, the given
  * `synchronous` mode ("FULL", "NORMAL", "OFF", "EXTRA"), a busy timeout, and applies every
  * migration newer than PRAGMA user_version, each in its own transaction. NULL with *errp
  * (new) naming the path or the failing migration.
+ * A PostgreSQL URL (db_is_pg) connects to it instead (store/pg.h) and applies
+ * schema/pg/NNN_name.sql under an advisory lock; `synchronous` is SQLite's only.
  */
 struct db *db_open(const char *path, const char *synchronous, char **errp);
 /*
@@ -79,8 +87,17 @@ enum db_fault {
     DB_FAULT_UNIT,
     /* Not attempted: an earlier unit of the same job failed, and this one was computed from
      * the in-memory state that failure made stale (503, retry). */
-    DB_FAULT_STALE
+    DB_FAULT_STALE,
+    /* The unit stored nothing because the job's version moved since its change was computed
+     * (another process wrote the job first): 503 "conflict", reload the job, retry. */
+    DB_FAULT_FENCED
 };
+
+/* The codes of db_last_errcode that are this module's, not SQLite's (whose extended codes are
+ * below 2^16): DB_ERR_OWN | the enum db_fault they stand for (the PostgreSQL store's
+ * failures, a fenced unit). */
+#define DB_ERR_OWN    0x1000000
+#define DB_ERR_FENCED (DB_ERR_OWN | DB_FAULT_FENCED)
 
 /* One vertex_decisions row (strings owned by the row). evaluated_json: the figures as
  * json_evaluated_text prints them (stored as a figures array, store/pack.h). */
@@ -158,6 +175,11 @@ struct db_write {
     bool more;
     /* out: the new decisions.id (DECISION), set by db_write_apply */
     int64_t decision_id;
+    /* DECISION, JOB_CONFIG, JOB_DELETE: the jobs.version the change was computed from; the
+     * unit stores nothing (DB_FAULT_FENCED) when the row's version is another. -1 (what
+     * db_write_new sets): not checked. new_version (out): the row's version after the unit. */
+    int64_t expect_version;
+    int64_t new_version;
     /* writer bookkeeping */
     struct db_write *next;
     int ok;

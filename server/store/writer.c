@@ -41,6 +41,7 @@ struct wjob {
 
 struct writer {
     struct db *db;
+    bool pg; /* a PostgreSQL store: groups are sorted by job (sort_by_job) */
     struct event *done_ev;
     int max_batch;
     pthread_t th;
@@ -189,6 +190,23 @@ static void probed(struct writer *wr, int rc, const char *err)
 
 /* ------------------------------------------------------------------ writes -- */
 
+/*
+ * Sorts a group by job, stably (one job's units keep their order): two processes writing
+ * their groups to one PostgreSQL store then take the jobs rows' locks in the same order, where
+ * groups in arrival order would now and then deadlock. Insertion sort: groups are small, and
+ * mostly sorted runs already.
+ */
+static void sort_by_job(struct db_write **g, int n)
+{
+    for (int i = 1; i < n; i++) {
+        struct db_write *w = g[i];
+        int j = i;
+        for (; j > 0 && strcmp(g[j - 1]->job, w->job) > 0; j--)
+            g[j] = g[j - 1];
+        g[j] = w;
+    }
+}
+
 /* One transaction of n units; on failure it is rolled back and no unit is ok. */
 static int write_units(struct db *db, struct db_write **ws, int n, char **errp)
 {
@@ -327,6 +345,8 @@ static void *run(void *arg)
             group[n++] = w;
         }
         pthread_mutex_unlock(&wr->mu);
+        if (wr->pg)
+            sort_by_job(group, n);
 
         struct timespec c0, c1;
         mono_now(&c0);
@@ -402,6 +422,7 @@ struct writer *writer_new(struct event_base *base, const char *path, const char 
     pthread_condattr_destroy(&ca);
     if (!(wr->db = db_open(path, synchronous, errp)))
         goto fail;
+    wr->pg = db_is_pg(path);
     wr->done_ev = event_new(base, -1, 0, done_cb, wr);
     if (pthread_create(&wr->th, NULL, run, wr) != 0) {
         *errp = xstrdup("cannot start the writer thread");
