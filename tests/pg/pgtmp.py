@@ -124,3 +124,34 @@ def query(url, sql):
     if out.endswith("\n"):
         out = out[:-1]
     return [tuple(row.split("\x1f")) for row in out.split("\x1e") if row != ""]
+
+
+def rows(url, sql):
+    """Rows of a SELECT as tuples of typed values (numbers, strings, None; through JSON)."""
+    import json
+    out = query(url, "SELECT coalesce(json_agg(t), '[]') FROM (%s) t" % sql)
+    return [tuple(r.values()) for r in json.loads(out[0][0], object_pairs_hook=dict)]
+
+
+class Locker:
+    """A session holding an EXCLUSIVE lock on tables (writes wait, reads go on) until
+    execute("ROLLBACK") or close(): what a SQLite test does with BEGIN EXCLUSIVE."""
+
+    def __init__(self, url, tables=("jobs", "decisions")):
+        psql = shutil.which("psql") or os.path.join(bindir(), "psql")
+        self.p = subprocess.Popen([psql, "-X", "-q", "-A", "-t", url], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+        self.p.stdin.write("BEGIN; LOCK TABLE %s IN EXCLUSIVE MODE; SELECT 'locked';\n"
+                           % ", ".join(tables))
+        self.p.stdin.flush()
+        if self.p.stdout.readline().strip() != "locked":
+            raise RuntimeError("psql did not take the lock")
+
+    def execute(self, sql):
+        self.p.stdin.write(sql + ";\n")
+        self.p.stdin.flush()
+
+    def close(self):
+        if self.p.poll() is None:
+            self.p.stdin.close()
+            self.p.wait(timeout=20)
