@@ -33,4 +33,9 @@ if(PYTHON3 AND PG_CTL)
     set_tests_properties(pg.${name} PROPERTIES TIMEOUT 240 LABELS pg
       ENVIRONMENT GOVERNOR_TEST_PG=1 WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   endforeach()
+  # The store's own unit test, on a database of its own (it is skipped as unit.test_pg_store).
+  add_test(NAME pg.unit_pg_store COMMAND ${PYTHON3} ${CMAKE_SOURCE_DIR}/tests/pg/with_pg.py
+    $<TARGET_FILE:test_pg_store>)
+  set_tests_properties(pg.unit_pg_store PROPERTIES TIMEOUT 120 LABELS pg
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 endif()
