@@ -123,3 +123,13 @@ CREATE TABLE store_probe (
     id BIGINT PRIMARY KEY CHECK (id = 1),
     at BIGINT NOT NULL
 );
+
+-- Raised by a write whose job row is not at the version its change was computed from (fencing,
+-- server/store/pg.c): SQLSTATE GV001 aborts the transaction, so the unit stores nothing, even
+-- when its statements were sent in one pipeline with those after it.
+CREATE FUNCTION governor_fenced(job TEXT) RETURNS BIGINT LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'job "%": its version moved (another process wrote it first)', job
+        USING ERRCODE = 'GV001';
+END
+$$;

@@ -1078,6 +1078,28 @@ int db_write_apply(struct db *db, struct db_write *w, char **errp)
     return -1;
 }
 
+int db_write_group(struct db *db, struct db_write **ws, int n, char **errp)
+{
+    if (db->pg) {
+        db->err_code = 0;
+        for (int i = 0; i < n; i++)
+            if (injected(db, errp))
+                return -1;
+        return pg_write_group(db->pg, ws, n, errp);
+    }
+    if (db_begin(db, errp) < 0)
+        goto fail;
+    for (int i = 0; i < n; i++)
+        if (db_write_apply(db, ws[i], errp) < 0)
+            goto fail;
+    if (db_commit(db, errp) < 0)
+        goto fail;
+    return 0;
+fail:
+    db_rollback(db);
+    return -1;
+}
+
 /* ----------------------------------------------------------------- reads -- */
 
 static const char SQL_JOBS_ALL[] =

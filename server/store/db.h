@@ -208,6 +208,11 @@ void db_rollback(struct db *db);
 /* Writes every row of w (inside the caller's transaction); sets w->decision_id. -1 + *errp. */
 int db_write_apply(struct db *db, struct db_write *w, char **errp);
 /*
+ * One transaction of n units: db_begin, db_write_apply of each, db_commit, rolled back on a
+ * failure (PostgreSQL: sent as one pipeline, its results read after). -1 + *errp.
+ */
+int db_write_group(struct db *db, struct db_write **ws, int n, char **errp);
+/*
  * Fault injection for tests: the next n calls of db_write_apply (and db_probe) fail as if
  * SQLite had returned code (db_fail_next_writes: a unit fault, SQLITE_CONSTRAINT).
  */

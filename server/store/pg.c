@@ -15,9 +15,8 @@
 #include "store/pack.h"
 #include "store/pg.h"
 
-#define PG_CACHE   64
-#define PG_PARAMS  16
-#define PG_CONFIGS 16
+#define PG_CACHE  64
+#define PG_PARAMS 16
 /* PostgreSQL's type oid of bigint (catalog/pg_type.h, stable). */
 #define PG_INT8OID 20
 
@@ -28,13 +27,15 @@ struct pg {
     int err_code;                   /* DB_ERR_OWN | enum db_fault of the last failure (0: none) */
     const char *prepared[PG_CACHE]; /* statement "s<i>" is prepared[i] */
     int n_prepared;
-    /* decision_configs rows this connection read or wrote (as db.c keeps them) */
-    struct {
-        char hash[17];
-        char *text;
-        int64_t id;
-    } configs[PG_CONFIGS];
-    int n_configs, next_config;
+    /* pg_write_group: statements are being sent in a pipeline, their results read after;
+     * what each one's result gives (a unit's decision id or version, the commit) */
+    bool pipe;
+    struct sent {
+        struct db_write *w;
+        int what; /* enum take */
+        const char *label;
+    } * sent;
+    int n_sent, cap_sent;
 };
 
 /* The parameters of one statement: text (or binary for bytea) values, NULL for SQL NULL. */
@@ -76,6 +77,8 @@ static enum db_fault classify(PGconn *c, const PGresult *r)
     const char *s = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
     if (PQstatus(c) != CONNECTION_OK || !s)
         return DB_FAULT_STORAGE;
+    if (strcmp(s, "GV001") == 0) /* governor_fenced */
+        return DB_FAULT_FENCED;
     static const char *const storage[] = {"08", "53",    "57",    "58",   "40",
                                           "XX", "25006", "55P03", "55006"};
     for (size_t i = 0; i < sizeof storage / sizeof storage[0]; i++)
@@ -286,20 +289,11 @@ fail:
     return NULL;
 }
 
-static void configs_forget(struct pg *p)
-{
-    for (int i = 0; i < p->n_configs; i++) {
-        free(p->configs[i].text);
-        p->configs[i].text = NULL;
-    }
-    p->n_configs = p->next_config = 0;
-}
-
 void pg_close(struct pg *p)
 {
     if (!p)
         return;
-    configs_forget(p);
+    free(p->sent);
     PQfinish(p->c);
     free(p);
 }
@@ -345,14 +339,11 @@ int pg_commit(struct pg *p, char **errp)
         rc = -1;
     }
     PQclear(r);
-    if (rc < 0)
-        configs_forget(p);
     return rc;
 }
 
 void pg_rollback(struct pg *p)
 {
-    configs_forget(p);
     if (PQstatus(p->c) == CONNECTION_OK && PQtransactionStatus(p->c) != PQTRANS_IDLE)
         PQclear(PQexec(p->c, "ROLLBACK"));
     p->in_tx = false;
@@ -381,56 +372,74 @@ out:
     return rc;
 }
 
-/* The job's row after a unit: state (decision) or config (config change). Each in three forms:
- * the version not checked; checked to be 0 (the row may not exist yet); checked to be $n. */
+/*
+ * The statements of the write units. A unit's statements depend on no result of one before
+ * them (the decision's options find or add their decision_configs row inside its INSERT, its
+ * rows take its id from currval), so a group can be sent as one pipeline (pg_write_group).
+ * The job's row is each unit's first statement; a fenced one raises GV001 (governor_fenced),
+ * which aborts the transaction. Its three forms: the version not checked; checked to be 0 (the
+ * row may not exist yet); checked to be $n.
+ */
+#define FENCE(u)                                                                                   \
+    "SELECT version FROM " u " UNION ALL SELECT governor_fenced($1) "                              \
+    "WHERE NOT EXISTS (SELECT 1 FROM " u ")"
 static const char SQL_STATE_ANY[] =
     "INSERT INTO jobs (job, created_at, state_bin, last_at, version) VALUES ($1, $2, $3, $4, 1) "
     "ON CONFLICT (job) DO UPDATE SET state_bin = excluded.state_bin, last_at = excluded.last_at, "
     "version = jobs.version + 1 RETURNING version";
 static const char SQL_STATE_V0[] =
-    "INSERT INTO jobs (job, created_at, state_bin, last_at, version) VALUES ($1, $2, $3, $4, 1) "
-    "ON CONFLICT (job) DO UPDATE SET state_bin = excluded.state_bin, last_at = excluded.last_at, "
-    "version = jobs.version + 1 WHERE jobs.version = $5 RETURNING version";
+    "WITH u AS (INSERT INTO jobs (job, created_at, state_bin, last_at, version) "
+    "VALUES ($1, $2, $3, $4, 1) ON CONFLICT (job) DO UPDATE SET state_bin = excluded.state_bin, "
+    "last_at = excluded.last_at, version = jobs.version + 1 WHERE jobs.version = $5 "
+    "RETURNING version) " FENCE("u");
 static const char SQL_STATE_V[] =
-    "UPDATE jobs SET state_bin = $3, last_at = $4, version = version + 1 "
-    "WHERE job = $1 AND version = $5 AND $2::bigint IS NOT NULL RETURNING version";
+    "WITH u AS (UPDATE jobs SET state_bin = $3, last_at = $4, version = version + 1 "
+    "WHERE job = $1 AND version = $5 AND $2::bigint IS NOT NULL RETURNING version) " FENCE("u");
 static const char SQL_CONFIG_ANY[] =
     "INSERT INTO jobs (job, created_at, config_json, version) VALUES ($1, $2, $3, 1) "
     "ON CONFLICT (job) DO UPDATE SET config_json = excluded.config_json, "
     "version = jobs.version + 1 RETURNING version";
 static const char SQL_CONFIG_V0[] =
-    "INSERT INTO jobs (job, created_at, config_json, version) VALUES ($1, $2, $3, 1) "
+    "WITH u AS (INSERT INTO jobs (job, created_at, config_json, version) VALUES ($1, $2, $3, 1) "
     "ON CONFLICT (job) DO UPDATE SET config_json = excluded.config_json, "
-    "version = jobs.version + 1 WHERE jobs.version = $4 RETURNING version";
+    "version = jobs.version + 1 WHERE jobs.version = $4 RETURNING version) " FENCE("u");
 static const char SQL_CONFIG_V[] =
-    "UPDATE jobs SET config_json = $3, version = version + 1 "
-    "WHERE job = $1 AND version = $4 AND $2::bigint IS NOT NULL RETURNING version";
-static const char SQL_JOB_DELETE[] = "DELETE FROM jobs WHERE job = $1 RETURNING version";
+    "WITH u AS (UPDATE jobs SET config_json = $3, version = version + 1 "
+    "WHERE job = $1 AND version = $4 AND $2::bigint IS NOT NULL RETURNING version) " FENCE("u");
+static const char SQL_JOB_DELETE[] = "DELETE FROM jobs WHERE job = $1";
+/* No row is version 0; the EXISTS sees the row as it was before the statement. */
 static const char SQL_JOB_DELETE_V[] =
-    "DELETE FROM jobs WHERE job = $1 AND version = $2 RETURNING version";
-static const char SQL_JOB_EXISTS[] = "SELECT version FROM jobs WHERE job = $1";
+    "WITH d AS (DELETE FROM jobs WHERE job = $1 AND version = $2 RETURNING 1) "
+    "SELECT governor_fenced($1) WHERE NOT EXISTS (SELECT 1 FROM d) "
+    "AND ($2 > 0 OR EXISTS (SELECT 1 FROM jobs WHERE job = $1))";
 
 static const char SQL_CONFIG_CHANGE[] =
     "INSERT INTO config_changes (job, at, config_json, after_decision) "
     "VALUES ($1, $2, $3, (SELECT max(id) FROM decisions))";
+/* $8, $14: the options' hash and text (the first row of both, or a new one). */
 static const char SQL_DECISION[] =
+    "WITH f AS (SELECT id FROM decision_configs WHERE hash = $8 AND config_json = $14 "
+    "ORDER BY id LIMIT 1), "
+    "n AS (INSERT INTO decision_configs (hash, config_json) SELECT $8, $14 "
+    "WHERE NOT EXISTS (SELECT 1 FROM f) RETURNING id) "
     "INSERT INTO decisions (job, at, action, reason, execute, message, input, config_id, "
     "response, policy_revision, created_at, message_parts, decision_json) "
-    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id";
+    "VALUES ($1, $2, $3, $4, $5, $6, $7, (SELECT id FROM f UNION ALL SELECT id FROM n), "
+    "$9, $10, $11, $12, $13) RETURNING id";
+#define DECISION_ID "currval(pg_get_serial_sequence('decisions', 'id'))"
 static const char SQL_VERTEX[] =
     "INSERT INTO vertex_decisions (decision_id, ord, vertex, current, raw_target, target, "
     "reason, constraints, message, flags, figures, evaluated_json) "
-    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)";
-static const char SQL_CONFIG_FIND[] =
-    "SELECT id, config_json FROM decision_configs WHERE hash = $1 ORDER BY id";
-static const char SQL_CONFIG_ADD[] =
-    "INSERT INTO decision_configs (hash, config_json) VALUES ($1, $2) RETURNING id";
+    "VALUES (" DECISION_ID ", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
 static const char SQL_EVENT[] =
     "INSERT INTO events (job, decision_id, at, type, reason, message, count, suppressed) "
-    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
+    "VALUES ($1, " DECISION_ID ", $2, $3, $4, $5, $6, $7)";
+static const char SQL_EVENT_LOOSE[] =
+    "INSERT INTO events (job, decision_id, at, type, reason, message, count, suppressed) "
+    "VALUES ($1, NULL, $2, $3, $4, $5, $6, $7)";
 static const char SQL_PLUGIN_CALL[] =
     "INSERT INTO plugin_calls (decision_id, plugin, hook, outcome, duration_us, error) "
-    "VALUES ($1, $2, $3, $4, $5, $6)";
+    "VALUES (" DECISION_ID ", $1, $2, $3, $4, $5)";
 static const char SQL_REVISION[] =
     "INSERT INTO policy_revisions (revision, loaded_at, files_json) VALUES ($1, $2, $3) "
     "ON CONFLICT (revision) DO NOTHING";
@@ -442,34 +451,69 @@ static const char SQL_WINDOW_FORGET[] = "DELETE FROM job_window WHERE job = $1";
 static const char SQL_WINDOW_READ[] =
     "SELECT seq, sample FROM job_window WHERE job = $1 AND seq >= $2 ORDER BY seq";
 
-/* The unit stored nothing: the job's row is not at the version its change was computed from. */
-static int fenced(struct pg *p, const struct db_write *w, char **errp)
+/* What a statement's result gives its unit. */
+enum take { T_NONE, T_ID, T_VERSION, T_COMMIT };
+
+/* A statement sent in the pipeline: its result is read in this order. */
+static void pipe_note(struct pg *p, struct db_write *w, enum take what, const char *label)
 {
-    p->err_code = DB_ERR_FENCED;
-    *errp =
-        xasprintf("job \"%s\": its version moved from %" PRId64 " (another process wrote it first)",
-                  w->job, w->expect_version);
-    return -1;
+    if (p->n_sent == p->cap_sent) {
+        p->cap_sent = p->cap_sent ? 2 * p->cap_sent : 256;
+        p->sent = xrealloc(p->sent, (size_t)p->cap_sent * sizeof *p->sent);
+    }
+    p->sent[p->n_sent++] = (struct sent){w, what, label};
+}
+
+static void take(struct db_write *w, enum take what, const PGresult *r)
+{
+    if (w && what == T_ID && PQntuples(r) == 1)
+        w->decision_id = i64(r, 0, 0);
+    else if (w && what == T_VERSION && PQntuples(r) == 1)
+        w->new_version = i64(r, 0, 0);
 }
 
 /*
- * The jobs row of w: any/v0/v are the statement's three forms (see above), a its parameters
- * but the version, appended here. Sets w->new_version; a row not updated is fenced.
+ * Runs a write statement of unit w (sql a static literal, prepared once), or in a pipeline
+ * (p->pipe) sends it and notes what its result gives. -1 + *errp.
  */
-static int job_row(struct pg *p, struct db_write *w, const char *any, const char *v0, const char *v,
-                   struct par *a, char **errp)
+static int send(struct pg *p, const char *sql, const struct par *a, struct db_write *w,
+                enum take what, const char *label, char **errp)
 {
-    const char *sql = w->expect_version < 0 ? any : w->expect_version == 0 ? v0 : v;
-    if (w->expect_version >= 0)
-        p_int(a, w->expect_version);
-    PGresult *r = run(p, sql, a, "update job", errp);
-    if (!r)
+    if (!p->pipe) {
+        PGresult *r = run(p, sql, a, label, errp);
+        if (!r)
+            return -1;
+        take(w, what, r);
+        PQclear(r);
+        return 0;
+    }
+    char name[16];
+    int i;
+    for (i = 0; i < p->n_prepared && p->prepared[i] != sql; i++)
+        ;
+    snprintf(name, sizeof name, "s%d", i);
+    int ok;
+    if (i == p->n_prepared && i >= PG_CACHE) {
+        ok = PQsendQueryParams(p->c, sql, a ? a->n : 0, NULL, a ? a->v : NULL, a ? a->len : NULL,
+                               a ? a->fmt : NULL, 0);
+    } else {
+        if (i == p->n_prepared) {
+            if (!PQsendPrepare(p->c, name, sql, 0, NULL)) {
+                *errp = failure(p, NULL, "prepare");
+                return -1;
+            }
+            p->prepared[p->n_prepared++] = sql;
+            pipe_note(p, NULL, T_NONE, "prepare");
+        }
+        ok = PQsendQueryPrepared(p->c, name, a ? a->n : 0, a ? a->v : NULL, a ? a->len : NULL,
+                                 a ? a->fmt : NULL, 0);
+    }
+    if (!ok) {
+        *errp = failure(p, NULL, label);
         return -1;
-    int n = PQntuples(r);
-    if (n == 1)
-        w->new_version = i64(r, 0, 0);
-    PQclear(r);
-    return n == 1 ? 0 : fenced(p, w, errp);
+    }
+    pipe_note(p, w, what, label);
+    return 0;
 }
 
 static int apply_window(struct pg *p, struct db_write *w, char **errp)
@@ -477,36 +521,34 @@ static int apply_window(struct pg *p, struct db_write *w, char **errp)
     struct par a = {0};
     p_text(&a, w->job);
     p_int(&a, w->window_seq0);
-    if (exec(p, SQL_WINDOW_DROP, &a, "drop window samples", errp) < 0)
+    if (send(p, SQL_WINDOW_DROP, &a, w, T_NONE, "drop window samples", errp) < 0)
         return -1;
     for (int i = 0; i < w->n_ws; i++) {
         struct par b = {0};
         p_text(&b, w->job);
         p_int(&b, w->ws[i].seq);
         p_bytes(&b, w->ws[i].blob, w->ws[i].len);
-        if (exec(p, SQL_WINDOW_ADD, &b, "add a window sample", errp) < 0)
+        if (send(p, SQL_WINDOW_ADD, &b, w, T_NONE, "add a window sample", errp) < 0)
             return -1;
     }
     return 0;
 }
 
-static int insert_events(struct pg *p, struct db_write *w, int64_t decision_id, char **errp)
+/* The events rows of w: of its decision (the one just inserted), or of none. */
+static int insert_events(struct pg *p, struct db_write *w, bool of_decision, char **errp)
 {
     for (int i = 0; i < w->n_e; i++) {
         const struct db_erow *e = &w->e[i];
         struct par a = {0};
         p_text(&a, w->job);
-        if (decision_id)
-            p_int(&a, decision_id);
-        else
-            p_text(&a, NULL);
         p_int(&a, w->at);
         p_text(&a, e->type);
         p_text(&a, e->reason);
         p_text(&a, e->message);
         p_int(&a, e->count);
         p_int(&a, e->suppressed);
-        if (exec(p, SQL_EVENT, &a, "insert event", errp) < 0)
+        if (send(p, of_decision ? SQL_EVENT : SQL_EVENT_LOOSE, &a, w, T_NONE, "insert event",
+                 errp) < 0)
             return -1;
     }
     return 0;
@@ -519,50 +561,10 @@ static int apply_policy(struct pg *p, struct db_write *w, char **errp)
         p_text(&a, w->revision);
         p_int(&a, w->loaded_at);
         p_text(&a, w->files_json ? w->files_json : "{}");
-        if (exec(p, SQL_REVISION, &a, "insert policy revision", errp) < 0)
+        if (send(p, SQL_REVISION, &a, w, T_NONE, "insert policy revision", errp) < 0)
             return -1;
     }
-    return insert_events(p, w, 0, errp);
-}
-
-static void configs_add(struct pg *p, const char *hash, const char *text, int64_t id)
-{
-    int i = p->n_configs < PG_CONFIGS ? p->n_configs++ : p->next_config++ % PG_CONFIGS;
-    free(p->configs[i].text);
-    snprintf(p->configs[i].hash, sizeof p->configs[i].hash, "%s", hash);
-    p->configs[i].text = xstrdup(text);
-    p->configs[i].id = id;
-}
-
-/* The decision_configs row of the effective options (as db.c's config_id). */
-static int config_id(struct pg *p, const char *hash, const char *text, int64_t *id, char **errp)
-{
-    for (int i = 0; i < p->n_configs; i++)
-        if (strcmp(p->configs[i].hash, hash) == 0 && strcmp(p->configs[i].text, text) == 0) {
-            *id = p->configs[i].id;
-            return 0;
-        }
-    struct par a = {0};
-    p_text(&a, hash);
-    PGresult *r = run(p, SQL_CONFIG_FIND, &a, "read decision_configs", errp);
-    if (!r)
-        return -1;
-    *id = 0;
-    for (int i = 0; i < PQntuples(r); i++)
-        if (strcmp(PQgetvalue(r, i, 1), text) == 0) {
-            *id = i64(r, i, 0);
-            break;
-        }
-    PQclear(r);
-    if (!*id) {
-        p_text(&a, text);
-        if (!(r = run(p, SQL_CONFIG_ADD, &a, "insert decision_configs", errp)))
-            return -1;
-        *id = i64(r, 0, 0);
-        PQclear(r);
-    }
-    configs_add(p, hash, text, *id);
-    return 0;
+    return insert_events(p, w, false, errp);
 }
 
 /* As db.c's message_parts: the vertices whose messages end the decision's message. */
@@ -582,6 +584,19 @@ static int64_t message_parts(const struct db_write *w, size_t *head_len)
     }
     *head_len = pos;
     return parts;
+}
+
+/*
+ * The jobs row of w: any/v0/v are the statement's three forms (see above), a its parameters
+ * but the version, appended here. Sets w->new_version.
+ */
+static int job_row(struct pg *p, struct db_write *w, const char *any, const char *v0, const char *v,
+                   struct par *a, char **errp)
+{
+    const char *sql = w->expect_version < 0 ? any : w->expect_version == 0 ? v0 : v;
+    if (w->expect_version >= 0)
+        p_int(a, w->expect_version);
+    return send(p, sql, a, w, T_VERSION, "update job", errp);
 }
 
 /* The jobs row of a decision first: a fenced unit writes nothing else. */
@@ -607,7 +622,6 @@ static int insert_vertices(struct pg *p, struct db_write *w, char **errp)
         const struct db_vrow *v = &w->v[i];
         char *figures = pack_figures(v->evaluated_json);
         struct par a = {0};
-        p_int(&a, w->decision_id);
         p_int(&a, i);
         p_text(&a, v->vertex);
         p_int(&a, v->current);
@@ -619,7 +633,7 @@ static int insert_vertices(struct pg *p, struct db_write *w, char **errp)
         p_int(&a, (v->excluded ? 1 : 0) | (v->outside_bounds ? 2 : 0));
         p_text(&a, figures);
         p_text(&a, figures ? NULL : v->evaluated_json ? v->evaluated_json : "{}");
-        int rc = exec(p, SQL_VERTEX, &a, "insert vertex_decisions", errp);
+        int rc = send(p, SQL_VERTEX, &a, w, T_NONE, "insert vertex_decisions", errp);
         free(figures);
         if (rc < 0)
             return -1;
@@ -629,13 +643,10 @@ static int insert_vertices(struct pg *p, struct db_write *w, char **errp)
 
 static int apply_decision(struct pg *p, struct db_write *w, char **errp)
 {
-    int64_t cid;
     unsigned char *input;
     size_t input_len, head;
     char *msg = NULL;
-    if (decision_job(p, w, errp) < 0 ||
-        config_id(p, w->config_hash ? w->config_hash : "", w->config_json ? w->config_json : "{}",
-                  &cid, errp) < 0)
+    if (decision_job(p, w, errp) < 0)
         return -1;
     const char *in = w->input_json ? w->input_json : "";
     pack_input(in, strlen(in), &input, &input_len);
@@ -655,7 +666,7 @@ static int apply_decision(struct pg *p, struct db_write *w, char **errp)
         p_text(&a, w->message);
     }
     p_bytes(&a, input, input_len);
-    p_int(&a, cid);
+    p_text(&a, w->config_hash ? w->config_hash : "");
     p_text(&a, w->response_json);
     p_text(&a, w->policy_revision);
     p_int(&a, w->now);
@@ -664,81 +675,51 @@ static int apply_decision(struct pg *p, struct db_write *w, char **errp)
     else
         p_text(&a, NULL);
     p_text(&a, w->keep_response ? w->decision_json : NULL);
-    PGresult *r = run(p, SQL_DECISION, &a, "insert decision", errp);
+    p_text(&a, w->config_json ? w->config_json : "{}");
+    int rc = send(p, SQL_DECISION, &a, w, T_ID, "insert decision", errp);
     free(input);
     free(msg);
-    if (!r)
-        return -1;
-    w->decision_id = i64(r, 0, 0);
-    PQclear(r);
-    if (insert_vertices(p, w, errp) < 0 || insert_events(p, w, w->decision_id, errp) < 0)
+    if (rc < 0 || insert_vertices(p, w, errp) < 0 || insert_events(p, w, true, errp) < 0)
         return -1;
     for (int i = 0; i < w->n_p; i++) {
         const struct db_prow *c = &w->p[i];
         struct par b = {0};
-        p_int(&b, w->decision_id);
         p_text(&b, c->plugin);
         p_text(&b, c->hook);
         p_text(&b, c->outcome);
         p_int(&b, c->duration_us);
         p_text(&b, c->error);
-        if (exec(p, SQL_PLUGIN_CALL, &b, "insert plugin call", errp) < 0)
+        if (send(p, SQL_PLUGIN_CALL, &b, w, T_NONE, "insert plugin call", errp) < 0)
             return -1;
     }
     return apply_window(p, w, errp);
 }
 
-/* A DELETE of the job: fenced when the row is at another version than the one expected (no
- * row is version 0). */
-static int delete_job(struct pg *p, struct db_write *w, char **errp)
-{
-    struct par a = {0};
-    p_text(&a, w->job);
-    if (w->expect_version >= 0)
-        p_int(&a, w->expect_version);
-    PGresult *r =
-        run(p, w->expect_version >= 0 ? SQL_JOB_DELETE_V : SQL_JOB_DELETE, &a, "delete job", errp);
-    if (!r)
-        return -1;
-    int n = PQntuples(r);
-    PQclear(r);
-    w->new_version = 0;
-    if (n == 0 && w->expect_version > 0)
-        return fenced(p, w, errp);
-    if (n == 0 && w->expect_version == 0) {
-        struct par b = {0};
-        p_text(&b, w->job);
-        if (!(r = run(p, SQL_JOB_EXISTS, &b, "delete job", errp)))
-            return -1;
-        n = PQntuples(r);
-        PQclear(r);
-        if (n)
-            return fenced(p, w, errp);
-    }
-    return 0;
-}
-
 static int apply_config(struct pg *p, struct db_write *w, const char *layer, char **errp)
 {
     struct par a = {0};
+    p_text(&a, w->job);
     if (w->kind == DB_W_JOB_CONFIG) {
-        p_text(&a, w->job);
         p_int(&a, w->now);
         p_text(&a, layer);
         if (job_row(p, w, SQL_CONFIG_ANY, SQL_CONFIG_V0, SQL_CONFIG_V, &a, errp) < 0)
             return -1;
     } else {
-        if (delete_job(p, w, errp) < 0)
-            return -1;
-        p_text(&a, w->job);
-        if (exec(p, SQL_WINDOW_FORGET, &a, "delete job window", errp) < 0)
+        w->new_version = 0;
+        if (w->expect_version >= 0)
+            p_int(&a, w->expect_version);
+        struct par b = {0};
+        p_text(&b, w->job);
+        if (send(p, w->expect_version >= 0 ? SQL_JOB_DELETE_V : SQL_JOB_DELETE, &a, w, T_NONE,
+                 "delete job", errp) < 0 ||
+            send(p, SQL_WINDOW_FORGET, &b, w, T_NONE, "delete job window", errp) < 0)
             return -1;
     }
-    struct par b = {0};
-    p_text(&b, w->job);
-    p_int(&b, w->now);
-    p_text(&b, layer);
-    return exec(p, SQL_CONFIG_CHANGE, &b, "insert config_changes", errp);
+    struct par c = {0};
+    p_text(&c, w->job);
+    p_int(&c, w->now);
+    p_text(&c, layer);
+    return send(p, SQL_CONFIG_CHANGE, &c, w, T_NONE, "insert config_changes", errp);
 }
 
 /* Retention, as db.c's (the old rows are a prefix of each table by id). */
@@ -789,7 +770,7 @@ static int64_t delete_upto(struct pg *p, const char *sql, int64_t id, char **err
 
 static int apply_retention(struct pg *p, struct db_write *w, char **errp)
 {
-    int64_t last, k;
+    int64_t last;
     int n, m;
     w->deleted = 0;
     w->more = false;
@@ -801,10 +782,8 @@ static int apply_retention(struct pg *p, struct db_write *w, char **errp)
         if (delete_upto(p, SQL_RET_VERTEX, last, errp) < 0 ||
             delete_upto(p, SQL_RET_EVENTS, last, errp) < 0 ||
             delete_upto(p, SQL_RET_PLUGIN, last, errp) < 0 ||
-            (k = delete_upto(p, SQL_RET_CONFIGS, last, errp)) < 0)
+            delete_upto(p, SQL_RET_CONFIGS, last, errp) < 0)
             return -1;
-        if (k > 0)
-            configs_forget(p);
         if (delete_upto(p, SQL_RET_DECISION, last, errp) < 0)
             return -1;
     }
@@ -836,6 +815,138 @@ int pg_write_apply(struct pg *p, struct db_write *w, char **errp)
         return 0;
     }
     *errp = xasprintf("unknown write kind %d", (int)w->kind);
+    return -1;
+}
+
+/*
+ * Reads the results of every statement sent since the last sync, then the sync's. The first
+ * failure is the group's (*errp; the rest were skipped by the server). -1 + *errp.
+ */
+static int pipe_collect(struct pg *p, char **errp)
+{
+    int rc = 0;
+    for (int k = 0; k < p->n_sent; k++) {
+        struct sent *e = &p->sent[k];
+        PGresult *r = PQgetResult(p->c);
+        if (!r) {
+            if (!rc)
+                *errp = failure(p, NULL, e->label);
+            rc = -1;
+            break;
+        }
+        ExecStatusType st = PQresultStatus(r);
+        if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
+            if (e->what == T_COMMIT && strcmp(PQcmdStatus(r), "COMMIT") != 0 && !rc) {
+                p->err_code = DB_ERR_OWN | DB_FAULT_UNIT;
+                *errp = xasprintf("commit: the transaction was rolled back");
+                rc = -1;
+            }
+            take(e->w, (enum take)e->what, r);
+        } else if (st != PGRES_PIPELINE_ABORTED && !rc) {
+            *errp = failure(p, r, e->label);
+            rc = -1;
+        }
+        PQclear(r);
+        while ((r = PQgetResult(p->c)) != NULL) /* the end of this statement's results */
+            PQclear(r);
+    }
+    p->n_sent = 0;
+    /* the sync */
+    for (int guard = 0; guard < 4 && PQstatus(p->c) == CONNECTION_OK; guard++) {
+        PGresult *r = PQgetResult(p->c);
+        if (!r)
+            continue;
+        ExecStatusType st = PQresultStatus(r);
+        PQclear(r);
+        if (st == PGRES_PIPELINE_SYNC)
+            return rc;
+    }
+    if (!rc)
+        *errp = failure(p, NULL, "pipeline");
+    return -1;
+}
+
+/* Units sent between two syncs: bounds what the server answers before its answers are read. */
+#define PG_PIPE_UNITS 32
+
+int pg_write_group(struct pg *p, struct db_write **ws, int n, char **errp)
+{
+    int rc = 0;
+    bool plain = false;
+    for (int i = 0; i < n; i++)
+        plain |= ws[i]->kind == DB_W_RETENTION; /* its deletes depend on its reads */
+    if (plain) {
+        if (pg_begin(p, errp) < 0)
+            goto fail;
+        for (int i = 0; i < n; i++)
+            if (pg_write_apply(p, ws[i], errp) < 0)
+                goto fail;
+        if (pg_commit(p, errp) < 0)
+            goto fail;
+        return 0;
+    }
+    p->err_code = 0;
+    if (alive(p, errp) < 0)
+        return -1;
+    if (!PQenterPipelineMode(p->c)) {
+        *errp = failure(p, NULL, "pipeline");
+        return -1;
+    }
+    p->pipe = p->in_tx = true;
+    p->n_sent = 0;
+    if (!PQsendQueryParams(p->c, "BEGIN", 0, NULL, NULL, NULL, NULL, 0)) {
+        *errp = failure(p, NULL, "begin");
+        rc = -1;
+    } else {
+        pipe_note(p, NULL, T_NONE, "begin");
+    }
+    for (int i = 0; i < n && rc == 0; i++) {
+        rc = pg_write_apply(p, ws[i], errp);
+        if (rc == 0 && (i + 1) % PG_PIPE_UNITS == 0 && i + 1 < n) {
+            if (!PQpipelineSync(p->c)) {
+                *errp = failure(p, NULL, "pipeline");
+                rc = -1;
+            } else {
+                rc = pipe_collect(p, errp);
+            }
+        }
+    }
+    if (rc == 0) {
+        if (!PQsendQueryParams(p->c, "COMMIT", 0, NULL, NULL, NULL, NULL, 0)) {
+            *errp = failure(p, NULL, "commit");
+            rc = -1;
+        } else {
+            pipe_note(p, NULL, T_COMMIT, "commit");
+        }
+    }
+    if (PQpipelineSync(p->c)) {
+        char *e = NULL;
+        if (pipe_collect(p, &e) < 0 && rc == 0) {
+            *errp = e;
+            e = NULL;
+            rc = -1;
+        }
+        free(e);
+    } else if (rc == 0) {
+        *errp = failure(p, NULL, "pipeline");
+        rc = -1;
+    }
+    p->pipe = false;
+    p->n_sent = 0;
+    if (!PQexitPipelineMode(p->c) && PQstatus(p->c) == CONNECTION_OK) {
+        /* results left unread: the connection cannot be trusted, start it again */
+        PQreset(p->c);
+        p->n_prepared = 0;
+    }
+    if (rc == 0) {
+        p->in_tx = false;
+        return 0;
+    }
+fail:
+    pg_rollback(p);
+    /* a statement prepared in a failed pipeline may not exist */
+    PQclear(PQexec(p->c, "DEALLOCATE ALL"));
+    p->n_prepared = 0;
     return -1;
 }
 

@@ -41,6 +41,9 @@ int pg_begin(struct pg *p, char **errp);
 int pg_commit(struct pg *p, char **errp);
 void pg_rollback(struct pg *p);
 int pg_write_apply(struct pg *p, struct db_write *w, char **errp);
+/* BEGIN, the units, COMMIT as one pipeline (libpq's pipeline mode; a group with a retention
+ * unit: round trips), rolled back on a failure. -1 + *errp. */
+int pg_write_group(struct pg *p, struct db_write **ws, int n, char **errp);
 int pg_last_errcode(const struct pg *p);
 int pg_probe(struct pg *p, int64_t now, int busy_ms, char **errp);
 

@@ -210,12 +210,7 @@ static void sort_by_job(struct db_write **g, int n)
 /* One transaction of n units; on failure it is rolled back and no unit is ok. */
 static int write_units(struct db *db, struct db_write **ws, int n, char **errp)
 {
-    if (db_begin(db, errp) < 0)
-        goto fail;
-    for (int i = 0; i < n; i++)
-        if (db_write_apply(db, ws[i], errp) < 0)
-            goto fail;
-    if (db_commit(db, errp) < 0)
+    if (db_write_group(db, ws, n, errp) < 0)
         goto fail;
     for (int i = 0; i < n; i++) {
         ws[i]->ok = 1;
@@ -223,7 +218,6 @@ static int write_units(struct db *db, struct db_write **ws, int n, char **errp)
     }
     return 0;
 fail:
-    db_rollback(db);
     for (int i = 0; i < n; i++) {
         ws[i]->ok = 0;
         ws[i]->decision_id = 0;

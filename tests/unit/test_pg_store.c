@@ -229,20 +229,24 @@ static char *everything(struct db *db)
     return acc;
 }
 
-/* The same units on both stores. */
+/* The same units on both stores: one alone, the rest as one group (PostgreSQL: one pipeline). */
 static void write_all(struct db *db)
 {
+    char *err = NULL;
     apply(db, config("j1", "{\"a\":\"1\"}", 1764410399000), NULL, NULL);
-    apply(db, decision("j1", 1000, 1), NULL, NULL);
-    apply(db, decision("j1", 2000, 2), NULL, NULL);
-    apply(db, config("j1", NULL, 1764410400003), NULL, NULL);
-    apply(db, decision("j1", 3000, 3), NULL, NULL);
-    apply(db, decision("j2", 1000, 4), NULL, NULL);
-    struct db_write *p = db_write_new(DB_W_POLICY, "");
-    p->at = p->now = p->loaded_at = 1764410400005;
-    p->revision = strdup("rev1");
-    p->files_json = strdup("{\"a.lua\":\"x\"}");
-    apply(db, p, NULL, NULL);
+    struct db_write *g[6] = {decision("j1", 1000, 1),           decision("j1", 2000, 2),
+                             config("j1", NULL, 1764410400003), decision("j1", 3000, 3),
+                             decision("j2", 1000, 4),           db_write_new(DB_W_POLICY, "")};
+    g[5]->at = g[5]->now = g[5]->loaded_at = 1764410400005;
+    g[5]->revision = strdup("rev1");
+    g[5]->files_json = strdup("{\"a.lua\":\"x\"}");
+    if (db_write_group(db, g, 6, &err) < 0)
+        fprintf(stderr, "db_write_group: %s\n", err);
+    if (g[3]->decision_id != 3)
+        fprintf(stderr, "decision_id %lld\n", (long long)g[3]->decision_id);
+    for (int i = 0; i < 6; i++)
+        db_write_free(g[i]);
+    free(err);
 }
 
 static void test_same_json_as_sqlite(void)
@@ -323,6 +327,29 @@ static void test_fencing(void)
     ASSERT_EQ(apply(db, w, &f, &v), 0);
     ASSERT_EQ(v, 1);
     ASSERT_EQ(n_decisions(db, "fj"), 3);
+    /* In a group (one pipeline): the fenced unit fails the group, which stores nothing. */
+    struct db_write *g[2] = {decision("fj2", 1000, 1), decision("fj", 5000, 5)};
+    g[1]->expect_version = 0;
+    char *err = NULL;
+    ASSERT_EQ(db_write_group(db, g, 2, &err), -1);
+    ASSERT_EQ(db_fault_of(db_last_errcode(db)), DB_FAULT_FENCED);
+    ASSERT_CONTAINS(err, "fj");
+    free(err);
+    db_write_free(g[0]);
+    db_write_free(g[1]);
+    ASSERT_EQ(n_decisions(db, "fj2"), 0);
+    ASSERT_EQ(n_decisions(db, "fj"), 3);
+    /* and the connection goes on */
+    g[0] = decision("fj2", 1000, 1);
+    g[1] = decision("fj", 5000, 5);
+    g[1]->expect_version = 1;
+    err = NULL;
+    ASSERT_EQ(db_write_group(db, g, 2, &err), 0);
+    ASSERT_EQ(g[1]->new_version, 2);
+    ASSERT(g[0]->decision_id > 0 && g[1]->decision_id == g[0]->decision_id + 1);
+    db_write_free(g[0]);
+    db_write_free(g[1]);
+    ASSERT_EQ(n_decisions(db, "fj"), 4);
     db_close(db);
 }
 
