@@ -1,9 +1,11 @@
 /*
- * db.h - everything SQLite (prefix db_): opening a database in WAL mode, the migrations of
- * schema/NNN_name.sql (embedded into the binary at build time by schema/schema.cmake and
- * tracked with PRAGMA user_version), a prepared-statement cache per connection, the rows
- * one write unit (a decision, a job config change, a job deletion) puts in a transaction,
- * and the reads of the HTTP API (history, one decision, events, job rows at start). A
+ * db.h - the store (prefix db_), on SQLite or, for a --db that is a PostgreSQL URL
+ * (db_is_pg), on PostgreSQL: every function below then hands over to store/pg.h, with the
+ * same rows and the same JSON; what follows describes SQLite's. Opening a database in WAL
+ * mode, the migrations of schema/NNN_name.sql (embedded into the binary at build time by
+ * schema/schema.cmake and tracked with PRAGMA user_version), a prepared-statement cache per
+ * connection, the rows one write unit (a decision, a job config change, a job deletion) puts in a
+ * transaction, and the reads of the HTTP API (history, one decision, events, job rows at start). A
  * migration may have a step in C besides its SQL, run in the same transaction, for what SQL
  * cannot do: 008 rewrites job states stored in older forms in today's binary one; 009 (the
  * compact history) checks that each converted decision's rows give its response back.
@@ -12,7 +14,7 @@
  *
  * One struct db is one connection and is used by one thread only: the loop owns one (reads),
  * the writer thread owns another (writes). May call: SQLite, jansson, log; the core's state
- * codec and statejson (migration 008 only), pack.
+ * codec and statejson (migration 008 only), pack; pg (libpq).
  */
 #ifndef GOVERNOR_DB_H
 #define GOVERNOR_DB_H
