@@ -1,7 +1,12 @@
 # embed.cmake - script mode (cmake -P): writes OUT, a C file holding each of FILES (sorted
-# schema/NNN_name.sql paths) as a string, in the layout server/store/db.h declares.
+# schema/NNN_name.sql paths) as a string, in the layout server/store/db.h declares, in the
+# array VAR (default db_migrations) with its length in VAR's name with _n_ (db_n_migrations).
+if(NOT VAR)
+  set(VAR db_migrations)
+endif()
+string(REPLACE "_migrations" "_n_migrations" COUNT "${VAR}")
 set(body "/* Generated from the schema directory by schema/embed.cmake. Do not edit. */\n")
-string(APPEND body "#include \"store/db.h\"\n\nconst struct db_migration db_migrations[] = {\n")
+string(APPEND body "#include \"store/db.h\"\n\nconst struct db_migration ${VAR}[] = {\n")
 set(n 0)
 foreach(f ${FILES})
   get_filename_component(name ${f} NAME)
@@ -14,6 +19,6 @@ foreach(f ${FILES})
   string(APPEND body "  {${num}, \"${name}\",\n    \"${sql}\"},\n")
   math(EXPR n "${n} + 1")
 endforeach()
-string(APPEND body "};\nconst int db_n_migrations = ${n};\n")
+string(APPEND body "};\nconst int ${COUNT} = ${n};\n")
 file(WRITE ${OUT}.tmp "${body}")
 file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)

@@ -13,3 +13,15 @@ add_custom_command(
   COMMENT "Embedding schema/*.sql"
   VERBATIM)
 target_sources(gov_store PRIVATE ${CMAKE_BINARY_DIR}/schema_sql.c)
+
+# The PostgreSQL schema, schema/pg/NNN_name.sql, the same way: pg_migrations[] (store/pg.c).
+file(GLOB GOVERNOR_SCHEMA_PG CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/schema/pg/[0-9][0-9][0-9]_*.sql)
+list(SORT GOVERNOR_SCHEMA_PG)
+add_custom_command(
+  OUTPUT ${CMAKE_BINARY_DIR}/schema_pg_sql.c
+  COMMAND ${CMAKE_COMMAND} -DOUT=${CMAKE_BINARY_DIR}/schema_pg_sql.c -DVAR=pg_migrations
+          "-DFILES=${GOVERNOR_SCHEMA_PG}" -P ${CMAKE_SOURCE_DIR}/schema/embed.cmake
+  DEPENDS ${GOVERNOR_SCHEMA_PG} ${CMAKE_SOURCE_DIR}/schema/embed.cmake
+  COMMENT "Embedding schema/pg/*.sql"
+  VERBATIM)
+target_sources(gov_store PRIVATE ${CMAKE_BINARY_DIR}/schema_pg_sql.c)

@@ -14,3 +14,28 @@ if(PYTHON3)
       WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   endforeach()
 endif()
+
+# The same API tests against PostgreSQL (label pg): gov.py under GOVERNOR_TEST_PG=1 gives each
+# server a fresh database in a throwaway cluster (tests/pg/pgtmp.py), when PostgreSQL's server
+# binaries are installed. The tests that read the audit views or POST /v1/sql, and those of
+# SQLite's own files (migrations, integrity, its faults), are not in the list.
+file(GLOB _pg_bins /usr/lib/postgresql/*/bin)
+find_program(PG_CTL pg_ctl PATHS ${_pg_bins})
+set(GOVERNOR_PG_API_TESTS
+  test_bad_input test_durations test_head test_history_ids test_job_metrics test_job_names
+  test_new_connections test_one_pipeline test_plugin_limits test_plugin_views test_policies
+  test_readme_batch test_readme_quickstart test_refusals test_replay_policies test_retention
+  test_retry test_routes)
+if(PYTHON3 AND PG_CTL)
+  foreach(name ${GOVERNOR_PG_API_TESTS})
+    add_test(NAME pg.${name} COMMAND ${PYTHON3} ${CMAKE_SOURCE_DIR}/tests/api/${name}.py
+      $<TARGET_FILE:governor>)
+    set_tests_properties(pg.${name} PROPERTIES TIMEOUT 240 LABELS pg
+      ENVIRONMENT GOVERNOR_TEST_PG=1 WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  endforeach()
+  # The store's own unit test, on a database of its own (it is skipped as unit.test_pg_store).
+  add_test(NAME pg.unit_pg_store COMMAND ${PYTHON3} ${CMAKE_SOURCE_DIR}/tests/pg/with_pg.py
+    $<TARGET_FILE:test_pg_store>)
+  set_tests_properties(pg.unit_pg_store PROPERTIES TIMEOUT 120 LABELS pg
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+endif()

@@ -635,7 +635,8 @@ static const struct opt_row opt_rows[] = {
     {SERVER("listen"), .type = T_STRING, .def = "127.0.0.1:8080", .land = L_STR, SV(listen),
      .help = "HOST:PORT to listen on."},
     {SERVER("db"), .type = T_STRING, .def = "./governor.db", .land = L_STR, SV(db),
-     .help = "SQLite database file."},
+     .help = "The store: a SQLite database file, or a PostgreSQL connection URL "
+             "(`postgresql://USER@HOST:PORT/DB`, libpq's form; also `postgres://`)."},
     {SERVER("policies"), .type = T_STRING, .def = "./policies", .land = L_STR, SV(policies),
      .help = "Directory of Lua policies."},
     {SERVER("replay-policies"), .type = T_LIST, .def = "", .flags = F_OPTIONAL, .land = L_STR,

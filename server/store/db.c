@@ -15,6 +15,7 @@
 #include "store/db.h"
 #include "base/log.h"
 #include "store/pack.h"
+#include "store/pg.h"
 #include "store/statejson.h"
 #include "base/xmem.h"
 
@@ -26,6 +27,7 @@
 
 struct db {
     sqlite3 *h;
+    struct pg *pg; /* a PostgreSQL store (db_is_pg): every function hands over to pg.c */
     struct {
         const char *sql;
         sqlite3_stmt *st;
@@ -126,6 +128,8 @@ static int exec(struct db *db, const char *sql, char **errp)
 
 int db_user_version(struct db *db)
 {
+    if (db->pg)
+        return pg_user_version(db->pg);
     sqlite3_stmt *st = NULL;
     int v = -1;
     if (sqlite3_prepare_v2(db->h, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
@@ -212,8 +216,31 @@ static int migrate(struct db *db, char **errp)
     return 0;
 }
 
+bool db_pg(const struct db *db)
+{
+    return db && db->pg;
+}
+
+bool db_is_pg(const char *db)
+{
+    return db && (strncmp(db, "postgresql://", 13) == 0 || strncmp(db, "postgres://", 11) == 0);
+}
+
+/* new: a struct db on the PostgreSQL store at url. NULL + *errp. */
+static struct db *open_pg(const char *url, bool read_only, char **errp)
+{
+    struct pg *pg = pg_open(url, read_only, errp);
+    if (!pg)
+        return NULL;
+    struct db *db = xcalloc(1, sizeof *db);
+    db->pg = pg;
+    return db;
+}
+
 struct db *db_open(const char *path, const char *synchronous, char **errp)
 {
+    if (db_is_pg(path))
+        return open_pg(path, false, errp);
     struct db *db = xcalloc(1, sizeof *db);
     char *e = NULL;
     char sql[64];
@@ -248,6 +275,8 @@ fail:
 
 struct db *db_open_read(const char *path, char **errp)
 {
+    if (db_is_pg(path))
+        return open_pg(path, true, errp);
     struct db *db = xcalloc(1, sizeof *db);
     if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
         *errp = xasprintf("%s: %s", path, db->h ? sqlite3_errmsg(db->h) : "cannot open");
@@ -261,11 +290,17 @@ struct db *db_open_read(const char *path, char **errp)
 
 int db_read_begin(struct db *db, char **errp)
 {
+    if (db->pg)
+        return pg_read_begin(db->pg, errp);
     return exec(db, "BEGIN", errp);
 }
 
 void db_read_end(struct db *db)
 {
+    if (db->pg) {
+        pg_read_end(db->pg);
+        return;
+    }
     sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
 }
 
@@ -287,6 +322,7 @@ void db_close(struct db *db)
     for (int i = 0; i < db->n_cache; i++)
         sqlite3_finalize(db->cache[i].st);
     sqlite3_close(db->h);
+    pg_close(db->pg);
     free(db);
 }
 
@@ -352,16 +388,24 @@ void db_write_free(struct db_write *w)
 int db_begin(struct db *db, char **errp)
 {
     db->err_code = 0;
+    if (db->pg)
+        return pg_begin(db->pg, errp);
     return exec(db, "BEGIN IMMEDIATE", errp);
 }
 
 int db_commit(struct db *db, char **errp)
 {
+    if (db->pg)
+        return pg_commit(db->pg, errp);
     return exec(db, "COMMIT", errp);
 }
 
 void db_rollback(struct db *db)
 {
+    if (db->pg) {
+        pg_rollback(db->pg);
+        return;
+    }
     configs_forget(db); /* rows inserted in the transaction are gone */
     if (!sqlite3_get_autocommit(db->h))
         sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
@@ -393,11 +437,15 @@ static int injected(struct db *db, char **errp)
 
 int db_last_errcode(const struct db *db)
 {
+    if (db->pg && !db->err_code) /* err_code: an injected failure */
+        return pg_last_errcode(db->pg);
     return db->err_code;
 }
 
 enum db_fault db_fault_of(int code)
 {
+    if (code & DB_ERR_OWN)
+        return (enum db_fault)(code & 0xff);
     switch (code & 0xff) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
@@ -422,6 +470,8 @@ int db_probe(struct db *db, int64_t now, int busy_ms, char **errp)
 {
     sqlite3_stmt *st;
     int rc = -1;
+    if (db->pg)
+        return injected(db, errp) ? -1 : pg_probe(db->pg, now, busy_ms, errp);
     sqlite3_busy_timeout(db->h, busy_ms);
     if (injected(db, errp))
         goto out;
@@ -572,6 +622,8 @@ int db_window_each(struct db *db, const char *job, int64_t from_seq,
                    int (*fn)(void *ud, int64_t seq, const void *blob, size_t len), void *ud,
                    char **errp)
 {
+    if (db->pg)
+        return pg_window_each(db->pg, job, from_seq, fn, ud, errp);
     sqlite3_stmt *st = stmt(db, SQL_WINDOW_READ, errp);
     int rc = 0, step;
     if (!st)
@@ -1081,6 +1133,8 @@ int db_write_apply(struct db *db, struct db_write *w, char **errp)
     w->fault = DB_FAULT_NONE;
     if (injected(db, errp))
         return -1;
+    if (db->pg)
+        return pg_write_apply(db->pg, w, errp);
     switch (w->kind) {
     case DB_W_DECISION:
         return apply_decision(db, w, errp);
@@ -1099,6 +1153,28 @@ int db_write_apply(struct db *db, struct db_write *w, char **errp)
     return -1;
 }
 
+int db_write_group(struct db *db, struct db_write **ws, int n, char **errp)
+{
+    if (db->pg) {
+        db->err_code = 0;
+        for (int i = 0; i < n; i++)
+            if (injected(db, errp))
+                return -1;
+        return pg_write_group(db->pg, ws, n, errp);
+    }
+    if (db_begin(db, errp) < 0)
+        goto fail;
+    for (int i = 0; i < n; i++)
+        if (db_write_apply(db, ws[i], errp) < 0)
+            goto fail;
+    if (db_commit(db, errp) < 0)
+        goto fail;
+    return 0;
+fail:
+    db_rollback(db);
+    return -1;
+}
+
 /* ----------------------------------------------------------------- reads -- */
 
 static const char SQL_JOBS_ALL[] =
@@ -1112,6 +1188,8 @@ int db_jobs_each(struct db *db, const char *job,
                            int64_t version),
                  void *ud, char **errp)
 {
+    if (db->pg)
+        return pg_jobs_each(db->pg, job, fn, ud, errp);
     sqlite3_stmt *st = stmt(db, job ? SQL_JOBS_ONE : SQL_JOBS_ALL, errp);
     int n = 0, rc;
     if (!st)
@@ -1401,6 +1479,8 @@ static const char SQL_DECISIONS[] =
 int db_decisions_list(struct db *db, const char *job, int64_t since, int64_t until, int limit,
                       json_t **out, char **errp)
 {
+    if (db->pg)
+        return pg_decisions_list(db->pg, job, since, until, limit, out, errp);
     sqlite3_stmt *st = stmt(db, SQL_DECISIONS, errp);
     json_t *arr = json_array();
     int rc;
@@ -1492,6 +1572,8 @@ static int rows(struct db *db, const char *sql, int64_t id, json_t *arr, char **
 
 int db_decision_get(struct db *db, int64_t id, json_t **out, char **errp)
 {
+    if (db->pg)
+        return pg_decision_get(db->pg, id, out, errp);
     sqlite3_stmt *st = stmt(db, SQL_DECISION_ONE, errp);
     json_t *rec = NULL, *vs = NULL, *evs = NULL, *pcs = NULL;
     int rc, ret = -1;
@@ -1559,6 +1641,8 @@ static const char SQL_DECISION_AT[] =
 int db_decision_find(struct db *db, const char *job, int64_t at, int64_t *id, char **input_json,
                      char **decision_json, char **errp)
 {
+    if (db->pg)
+        return pg_decision_find(db->pg, job, at, id, input_json, decision_json, errp);
     sqlite3_stmt *st = stmt(db, SQL_DECISION_AT, errp);
     int rc, found = 0;
     *input_json = *decision_json = NULL;
@@ -1611,6 +1695,8 @@ int db_history_each(struct db *db, const char *job, int64_t to,
                               const char *config, json_t *decision),
                     void *ud, char **errp)
 {
+    if (db->pg)
+        return pg_history_each(db->pg, job, to, fn, ud, errp);
     bool old = db_user_version(db) < 9;
     sqlite3_stmt *st = NULL;
     int rc = 0, step;
@@ -1663,6 +1749,8 @@ static const char SQL_DELETIONS[] =
 
 int db_job_deletions(struct db *db, const char *job, int64_t **ids, int *n, char **errp)
 {
+    if (db->pg)
+        return pg_job_deletions(db->pg, job, ids, n, errp);
     sqlite3_stmt *st = NULL;
     int step;
     *ids = NULL;
@@ -1770,6 +1858,8 @@ static const char SQL_EVENTS[] =
 
 int db_events_list(struct db *db, const char *job, int limit, json_t **out, char **errp)
 {
+    if (db->pg)
+        return pg_events_list(db->pg, job, limit, out, errp);
     sqlite3_stmt *st = stmt(db, SQL_EVENTS, errp);
     json_t *arr = json_array();
     int rc;

@@ -1,9 +1,11 @@
 /*
- * db.h - everything SQLite (prefix db_): opening a database in WAL mode, the migrations of
- * schema/NNN_name.sql (embedded into the binary at build time by schema/schema.cmake and
- * tracked with PRAGMA user_version), a prepared-statement cache per connection, the rows
- * one write unit (a decision, a job config change, a job deletion) puts in a transaction,
- * and the reads of the HTTP API (history, one decision, events, job rows at start). A
+ * db.h - the store (prefix db_), on SQLite or, for a --db that is a PostgreSQL URL
+ * (db_is_pg), on PostgreSQL: every function below then hands over to store/pg.h, with the
+ * same rows and the same JSON; what follows describes SQLite's. Opening a database in WAL
+ * mode, the migrations of schema/NNN_name.sql (embedded into the binary at build time by
+ * schema/schema.cmake and tracked with PRAGMA user_version), a prepared-statement cache per
+ * connection, the rows one write unit (a decision, a job config change, a job deletion) puts in a
+ * transaction, and the reads of the HTTP API (history, one decision, events, job rows at start). A
  * migration may have a step in C besides its SQL, run in the same transaction, for what SQL
  * cannot do: 008 rewrites job states stored in older forms in today's binary one; 009 (the
  * compact history) checks that each converted decision's rows give its response back.
@@ -12,7 +14,7 @@
  *
  * One struct db is one connection and is used by one thread only: the loop owns one (reads),
  * the writer thread owns another (writes). May call: SQLite, jansson, log; the core's state
- * codec and statejson (migration 008 only), pack.
+ * codec and statejson (migration 008 only), pack; pg (libpq).
  */
 #ifndef GOVERNOR_DB_H
 #define GOVERNOR_DB_H
@@ -33,10 +35,20 @@ extern const int db_n_migrations;
 struct db;
 
 /*
+ * Whether db (a --db value) names a PostgreSQL store: a libpq URL, starting with
+ * "postgresql://" or "postgres://". Anything else is a SQLite path. NULL is false.
+ */
+bool db_is_pg(const char *db);
+/* Whether an open db is a PostgreSQL store. */
+bool db_pg(const struct db *db);
+
+/*
  * new: opens (creating it if needed) the database at path, sets WAL, the given
  * `synchronous` mode ("FULL", "NORMAL", "OFF", "EXTRA"), a busy timeout, and applies every
  * migration newer than PRAGMA user_version, each in its own transaction. NULL with *errp
  * (new) naming the path or the failing migration.
+ * A PostgreSQL URL (db_is_pg) connects to it instead (store/pg.h) and applies
+ * schema/pg/NNN_name.sql under an advisory lock; `synchronous` is SQLite's only.
  */
 struct db *db_open(const char *path, const char *synchronous, char **errp);
 /*
@@ -86,6 +98,12 @@ enum db_fault {
      * "conflict", retry). */
     DB_FAULT_FENCED
 };
+
+/* The codes of db_last_errcode that are this module's, not SQLite's (whose extended codes are
+ * below 2^16): DB_ERR_OWN | the enum db_fault they stand for (the PostgreSQL store's
+ * failures, a fenced unit). */
+#define DB_ERR_OWN    0x1000000
+#define DB_ERR_FENCED (DB_ERR_OWN | DB_FAULT_FENCED)
 
 /* One vertex_decisions row (strings owned by the row). evaluated_json: the figures as
  * json_evaluated_text prints them (stored as a figures array, store/pack.h). */
@@ -201,6 +219,11 @@ void db_rollback(struct db *db);
  * DB_FAULT_FENCED and w->error (new): the transaction goes on. -1 + *errp.
  */
 int db_write_apply(struct db *db, struct db_write *w, char **errp);
+/*
+ * One transaction of n units: db_begin, db_write_apply of each, db_commit, rolled back on a
+ * failure (PostgreSQL: sent as one pipeline, its results read after). -1 + *errp.
+ */
+int db_write_group(struct db *db, struct db_write **ws, int n, char **errp);
 /*
  * Fault injection for tests: the next n calls of db_write_apply (and db_probe) fail as if
  * SQLite had returned code (db_fail_next_writes: a unit fault, SQLITE_CONSTRAINT).

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "options/options.h"
+#include "store/db.h"
 #include "store/sql.h"
 #include "store/sql_conn.h"
 #include "store/sql_json.h"
@@ -84,13 +85,6 @@ struct sql_engine {
     pthread_t *threads;
     int n_threads;
 };
-
-/* A libpq URL (PostgreSQL) rather than a SQLite file name: the rule of db_is_pg (store/db.h),
- * kept here until that is in every tree. */
-static bool is_pg(const char *db)
-{
-    return strncmp(db, "postgresql://", 13) == 0 || strncmp(db, "postgres://", 11) == 0;
-}
 
 static int64_t now_ns(void)
 {
@@ -304,7 +298,7 @@ static struct proc *proc_start(struct sql_engine *e, char **errp)
     snprintf(lines[3], sizeof lines[3], "%" PRId64, e->lim.max_value);
     snprintf(lines[4], sizeof lines[4], "%d", e->lim.max_sql_len);
     snprintf(lines[5], sizeof lines[5], "%" PRId64, e->lim.max_memory);
-    bool pg = is_pg(e->path);
+    bool pg = db_is_pg(e->path);
     char *argv[] = {"governor", SQL_CHILD_COMMAND, pg ? PG_FROM_STDIN : e->path,
                     lines[0],   lines[1],          lines[2],
                     lines[3],   lines[4],          lines[5],
@@ -612,7 +606,7 @@ int sql_submit(struct sql_engine *e, const char *sql, json_t *params, sql_done_c
 
 struct sql_engine *sql_engine_new(const char *db_path, const struct sql_limits *lim, char **errp)
 {
-    if (is_pg(db_path) && strpbrk(db_path, "\r\n")) {
+    if (db_is_pg(db_path) && strpbrk(db_path, "\r\n")) {
         /* it goes to the query process as one line */
         *errp = xstrdup("sql: the PostgreSQL connection string holds a line break");
         return NULL;

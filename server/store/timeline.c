@@ -1,6 +1,7 @@
 /*
  * timeline.c - a job's history over time (see timeline.h).
  */
+#include <libpq-fe.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 
 #include "core/core.h"
 #include "options/options.h"
+#include "store/db.h"
 #include "store/timeline.h"
 #include "base/xmem.h"
 
@@ -74,26 +76,134 @@ static char *sqlerr(sqlite3 *h, const char *what)
     return xasprintf("%s: %s", what, h ? sqlite3_errmsg(h) : "out of memory");
 }
 
+/*
+ * The store read: a SQLite file, or a PostgreSQL database (db_is_pg) whose audit views the
+ * same reads take, in its dialect. A cursor walks the rows of one read on either.
+ */
+struct src {
+    sqlite3 *h;
+    PGconn *pg;
+};
+
+struct cur {
+    struct src *s;
+    sqlite3_stmt *st;
+    PGresult *r;
+    int row, n; /* PostgreSQL: the current row, the rows */
+    int step;   /* SQLite: the last step's result */
+};
+
+/* Runs sql (SQLite's) or pg_sql with the text job and the integers a[0..n_a). -1 + *errp. */
+static int cur_open(struct src *s, struct cur *c, const char *sql, const char *pg_sql,
+                    const char *job, const int64_t *a, int n_a, const char *what, char **errp)
+{
+    memset(c, 0, sizeof *c);
+    c->s = s;
+    c->row = -1;
+    if (s->pg) {
+        char num[4][24];
+        const char *v[5];
+        int n = 0;
+        if (job)
+            v[n++] = job;
+        for (int i = 0; i < n_a && i < 4; i++) {
+            snprintf(num[i], sizeof num[i], "%lld", (long long)a[i]);
+            v[n++] = num[i];
+        }
+        c->r = PQexecParams(s->pg, pg_sql, n, NULL, v, NULL, NULL, 0);
+        if (PQresultStatus(c->r) != PGRES_TUPLES_OK) {
+            const char *m = PQresultErrorMessage(c->r);
+            size_t len = strlen(m);
+            while (len && m[len - 1] == '\n')
+                len--;
+            *errp = xasprintf("%s: %.*s", what, (int)len, m);
+            return -1;
+        }
+        c->n = PQntuples(c->r);
+        return 0;
+    }
+    if (sqlite3_prepare_v2(s->h, sql, -1, &c->st, NULL) != SQLITE_OK) {
+        *errp = sqlerr(s->h, what);
+        return -1;
+    }
+    int i = 1;
+    if (job)
+        sqlite3_bind_text(c->st, i++, job, -1, SQLITE_TRANSIENT);
+    for (int k = 0; k < n_a; k++)
+        sqlite3_bind_int64(c->st, i++, a[k]);
+    return 0;
+}
+
+static bool cur_next(struct cur *c)
+{
+    if (c->r)
+        return ++c->row < c->n;
+    return (c->step = sqlite3_step(c->st)) == SQLITE_ROW;
+}
+
+/* After the last cur_next: whether the rows ended without an error. -1 + *errp. */
+static int cur_done(struct cur *c, const char *what, char **errp)
+{
+    if (c->r || c->step == SQLITE_DONE)
+        return 0;
+    *errp = sqlerr(c->s->h, what);
+    return -1;
+}
+
+static void cur_close(struct cur *c)
+{
+    PQclear(c->r);
+    sqlite3_finalize(c->st);
+    c->r = NULL;
+    c->st = NULL;
+}
+
+static bool cur_null(const struct cur *c, int i)
+{
+    return c->r ? PQgetisnull(c->r, c->row, i) : sqlite3_column_type(c->st, i) == SQLITE_NULL;
+}
+
+static const char *cur_text(const struct cur *c, int i)
+{
+    if (c->r)
+        return PQgetisnull(c->r, c->row, i) ? NULL : PQgetvalue(c->r, c->row, i);
+    return (const char *)sqlite3_column_text(c->st, i);
+}
+
+static int64_t cur_int(const struct cur *c, int i)
+{
+    if (c->r)
+        return cur_null(c, i) ? 0 : strtoll(PQgetvalue(c->r, c->row, i), NULL, 10);
+    return sqlite3_column_int64(c->st, i);
+}
+
+/* NaN when NULL. */
+static double cur_double(const struct cur *c, int i)
+{
+    if (c->r)
+        return cur_null(c, i) ? NAN : strtod(PQgetvalue(c->r, c->row, i), NULL);
+    return col_double(c->st, i);
+}
+
 /* The options of decision id, resolved into c. A stored option the table no longer takes
  * is skipped (the rest still resolve); options that do not resolve give the defaults. */
-static int read_config(sqlite3 *h, int64_t id, struct timeline_config *c, char **errp)
+static int read_config(struct src *s, int64_t id, struct timeline_config *c, char **errp)
 {
     static const char sql[] =
         "SELECT key, value FROM audit_decision_options WHERE decision_id = ?1";
-    sqlite3_stmt *st = NULL;
+    static const char pg_sql[] =
+        "SELECT key, value FROM audit_decision_options WHERE decision_id = $1";
+    struct cur cu;
     struct opt_job *j = opt_job_new();
     struct core_config cfg;
     char *err = NULL;
-    int rc = -1, step;
+    int rc = -1;
     c->slo_lag_s = NAN;
-    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK) {
-        *errp = sqlerr(h, "read audit_decision_options");
+    if (cur_open(s, &cu, sql, pg_sql, NULL, &id, 1, "read audit_decision_options", errp) < 0)
         goto out;
-    }
-    sqlite3_bind_int64(st, 1, id);
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *k = (const char *)sqlite3_column_text(st, 0);
-        const char *v = (const char *)sqlite3_column_text(st, 1);
+    while (cur_next(&cu)) {
+        const char *k = cur_text(&cu, 0);
+        const char *v = cur_text(&cu, 1);
         if (!k || !v || !*v)
             continue;
         if (opt_job_set(j, OPT_JOB, k, v, &err) < 0) {
@@ -106,10 +216,8 @@ static int read_config(sqlite3 *h, int64_t id, struct timeline_config *c, char *
         free(err);
         err = NULL;
     }
-    if (step != SQLITE_DONE) {
-        *errp = sqlerr(h, "read audit_decision_options");
+    if (cur_done(&cu, "read audit_decision_options", errp) < 0)
         goto out;
-    }
     if (opt_job_resolve(j, &cfg, &err) < 0) {
         free(err);
         opt_config_defaults(&cfg);
@@ -123,7 +231,7 @@ static int read_config(sqlite3 *h, int64_t id, struct timeline_config *c, char *
     c->catch_up_s = (double)cfg.catch_up_ms / 1000.0;
     rc = 0;
 out:
-    sqlite3_finalize(st);
+    cur_close(&cu);
     opt_job_free(j);
     return rc;
 }
@@ -140,35 +248,44 @@ static const char SQL_EVENTS[] =
     "SELECT decision_id, at, action, reason, changes, subtasks_before, subtasks_after, applied "
     "FROM audit_scalings WHERE job = ?1 AND at >= ?2 AND at < ?3 ORDER BY at, decision_id "
     "LIMIT ?4";
+/* The same reads on PostgreSQL. */
+static const char PG_DECISIONS[] =
+    "SELECT id, at, reason, execute, action, config_hash FROM audit_decisions "
+    "WHERE job = $1 AND at >= $2 AND at < $3 ORDER BY at, id";
+static const char PG_VERTICES[] =
+    "SELECT decision_id, vertex, current, target, load, lag, target_data_rate, "
+    "scale_down_rate_threshold, evaluated_json::json ->> 'max_parallelism', "
+    "evaluated_json::json ->> 'num_source_partitions' FROM audit_vertex_decisions "
+    "WHERE job = $1 AND at >= $2 AND at < $3 ORDER BY at, decision_id, ord";
+static const char PG_EVENTS[] =
+    "SELECT decision_id, at, action, reason, changes, subtasks_before, subtasks_after, "
+    "applied::int FROM audit_scalings WHERE job = $1 AND at >= $2 AND at < $3 "
+    "ORDER BY at, decision_id LIMIT $4";
 
-static int read_decisions(sqlite3 *h, const char *job, int64_t from, int64_t to,
+static int read_decisions(struct src *s, const char *job, int64_t from, int64_t to,
                           struct timeline_history *hi, char **errp)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = -1, step, cap = 0;
-    if (sqlite3_prepare_v2(h, SQL_DECISIONS, -1, &st, NULL) != SQLITE_OK) {
-        *errp = sqlerr(h, "read audit_decisions");
+    struct cur cu;
+    int rc = -1, cap = 0;
+    int64_t a[] = {from, to};
+    if (cur_open(s, &cu, SQL_DECISIONS, PG_DECISIONS, job, a, 2, "read audit_decisions", errp) < 0)
         goto out;
-    }
-    sqlite3_bind_text(st, 1, job, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(st, 2, from);
-    sqlite3_bind_int64(st, 3, to);
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+    while (cur_next(&cu)) {
         if (hi->n_d == cap) {
             cap = cap ? cap * 2 : 256;
             hi->d = xrealloc(hi->d, (size_t)cap * sizeof *hi->d);
         }
         struct timeline_decision *d = &hi->d[hi->n_d];
         memset(d, 0, sizeof *d);
-        d->id = sqlite3_column_int64(st, 0);
-        d->at = sqlite3_column_int64(st, 1);
-        const char *reason = (const char *)sqlite3_column_text(st, 2);
+        d->id = cur_int(&cu, 0);
+        d->at = cur_int(&cu, 1);
+        const char *reason = cur_text(&cu, 2);
         d->reason = intern(&hi->codes, &hi->n_codes, reason ? reason : "");
-        const char *action = (const char *)sqlite3_column_text(st, 4);
+        const char *action = cur_text(&cu, 4);
         snprintf(d->action, sizeof d->action, "%s", action ? action : "");
-        d->executed = sqlite3_column_int(st, 3) == 1 && strcmp(d->action, "NO_CHANGE") != 0;
+        d->executed = cur_int(&cu, 3) == 1 && strcmp(d->action, "NO_CHANGE") != 0;
         d->load_max = d->backlog_s = NAN;
-        const char *hash = (const char *)sqlite3_column_text(st, 5);
+        const char *hash = cur_text(&cu, 5);
         if (!hash)
             hash = "";
         int c = hi->n_configs - 1;
@@ -182,36 +299,32 @@ static int read_decisions(sqlite3 *h, const char *job, int64_t from, int64_t to,
             memset(&hi->configs[c], 0, sizeof hi->configs[c]);
             snprintf(hi->configs[c].hash, sizeof hi->configs[c].hash, "%s", hash);
             hi->n_configs++;
-            if (read_config(h, d->id, &hi->configs[c], errp) < 0)
+            if (read_config(s, d->id, &hi->configs[c], errp) < 0)
                 goto out;
         }
         d->config = c;
         hi->n_d++;
     }
-    if (step != SQLITE_DONE) {
-        *errp = sqlerr(h, "read audit_decisions");
+    if (cur_done(&cu, "read audit_decisions", errp) < 0)
         goto out;
-    }
     rc = 0;
 out:
-    sqlite3_finalize(st);
+    cur_close(&cu);
     return rc;
 }
 
-static int read_vertices(sqlite3 *h, const char *job, int64_t from, int64_t to,
+static int read_vertices(struct src *s, const char *job, int64_t from, int64_t to,
                          struct timeline_history *hi, char **errp)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = -1, step, cap = 0, k = 0;
-    if (sqlite3_prepare_v2(h, SQL_VERTICES, -1, &st, NULL) != SQLITE_OK) {
-        *errp = sqlerr(h, "read audit_vertex_decisions");
+    struct cur cu;
+    int rc = -1, cap = 0, k = 0;
+    int64_t a[] = {from, to};
+    bool more;
+    if (cur_open(s, &cu, SQL_VERTICES, PG_VERTICES, job, a, 2, "read audit_vertex_decisions",
+                 errp) < 0)
         goto out;
-    }
-    sqlite3_bind_text(st, 1, job, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(st, 2, from);
-    sqlite3_bind_int64(st, 3, to);
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(st, 0);
+    while ((more = cur_next(&cu))) {
+        int64_t id = cur_int(&cu, 0);
         /* Both reads run in one transaction in the same order: walk the decisions along. */
         while (k < hi->n_d && hi->d[k].id != id)
             k++;
@@ -227,14 +340,14 @@ static int read_vertices(sqlite3 *h, const char *job, int64_t from, int64_t to,
             d->v0 = hi->n_vrows;
         struct timeline_vrow *v = &hi->vrows[hi->n_vrows++];
         d->n_v++;
-        const char *name = (const char *)sqlite3_column_text(st, 1);
+        const char *name = cur_text(&cu, 1);
         v->vertex = intern(&hi->vertices, &hi->n_vertices, name ? name : "");
-        v->current = sqlite3_column_int(st, 2);
-        v->target = sqlite3_column_int(st, 3);
-        v->load = col_double(st, 4);
-        v->lag = col_double(st, 5);
-        v->tdr = col_double(st, 6);
-        double sdt = col_double(st, 7), keys = col_double(st, 8), parts = col_double(st, 9);
+        v->current = (int)cur_int(&cu, 2);
+        v->target = (int)cur_int(&cu, 3);
+        v->load = cur_double(&cu, 4);
+        v->lag = cur_double(&cu, 5);
+        v->tdr = cur_double(&cu, 6);
+        double sdt = cur_double(&cu, 7), keys = cur_double(&cu, 8), parts = cur_double(&cu, 9);
         v->min_parallelism = c->min_parallelism;
         v->max_parallelism = c->max_parallelism;
         if (!isnan(keys) && keys >= 1 && keys < v->max_parallelism)
@@ -253,93 +366,128 @@ static int read_vertices(sqlite3 *h, const char *job, int64_t from, int64_t to,
         if (!isnan(v->backlog_s) && (isnan(d->backlog_s) || v->backlog_s > d->backlog_s))
             d->backlog_s = v->backlog_s;
     }
-    if (step != SQLITE_DONE && step != SQLITE_ROW) {
-        *errp = sqlerr(h, "read audit_vertex_decisions");
+    /* a break leaves more rows behind: not an error */
+    if (!more && cur_done(&cu, "read audit_vertex_decisions", errp) < 0)
         goto out;
-    }
     rc = 0;
 out:
-    sqlite3_finalize(st);
+    cur_close(&cu);
     return rc;
 }
 
-static json_t *col_json(sqlite3_stmt *st, int i)
+/* new: column i as the JSON value of its type (a PostgreSQL column by its type's oid). */
+static json_t *cur_json(const struct cur *c, int i)
 {
-    switch (sqlite3_column_type(st, i)) {
+    if (cur_null(c, i))
+        return json_null();
+    if (c->r) {
+        Oid t = PQftype(c->r, i);
+        if (t == 20 || t == 21 || t == 23) /* int8, int2, int4 */
+            return json_integer((json_int_t)cur_int(c, i));
+        if (t == 700 || t == 701 || t == 1700) /* float4, float8, numeric */
+            return json_real(cur_double(c, i));
+        return json_string(cur_text(c, i));
+    }
+    switch (sqlite3_column_type(c->st, i)) {
     case SQLITE_INTEGER:
-        return json_integer((json_int_t)sqlite3_column_int64(st, i));
+        return json_integer((json_int_t)sqlite3_column_int64(c->st, i));
     case SQLITE_FLOAT:
-        return json_real(sqlite3_column_double(st, i));
+        return json_real(sqlite3_column_double(c->st, i));
     case SQLITE_TEXT:
-        return json_string((const char *)sqlite3_column_text(st, i));
+        return json_string((const char *)sqlite3_column_text(c->st, i));
     default:
         return json_null();
     }
 }
 
-static int read_events(sqlite3 *h, const char *job, int64_t from, int64_t to,
+static int read_events(struct src *s, const char *job, int64_t from, int64_t to,
                        struct timeline_history *hi, char **errp)
 {
     static const char *const names[] = {"decision_id",    "at",      "action",
                                         "reason",         "changes", "subtasks_before",
                                         "subtasks_after", "applied"};
-    sqlite3_stmt *st = NULL;
-    int rc = -1, step;
+    struct cur cu;
+    int rc = -1;
+    int64_t a[] = {from, to, TIMELINE_MAX_EVENTS + 1};
     hi->events = json_array();
-    if (sqlite3_prepare_v2(h, SQL_EVENTS, -1, &st, NULL) != SQLITE_OK) {
-        *errp = sqlerr(h, "read audit_scalings");
+    if (cur_open(s, &cu, SQL_EVENTS, PG_EVENTS, job, a, 3, "read audit_scalings", errp) < 0)
         goto out;
-    }
-    sqlite3_bind_text(st, 1, job, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(st, 2, from);
-    sqlite3_bind_int64(st, 3, to);
-    sqlite3_bind_int64(st, 4, TIMELINE_MAX_EVENTS + 1);
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+    while (cur_next(&cu)) {
         if (json_array_size(hi->events) == TIMELINE_MAX_EVENTS) {
             hi->events_truncated = true;
             continue;
         }
         json_t *e = json_object();
         for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
-            json_object_set_new(e, names[i], col_json(st, i));
+            json_object_set_new(e, names[i], cur_json(&cu, i));
         json_array_append_new(hi->events, e);
     }
-    if (step != SQLITE_DONE) {
-        *errp = sqlerr(h, "read audit_scalings");
+    if (cur_done(&cu, "read audit_scalings", errp) < 0)
         goto out;
-    }
     rc = 0;
 out:
-    sqlite3_finalize(st);
+    cur_close(&cu);
     return rc;
+}
+
+/* Opens the store at db for one read transaction (s->h or s->pg). -1 + *errp. */
+static int src_open(struct src *s, const char *db, char **errp)
+{
+    if (db_is_pg(db)) {
+        s->pg = PQconnectdb(db);
+        PGresult *r = NULL;
+        if (PQstatus(s->pg) == CONNECTION_OK)
+            r = PQexec(s->pg, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+        if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+            const char *m = PQerrorMessage(s->pg);
+            size_t len = strlen(m);
+            while (len && m[len - 1] == '\n')
+                len--;
+            *errp = xasprintf("PostgreSQL: %.*s", (int)len, m);
+            PQclear(r);
+            return -1;
+        }
+        PQclear(r);
+        return 0;
+    }
+    if (sqlite3_open_v2(db, &s->h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        *errp = sqlerr(s->h, db);
+        return -1;
+    }
+    sqlite3_busy_timeout(s->h, 5000);
+    sqlite3_exec(s->h, "PRAGMA query_only = 1", NULL, NULL, NULL);
+    /* One read transaction: every read sees one snapshot while the server goes on. */
+    if (sqlite3_exec(s->h, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
+        *errp = sqlerr(s->h, db);
+        return -1;
+    }
+    return 0;
+}
+
+static void src_close(struct src *s)
+{
+    if (s->h)
+        sqlite3_exec(s->h, "COMMIT", NULL, NULL, NULL);
+    sqlite3_close(s->h);
+    PQfinish(s->pg);
 }
 
 int timeline_history_read(const char *db, const char *job, int64_t from, int64_t to,
                           struct timeline_history *h, char **errp)
 {
-    sqlite3 *s = NULL;
+    struct src s = {0};
     int rc = -1;
     memset(h, 0, sizeof *h);
     h->job = xstrdup(job);
-    if (sqlite3_open_v2(db, &s, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        *errp = sqlerr(s, db);
+    if (src_open(&s, db, errp) < 0)
         goto out;
-    }
-    sqlite3_busy_timeout(s, 5000);
-    sqlite3_exec(s, "PRAGMA query_only = 1", NULL, NULL, NULL);
-    /* One read transaction: every read sees one snapshot while the server goes on. */
-    if (sqlite3_exec(s, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
-        *errp = sqlerr(s, db);
-        goto out;
-    }
-    if (read_decisions(s, job, from, to, h, errp) < 0 ||
-        read_vertices(s, job, from, to, h, errp) < 0 || read_events(s, job, from, to, h, errp) < 0)
+    if (read_decisions(&s, job, from, to, h, errp) < 0 ||
+        read_vertices(&s, job, from, to, h, errp) < 0 ||
+        read_events(&s, job, from, to, h, errp) < 0)
         goto out;
     rc = 0;
 out:
-    if (s)
-        sqlite3_exec(s, "COMMIT", NULL, NULL, NULL);
-    sqlite3_close(s);
+    src_close(&s);
     return rc;
 }
 

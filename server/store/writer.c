@@ -41,6 +41,7 @@ struct wjob {
 
 struct writer {
     struct db *db;
+    bool pg; /* a PostgreSQL store: groups are sorted by job (sort_by_job) */
     struct event *done_ev;
     int max_batch;
     pthread_t th;
@@ -189,6 +190,23 @@ static void probed(struct writer *wr, int rc, const char *err)
 
 /* ------------------------------------------------------------------ writes -- */
 
+/*
+ * Sorts a group by job, stably (one job's units keep their order): two processes writing
+ * their groups to one PostgreSQL store then take the jobs rows' locks in the same order, where
+ * groups in arrival order would now and then deadlock. Insertion sort: groups are small, and
+ * mostly sorted runs already.
+ */
+static void sort_by_job(struct db_write **g, int n)
+{
+    for (int i = 1; i < n; i++) {
+        struct db_write *w = g[i];
+        int j = i;
+        for (; j > 0 && strcmp(g[j - 1]->job, w->job) > 0; j--)
+            g[j] = g[j - 1];
+        g[j] = w;
+    }
+}
+
 /* Whether a unit of ws[i]'s job before it in the group stored nothing (a fence that did not
  * hold): ws[i] was computed from that unit's state. */
 static bool after_fenced(struct db_write **ws, int i)
@@ -209,6 +227,13 @@ static bool after_fenced(struct db_write **ws, int i)
 static int write_units(struct db *db, struct db_write **ws, int n, char **errp)
 {
     int fenced = 0;
+    if (db_pg(db)) {
+        /* PostgreSQL: one pipeline, all or nothing; a fence that does not hold fails the
+         * group (DB_FAULT_FENCED), and commit() writes its units again one at a time. */
+        if (db_write_group(db, ws, n, errp) < 0)
+            goto fail;
+        goto done;
+    }
     if (db_begin(db, errp) < 0)
         goto fail;
     for (int i = 0; i < n; i++) {
@@ -225,6 +250,7 @@ static int write_units(struct db *db, struct db_write **ws, int n, char **errp)
     }
     if (db_commit(db, errp) < 0)
         goto fail;
+done:
     for (int i = 0; i < n; i++) {
         ws[i]->ok = ws[i]->fault == DB_FAULT_NONE;
         if (!ws[i]->ok)
@@ -232,7 +258,8 @@ static int write_units(struct db *db, struct db_write **ws, int n, char **errp)
     }
     return 0;
 fail:
-    db_rollback(db);
+    if (!db_pg(db))
+        db_rollback(db);
     for (int i = 0; i < n; i++) {
         ws[i]->ok = 0;
         ws[i]->decision_id = 0;
@@ -375,6 +402,8 @@ static void *run(void *arg)
             group[n++] = w;
         }
         pthread_mutex_unlock(&wr->mu);
+        if (wr->pg)
+            sort_by_job(group, n);
 
         struct timespec c0, c1;
         mono_now(&c0);
@@ -450,6 +479,7 @@ struct writer *writer_new(struct event_base *base, const char *path, const char 
     pthread_condattr_destroy(&ca);
     if (!(wr->db = db_open(path, synchronous, errp)))
         goto fail;
+    wr->pg = db_is_pg(path);
     wr->done_ev = event_new(base, -1, 0, done_cb, wr);
     if (pthread_create(&wr->th, NULL, run, wr) != 0) {
         *errp = xstrdup("cannot start the writer thread");

@@ -1,6 +1,10 @@
 """gov.py - helpers of the API tests: start the real `governor serve` on a free 127.0.0.1
 port with a temporary database, speak HTTP to it, build samples, and fingerprint the
-stored rows so that a test can prove a bad request stored nothing. Python 3 stdlib only."""
+stored rows so that a test can prove a bad request stored nothing. Python 3 stdlib only.
+
+GOVERNOR_TEST_PG=1 in the environment runs the same tests against PostgreSQL: each server
+started without a db gets a fresh database of a throwaway cluster (tests/pg/pgtmp.py) as its
+--db, and fingerprint() and count() read it there."""
 import atexit
 import hashlib
 import http.client
@@ -15,14 +19,25 @@ import tempfile
 import time
 
 BINARY = sys.argv[1] if len(sys.argv) > 1 else "build/governor"
+PG = os.environ.get("GOVERNOR_TEST_PG") == "1"
+if PG:
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pg"))
+    import pgtmp  # noqa: E402
+
+
+def is_pg(db):
+    return isinstance(db, str) and db.startswith(("postgresql://", "postgres://"))
 T0 = 1764410400000  # 2025-11-29T10:00:00Z
 
 
 class Server:
-    """One governor process. `db` defaults to a fresh file in a temporary directory."""
+    """One governor process. `db` defaults to a fresh file in a temporary directory (under
+    GOVERNOR_TEST_PG=1: a fresh PostgreSQL database)."""
 
     def __init__(self, db=None, args=(), tmp=None, start_timeout=10):
         self.tmp = tmp or tempfile.mkdtemp(prefix="governor-api-")
+        if not db and PG:
+            db = pgtmp.createdb()
         self.db = db or os.path.join(self.tmp, "governor.db")
         self.log_path = os.path.join(self.tmp, "server-%d.log" % time.monotonic_ns())
         self.log = open(self.log_path, "w")
@@ -114,6 +129,8 @@ def sample(i, p_src=4, p_agg=4, rate=1000.0, busy_src=700.0, busy_agg=800.0, ste
 def fingerprint(db):
     """A hash of every row of every table (WAL included): equal before and after = nothing
     stored."""
+    if is_pg(db):
+        return _pg_fingerprint(db)
     c = sqlite3.connect(db)
     h = hashlib.sha256()
     tables = [r[0] for r in c.execute(
@@ -128,7 +145,66 @@ def fingerprint(db):
     return h.hexdigest()
 
 
+def _pg_fingerprint(db):
+    h = hashlib.sha256()
+    tables = [r[0] for r in pgtmp.query(
+        db, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' "
+        "AND table_type = 'BASE TABLE' ORDER BY table_name COLLATE \"C\"")]
+    if tables:
+        sql = " UNION ALL ".join("SELECT '%s'::text AS t, x::text AS r FROM %s x" % (t, t)
+                                 for t in tables)
+        sql = "SELECT t, r FROM (%s) u ORDER BY t COLLATE \"C\", r COLLATE \"C\"" % sql
+        for row in pgtmp.query(db, sql):
+            h.update(repr(row).encode())
+    return h.hexdigest()
+
+
+class _Rows(list):
+    def fetchone(self):
+        return self[0] if self else None
+
+    def fetchall(self):
+        return list(self)
+
+
+class _PGConn:
+    """The part of a sqlite3 connection the tests use to read a store, on PostgreSQL: execute
+    (with ? parameters, numbers and strings) and close."""
+
+    def __init__(self, url):
+        self.url = url
+
+    def execute(self, sql, params=()):
+        parts = sql.split("?")
+        if len(parts) != len(params) + 1:
+            raise ValueError("parameters do not match: %r" % sql)
+        text = parts[0]
+        for p, rest in zip(params, parts[1:]):
+            lit = ("'%s'" % p.replace("'", "''")) if isinstance(p, str) else repr(p)
+            text += lit + rest
+        return _Rows(pgtmp.rows(self.url, text))
+
+    def close(self):
+        pass
+
+
+def connect(db, **kw):
+    """A connection that reads the store db: sqlite3's, or on PostgreSQL a small stand-in."""
+    return _PGConn(db) if is_pg(db) else sqlite3.connect(db, **kw)
+
+
+def lock_store(db):
+    """Holds the store's write lock until .execute("ROLLBACK") and .close(): writers wait."""
+    if is_pg(db):
+        return pgtmp.Locker(db)
+    con = sqlite3.connect(db, isolation_level=None, timeout=10)
+    con.execute("BEGIN EXCLUSIVE")
+    return con
+
+
 def count(db, table):
+    if is_pg(db):
+        return int(pgtmp.query(db, "SELECT count(*) FROM %s" % table)[0][0])
     c = sqlite3.connect(db)
     n = c.execute("SELECT count(*) FROM %s" % table).fetchone()[0]
     c.close()

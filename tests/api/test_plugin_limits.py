@@ -9,14 +9,13 @@ stops the server."""
 import os
 import shutil
 import signal
-import sqlite3
 import sys
 import tempfile
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from gov import Server, Checks, sample, vertex, T0  # noqa: E402
+from gov import Server, Checks, sample, vertex, connect, T0  # noqa: E402
 
 HEALTH_MAX = 1.0  # seconds
 # GOV_ONLY=xloop,tmove,lists,ranges,flood,load,sigterm runs only those parts (to try one on an
@@ -156,7 +155,7 @@ if want("lists"):
         st, body, _ = r
         c.check(st == 200, "20,000 repeated names: %d %r" % (st, body if st != 200 else ""))
         if st == 200:
-            db = sqlite3.connect(s.db)
+            db = connect(s.db)
             deadline = time.time() + 10
             n = 0
             while time.time() < deadline:

@@ -7,13 +7,12 @@ and each decision names the revision it ran on, one that was active at the time.
 import os
 import shutil
 import signal
-import sqlite3
 import sys
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from gov import Server, Checks, sample  # noqa: E402
+from gov import Server, Checks, sample, connect  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -102,7 +101,7 @@ for i in range(6):
 c.check(st == 200 and last["reason"] == "VETOED" and "freeze" in last["message"],
         "the freeze executor vetoes: %r" % ({k: last.get(k) for k in ("reason", "message")},))
 c.check(last["policy_revision"] == r3, "the decision names its revision")
-db = sqlite3.connect(s.db)
+db = connect(s.db)
 calls = db.execute("SELECT plugin, hook, outcome FROM plugin_calls WHERE decision_id = ?",
                    (last["decision_id"],)).fetchall()
 c.check(("freeze", "execute", "veto") in calls, "plugin_calls records the veto: %r" % (calls,))
@@ -161,7 +160,7 @@ good |= {r3}
 c.check(all(rev in good for _, rev in seen),
         "each decision names a revision that was active: %r" % (
             {rev for _, rev in seen} - good,))
-db = sqlite3.connect(s.db)
+db = connect(s.db)
 stored = dict(db.execute("SELECT id, policy_revision FROM decisions"))
 db.close()
 c.check(all(stored.get(i) == rev for i, rev in seen), "the stored revision is the answered one")

@@ -9,7 +9,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from gov import Server, Checks, sample  # noqa: E402
+from gov import Server, Checks, sample, connect, is_pg  # noqa: E402
 
 c = Checks()
 s = Server(args=["--audit-retention", "1s", "--synchronous", "NORMAL"])
@@ -29,7 +29,7 @@ t_stored = time.time()
 
 
 def q(sql):
-    db = sqlite3.connect("file:%s?mode=ro" % s.db, uri=True)
+    db = connect(s.db) if is_pg(s.db) else sqlite3.connect("file:%s?mode=ro" % s.db, uri=True)
     try:
         return db.execute(sql).fetchall()
     finally:
@@ -53,11 +53,11 @@ while time.time() < deadline:
 c.check(set(statuses) == {200}, "decisions answered during retention: %r" % set(statuses))
 c.check(worst < 1.0, "no decision waited on retention: worst %.3f s" % worst)
 now_ms = int(time.time() * 1000)
+recent = q("SELECT count(*) FROM decisions WHERE created_at >= %d" % (now_ms - 900))[0][0]
 old = q("SELECT count(*) FROM decisions WHERE created_at < %d" % (now_ms - 3000))[0][0]
 c.check(old == 0, "no decision older than retention + a round is left: %d" % old)
 c.check(q("SELECT count(*) FROM decisions WHERE id <= 1200")[0][0] == 0,
         "the first 1,200 decisions are gone")
-recent = q("SELECT count(*) FROM decisions WHERE created_at >= %d" % (now_ms - 900))[0][0]
 c.check(recent > 0, "recent decisions are kept: %d" % recent)
 c.check(q("SELECT count(*) FROM vertex_decisions WHERE decision_id NOT IN "
           "(SELECT id FROM decisions)")[0][0] == 0, "no orphan vertex rows")
@@ -80,7 +80,7 @@ k = Server(args=["--audit-retention", "0"])
 for i in range(5):
     st, body, _ = k.req("POST", "/v1/jobs/orders/metrics", sample(i))
 time.sleep(1.5)
-db = sqlite3.connect(k.db)
+db = connect(k.db)
 c.check(db.execute("SELECT count(*) FROM decisions").fetchone()[0] == 5, "retention 0 keeps all")
 db.close()
 c.check(k.stop() == 0, "clean stop")

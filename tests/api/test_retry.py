@@ -5,13 +5,12 @@ body's members reordered, and while the first request still waits for its commit
 held up by another process's lock)."""
 import json
 import os
-import sqlite3
 import sys
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from gov import Server, Checks, sample, fingerprint, count  # noqa: E402
+from gov import Server, Checks, sample, fingerprint, count, lock_store  # noqa: E402
 
 c = Checks()
 URL = "/v1/jobs/r/metrics"
@@ -97,8 +96,7 @@ c.check(st == 200 and body.get("repeat") is True and
 # A retry while the first request still waits for its commit: another process holds the
 # write lock (less than the writer's 5 s busy timeout), both requests wait, both get the
 # same decision, one of them marked as the repeat.
-lock = sqlite3.connect(s.db, isolation_level=None, timeout=10)
-lock.execute("BEGIN EXCLUSIVE")
+lock = lock_store(s.db)
 n_before = count(s.db, "decisions")
 answers = []
 
@@ -142,8 +140,7 @@ if [a[0] for a in answers] == [200, 200]:
 c.check(count(s.db, "decisions") == n_before + 1, "one decision stored")
 
 # The same while waiting, with another body: 409 once the first one is committed.
-lock = sqlite3.connect(s.db, isolation_level=None, timeout=10)
-lock.execute("BEGIN EXCLUSIVE")
+lock = lock_store(s.db)
 answers = []
 t1 = threading.Thread(target=post, args=(5,))
 t1.start()

@@ -7,7 +7,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from gov import Server, Checks, sample, count, T0  # noqa: E402
+from gov import Server, Checks, sample, count, connect, T0  # noqa: E402
 
 c = Checks()
 s = Server()
@@ -130,11 +130,10 @@ c.check(body["stored"] == {"job.autoscaler.utilization.target": "0.5"}, "config 
 c.check(count(s2.db, "decisions") == before, "no decision lost")
 
 # Delete: state forgotten, history kept, 404 the second time.
-import sqlite3  # noqa: E402
 
 
 def window_rows(db):
-    con = sqlite3.connect(db)
+    con = connect(db)
     n = con.execute("SELECT count(*) FROM job_window WHERE job = 'orders'").fetchone()[0]
     con.close()
     return n

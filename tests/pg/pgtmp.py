@@ -33,6 +33,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 SKIP = 77  # CTest SKIP_RETURN_CODE of the tests that need PostgreSQL
@@ -254,6 +255,76 @@ class Cluster:
         if p.returncode != 0:
             raise RuntimeError("psql: %s" % p.stderr.strip())
         return p.stdout
+
+
+# -- one cluster per test process (tests/api/gov.py under GOVERNOR_TEST_PG=1) -------------
+_lock = threading.Lock()
+_cluster = None
+_n = 0
+
+
+def cluster():
+    """The process's cluster, started on first use (stopped at exit)."""
+    global _cluster
+    with _lock:
+        if _cluster is None:
+            c = Cluster()
+            c.start()
+            _cluster = c
+        return _cluster
+
+
+def createdb(prefix="governor"):
+    """A fresh database in the process's cluster: its libpq URL."""
+    global _n
+    c = cluster()
+    with _lock:
+        _n += 1
+        name = "%s_%d_%d" % (prefix, os.getpid(), _n)
+    return c.create_db(name)
+
+
+def query(url, sql):
+    """Rows of sql (psql's unaligned output, one tuple of strings per row; NULL is '')."""
+    r = subprocess.run([os.path.join(bindir(), "psql"), "-X", "-q", "-A", "-t", "-F", "\x1f",
+                        "-R", "\x1e", "-v", "ON_ERROR_STOP=1", url, "-c", sql],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("psql: " + r.stderr.strip())
+    out = r.stdout
+    if out.endswith("\n"):
+        out = out[:-1]
+    return [tuple(row.split("\x1f")) for row in out.split("\x1e") if row != ""]
+
+
+def rows(url, sql):
+    """Rows of a SELECT as tuples of typed values (numbers, strings, None; through JSON)."""
+    import json
+    out = query(url, "SELECT coalesce(json_agg(t), '[]') FROM (%s) t" % sql)
+    return [tuple(r.values()) for r in json.loads(out[0][0], object_pairs_hook=dict)]
+
+
+class Locker:
+    """A session holding an EXCLUSIVE lock on tables (writes wait, reads go on) until
+    execute("ROLLBACK") or close(): what a SQLite test does with BEGIN EXCLUSIVE."""
+
+    def __init__(self, url, tables=("jobs", "decisions")):
+        self.p = subprocess.Popen([os.path.join(bindir(), "psql"), "-X", "-q", "-A", "-t", url],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.p.stdin.write("BEGIN; LOCK TABLE %s IN EXCLUSIVE MODE; SELECT 'locked';\n"
+                           % ", ".join(tables))
+        self.p.stdin.flush()
+        if self.p.stdout.readline().strip() != "locked":
+            raise RuntimeError("psql did not take the lock")
+
+    def execute(self, sql):
+        self.p.stdin.write(sql + ";\n")
+        self.p.stdin.flush()
+
+    def close(self):
+        if self.p.poll() is None:
+            self.p.stdin.close()
+            self.p.wait(timeout=20)
 
 
 def main(argv):
