@@ -17,15 +17,16 @@ endif()
 
 # The same API tests against PostgreSQL (label pg): gov.py under GOVERNOR_TEST_PG=1 gives each
 # server a fresh database in a throwaway cluster (tests/pg/pgtmp.py), when PostgreSQL's server
-# binaries are installed. The tests that read the audit views or POST /v1/sql, and those of
-# SQLite's own files (migrations, integrity, its faults), are not in the list.
+# binaries are installed. Those of SQLite's own files (migrations, integrity, its faults, the
+# sqlite3 shell beside the server: test_sql) are not in the list.
 file(GLOB _pg_bins /usr/lib/postgresql/*/bin)
 find_program(PG_CTL pg_ctl PATHS ${_pg_bins})
 set(GOVERNOR_PG_API_TESTS
   test_bad_input test_durations test_head test_history_ids test_job_metrics test_job_names
   test_new_connections test_one_pipeline test_plugin_limits test_plugin_views test_policies
   test_readme_batch test_readme_quickstart test_refusals test_replay_policies test_retention
-  test_retry test_routes)
+  test_retry test_routes test_replay_db test_batch test_applied_scalings test_timeline
+  test_advice)
 if(PYTHON3 AND PG_CTL)
   foreach(name ${GOVERNOR_PG_API_TESTS})
     add_test(NAME pg.${name} COMMAND ${PYTHON3} ${CMAKE_SOURCE_DIR}/tests/api/${name}.py

@@ -12,7 +12,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 import audit_sim  # noqa: E402
-from gov import BINARY, Server, Checks, fingerprint  # noqa: E402
+from gov import BINARY, PG, Server, Checks, fingerprint  # noqa: E402
 
 c = Checks()
 POLICIES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
@@ -45,8 +45,9 @@ for job, count in (("orders", 1000), ("clicks", 500), ("payments", 500)):
                 summ["subtask_minutes_delta"] == 0, "%s: no scaling added or removed" % job)
 
 # The recorded scalings are those of the audit_scalings view.
-st, r, _ = s.req("POST", "/v1/sql", {"sql": "SELECT count(*) FROM audit_scalings WHERE job = ?",
-                                     "params": ["orders"]})
+# (PostgreSQL numbers its parameters: $1 there, ? on SQLite.)
+st, r, _ = s.req("POST", "/v1/sql", {"sql": "SELECT count(*) FROM audit_scalings WHERE job = "
+                                     + ("$1" if PG else "?"), "params": ["orders"]})
 rc, _, summ, _ = replay("--job", "orders")
 c.check(st == 200 and summ and summ["scalings_recorded"] == r["rows"][0][0] > 0,
         "scalings_recorded = executed scalings in audit_scalings: %r %r" % (r, summ))
