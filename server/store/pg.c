@@ -768,6 +768,11 @@ static int64_t delete_upto(struct pg *p, const char *sql, int64_t id, char **err
     return n;
 }
 
+/* One replica at a time deletes (the retention leader): the batch of a replica that does not
+ * get this lock, held until its transaction ends, deletes nothing and waits for its next
+ * turn. Not a per-job lock: one for the whole store. */
+static const char SQL_RET_LEADER[] = "SELECT pg_try_advisory_xact_lock(" PG_LOCK_RETENTION_S ")";
+
 static int apply_retention(struct pg *p, struct db_write *w, char **errp)
 {
     int64_t last;
@@ -776,6 +781,13 @@ static int apply_retention(struct pg *p, struct db_write *w, char **errp)
     w->more = false;
     if (w->batch <= 0)
         w->batch = 500;
+    PGresult *r = run(p, SQL_RET_LEADER, &(struct par){0}, "retention lock", errp);
+    if (!r)
+        return -1;
+    bool leader = PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+    PQclear(r);
+    if (!leader)
+        return 0;
     if (old_prefix(p, SQL_RET_DECISIONS, w, &last, &n, errp) < 0)
         return -1;
     if (n > 0) {

@@ -24,6 +24,8 @@
 
 /* The advisory lock key that serializes migrations across processes. */
 #define PG_LOCK_MIGRATE 0x676f7600
+/* The retention leader's lock key (pg.c, a retention batch), as SQL text: 0x676f7601. */
+#define PG_LOCK_RETENTION_S "1735357953"
 
 extern const struct db_migration pg_migrations[];
 extern const int pg_n_migrations;

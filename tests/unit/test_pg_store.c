@@ -390,4 +390,49 @@ static void test_faults(void)
     db_close(db);
 }
 
-TEST_MAIN(TEST_ENTRY(test_same_json_as_sqlite), TEST_ENTRY(test_fencing), TEST_ENTRY(test_faults))
+static struct db_write *retention(int64_t cutoff)
+{
+    struct db_write *w = db_write_new(DB_W_RETENTION, "");
+    w->cutoff = cutoff;
+    w->batch = 500;
+    return w;
+}
+
+/* One replica at a time deletes old history: while one holds the retention lock (its batch's
+ * transaction is open), another's batch deletes nothing, and deletes once the lock is free. */
+static void test_retention_leader(void)
+{
+    if (!pg_url())
+        return;
+    struct db *a = open_pg(), *b = open_pg();
+    ASSERT(a && b);
+    enum db_fault f = DB_FAULT_NONE;
+    ASSERT_EQ(apply(a, decision("rl", 1000, 1), &f, NULL), 0);
+    char *err = NULL;
+    struct db_write *wa = retention(0); /* takes the lock, deletes nothing older than 0 */
+    ASSERT_EQ(db_begin(a, &err), 0);
+    ASSERT_EQ(db_write_apply(a, wa, &err), 0);
+    ASSERT_EQ(wa->deleted, 0);
+    struct db_write *wb = retention(INT64_MAX);
+    ASSERT_EQ(db_begin(b, &err), 0);
+    ASSERT_EQ(db_write_apply(b, wb, &err), 0);
+    ASSERT_EQ(db_commit(b, &err), 0);
+    ASSERT_EQ(wb->deleted, 0);
+    ASSERT_EQ(n_decisions(b, "rl"), 1);
+    ASSERT_EQ(db_commit(a, &err), 0);
+    db_write_free(wb);
+    wb = retention(INT64_MAX);
+    ASSERT_EQ(db_begin(b, &err), 0);
+    ASSERT_EQ(db_write_apply(b, wb, &err), 0);
+    ASSERT_EQ(db_commit(b, &err), 0);
+    ASSERT(wb->deleted >= 1);
+    ASSERT_EQ(n_decisions(b, "rl"), 0);
+    db_write_free(wa);
+    db_write_free(wb);
+    free(err);
+    db_close(a);
+    db_close(b);
+}
+
+TEST_MAIN(TEST_ENTRY(test_same_json_as_sqlite), TEST_ENTRY(test_fencing), TEST_ENTRY(test_faults),
+          TEST_ENTRY(test_retention_leader))
