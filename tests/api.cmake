@@ -17,8 +17,10 @@ endif()
 
 # The same API tests against PostgreSQL (label pg): gov.py under GOVERNOR_TEST_PG=1 gives each
 # server a fresh database in a throwaway cluster (tests/pg/pgtmp.py), when PostgreSQL's server
-# binaries are installed. Those of SQLite's own files (migrations, integrity, its faults, the
-# sqlite3 shell beside the server: test_sql) are not in the list.
+# binaries are installed. Not in the list: those of SQLite's own files and SQL (its migrations,
+# its fault injection, the sqlite3 shell, its SQL dialect in /v1/sql: tests/pg/test_sql_pg.py
+# is their PostgreSQL form), two processes on one SQLite file (tests/replicas/ on PostgreSQL),
+# and those that store nothing (the CLI, the simulator, the hostile clients).
 file(GLOB _pg_bins /usr/lib/postgresql/*/bin)
 find_program(PG_CTL pg_ctl PATHS ${_pg_bins})
 set(GOVERNOR_PG_API_TESTS
@@ -26,7 +28,8 @@ set(GOVERNOR_PG_API_TESTS
   test_new_connections test_one_pipeline test_plugin_limits test_plugin_views test_policies
   test_readme_batch test_readme_quickstart test_refusals test_replay_policies test_retention
   test_retry test_routes test_replay_db test_batch test_applied_scalings test_timeline
-  test_advice)
+  test_advice test_durability test_auth test_config_file test_token_file test_log_escaping
+  test_out_of_descriptors test_dashboard)
 if(PYTHON3 AND PG_CTL)
   foreach(name ${GOVERNOR_PG_API_TESTS})
     add_test(NAME pg.${name} COMMAND ${PYTHON3} ${CMAKE_SOURCE_DIR}/tests/api/${name}.py
