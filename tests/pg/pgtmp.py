@@ -153,7 +153,15 @@ class Cluster:
             os.chown(self.dir, pw.pw_uid, pw.pw_gid)
         os.chmod(self.dir, 0o700)
 
-    def _serve(self):
+    def halt(self, mode="immediate"):
+        """Stops the server but keeps its data (a crash with "immediate"); resume() starts it
+        again on the same port, so that URLs handed out stay valid."""
+        self._run("pg_ctl", "-D", os.path.join(self.dir, "data"), "-m", mode, "-w", "stop")
+
+    def resume(self):
+        return self._serve(port=self.port)
+
+    def _serve(self, port=None):
         data = os.path.join(self.dir, "data")
         opts = {"listen_addresses": "127.0.0.1", "unix_socket_directories": self.dir,
                 "fsync": "on", "max_connections": "100", "shared_buffers": "32MB",
@@ -161,7 +169,7 @@ class Cluster:
         opts.update(self.settings)
         last = None
         for _ in range(5):  # a free port may be taken between the probe and the bind
-            self.port = free_port()
+            self.port = port or free_port()
             o = " ".join("-c %s=%s" % (k, v) for k, v in opts.items())
             o += " -p %d" % self.port
             p = self._run("pg_ctl", "-D", data, "-l", os.path.join(self.dir, "log"), "-o", o,
