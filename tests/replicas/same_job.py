@@ -14,7 +14,7 @@ import common  # noqa: E402
 from common import gov, pgtmp  # noqa: E402
 
 common.need_tools(haproxy=False)
-N = int(os.environ.get("SAMPLES", "80"))
+N = int(os.environ.get("SAMPLES", "30"))
 JOBS = ["twin"]
 c = gov.Checks()
 
