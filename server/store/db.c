@@ -1282,24 +1282,6 @@ static const char SQL_DECISION_EVENTS[] =
     "SELECT type, reason, message, count, suppressed FROM events WHERE decision_id = ?1 "
     "ORDER BY id";
 
-/* new: a string as the response renders one (json.c str_new): invalid UTF-8 becomes '?';
- * NULL is null. */
-static json_t *str_json(const char *s)
-{
-    if (!s)
-        return json_null();
-    json_t *v = json_string(s);
-    if (v)
-        return v;
-    size_t n = strlen(s);
-    char *c = xmalloc(n + 1);
-    for (size_t i = 0; i <= n; i++)
-        c[i] = (unsigned char)s[i] < 0x80 ? s[i] : '?';
-    v = json_string(c);
-    free(c);
-    return v;
-}
-
 /* new: a vertex row's evaluated figures as an object (columns fig: figures, fig + 1:
  * evaluated_json). */
 static json_t *col_evaluated(sqlite3_stmt *st, int fig)
@@ -1324,7 +1306,7 @@ static json_t *response_vertex(sqlite3_stmt *st)
         const char *name = core_vfields[i].name;
         json_t *x = NULL;
         if (strcmp(name, "id") == 0)
-            x = str_json((const char *)sqlite3_column_text(st, 0));
+            x = pack_str_json((const char *)sqlite3_column_text(st, 0));
         else if (strcmp(name, "current") == 0)
             x = json_integer(sqlite3_column_int64(st, 1));
         else if (strcmp(name, "target") == 0)
@@ -1342,7 +1324,7 @@ static json_t *response_vertex(sqlite3_stmt *st)
         else if (strcmp(name, "message") == 0)
             x = sqlite3_column_type(st, 7) == SQLITE_NULL
                     ? NULL
-                    : str_json((const char *)sqlite3_column_text(st, 7));
+                    : pack_str_json((const char *)sqlite3_column_text(st, 7));
         else if (strcmp(name, "evaluated") == 0)
             x = col_evaluated(st, 8);
         if (x)
@@ -1368,13 +1350,14 @@ static int response_rebuild(struct db *db, sqlite3_stmt *row, int col, json_t **
     int rc;
     *out = NULL;
     o = json_object();
-    json_object_set_new(o, "job", str_json((const char *)sqlite3_column_text(row, col + DC_JOB)));
+    json_object_set_new(o, "job",
+                        pack_str_json((const char *)sqlite3_column_text(row, col + DC_JOB)));
     json_object_set_new(o, "at", json_integer(sqlite3_column_int64(row, col + DC_AT)));
     json_object_set_new(o, "action", col_text(row, col + DC_ACTION));
     json_object_set_new(o, "execute", json_boolean(sqlite3_column_int(row, col + DC_EXECUTE)));
     json_object_set_new(o, "reason", col_text(row, col + DC_REASON));
     const char *msg = (const char *)sqlite3_column_text(row, col + DC_MESSAGE);
-    json_object_set_new(o, "message", str_json(msg ? msg : ""));
+    json_object_set_new(o, "message", pack_str_json(msg ? msg : ""));
     json_object_set_new(o, "parallelism", par = json_object());
     json_object_set_new(o, "vertices", vs = json_array());
     json_object_set_new(o, "events", evs = json_array());
@@ -1407,7 +1390,7 @@ static int response_rebuild(struct db *db, sqlite3_stmt *row, int col, json_t **
         full[len += n] = '\0';
     }
     if (full)
-        json_object_set_new(o, "message", str_json(full));
+        json_object_set_new(o, "message", pack_str_json(full));
     free(full);
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
@@ -1421,9 +1404,9 @@ static int response_rebuild(struct db *db, sqlite3_stmt *row, int col, json_t **
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *m = (const char *)sqlite3_column_text(st, 2);
         json_t *e = json_object();
-        json_object_set_new(e, "type", str_json((const char *)sqlite3_column_text(st, 0)));
-        json_object_set_new(e, "reason", str_json((const char *)sqlite3_column_text(st, 1)));
-        json_object_set_new(e, "message", str_json(m ? m : ""));
+        json_object_set_new(e, "type", pack_str_json((const char *)sqlite3_column_text(st, 0)));
+        json_object_set_new(e, "reason", pack_str_json((const char *)sqlite3_column_text(st, 1)));
+        json_object_set_new(e, "message", pack_str_json(m ? m : ""));
         json_object_set_new(e, "count", json_integer(sqlite3_column_int64(st, 3)));
         json_object_set_new(e, "suppressed", json_boolean(sqlite3_column_int(st, 4)));
         json_array_append_new(evs, e);

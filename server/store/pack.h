@@ -19,6 +19,8 @@
 #ifndef GOVERNOR_PACK_H
 #define GOVERNOR_PACK_H
 
+#include <jansson.h>
+
 #include <stddef.h>
 
 /* The figure names of vertex_decisions.figures, in their order (schema 009); NULL-terminated. */
@@ -37,5 +39,8 @@ char *pack_input_text(const void *blob, size_t len);
 char *pack_figures(const char *evaluated_json);
 /* new: the evaluated object's text of a figures array; NULL when it is not one. */
 char *pack_figures_text(const char *figures);
+/* new: a stored string as the response renders one (decision/json.c str_new): invalid UTF-8
+ * becomes '?'; NULL is null. Both stores rebuild responses with it. */
+json_t *pack_str_json(const char *s);
 
 #endif

@@ -1033,23 +1033,6 @@ static json_t *col_text(const PGresult *r, int row, int col)
     return s ? json_string(s) : json_null();
 }
 
-/* new: a string as the response renders one (as db.c's str_json). */
-static json_t *str_json(const char *s)
-{
-    if (!s)
-        return json_null();
-    json_t *v = json_string(s);
-    if (v)
-        return v;
-    size_t n = strlen(s);
-    char *c = xmalloc(n + 1);
-    for (size_t i = 0; i <= n; i++)
-        c[i] = (unsigned char)s[i] < 0x80 ? s[i] : '?';
-    v = json_string(c);
-    free(c);
-    return v;
-}
-
 /* new: the evaluated figures (columns fig: figures, fig + 1: evaluated_json). */
 static json_t *col_evaluated(const PGresult *r, int row, int fig)
 {
@@ -1099,7 +1082,7 @@ static json_t *response_vertex(const PGresult *r, int i)
         const char *name = core_vfields[f].name;
         json_t *x = NULL;
         if (strcmp(name, "id") == 0)
-            x = str_json(txt(r, i, 0));
+            x = pack_str_json(txt(r, i, 0));
         else if (strcmp(name, "current") == 0)
             x = json_integer(i64(r, i, 1));
         else if (strcmp(name, "target") == 0)
@@ -1115,7 +1098,7 @@ static json_t *response_vertex(const PGresult *r, int i)
         else if (strcmp(name, "outside_bounds") == 0)
             x = flags ? json_boolean(bits & 2) : NULL;
         else if (strcmp(name, "message") == 0)
-            x = PQgetisnull(r, i, 7) ? NULL : str_json(txt(r, i, 7));
+            x = PQgetisnull(r, i, 7) ? NULL : pack_str_json(txt(r, i, 7));
         else if (strcmp(name, "evaluated") == 0)
             x = col_evaluated(r, i, 8);
         if (x)
@@ -1164,7 +1147,7 @@ static int rebuild_vertices(struct pg *p, const PGresult *row, int ri, json_t *o
         full[len += n] = '\0';
     }
     if (full)
-        json_object_set_new(o, "message", str_json(full));
+        json_object_set_new(o, "message", pack_str_json(full));
     free(full);
     PQclear(r);
     return 0;
@@ -1182,13 +1165,13 @@ static int response_of(struct pg *p, const PGresult *row, int ri, json_t **out, 
         return 0;
     }
     o = json_object();
-    json_object_set_new(o, "job", str_json(txt(row, ri, DC_JOB)));
+    json_object_set_new(o, "job", pack_str_json(txt(row, ri, DC_JOB)));
     json_object_set_new(o, "at", json_integer(i64(row, ri, DC_AT)));
     json_object_set_new(o, "action", col_text(row, ri, DC_ACTION));
     json_object_set_new(o, "execute", json_boolean(i64(row, ri, DC_EXECUTE)));
     json_object_set_new(o, "reason", col_text(row, ri, DC_REASON));
     const char *msg = txt(row, ri, DC_MESSAGE);
-    json_object_set_new(o, "message", str_json(msg ? msg : ""));
+    json_object_set_new(o, "message", pack_str_json(msg ? msg : ""));
     json_object_set_new(o, "parallelism", json_object());
     json_object_set_new(o, "vertices", json_array());
     json_object_set_new(o, "events", evs = json_array());
@@ -1202,9 +1185,9 @@ static int response_of(struct pg *p, const PGresult *row, int ri, json_t **out, 
     for (int i = 0; i < PQntuples(r); i++) {
         const char *m = txt(r, i, 2);
         json_t *e = json_object();
-        json_object_set_new(e, "type", str_json(txt(r, i, 0)));
-        json_object_set_new(e, "reason", str_json(txt(r, i, 1)));
-        json_object_set_new(e, "message", str_json(m ? m : ""));
+        json_object_set_new(e, "type", pack_str_json(txt(r, i, 0)));
+        json_object_set_new(e, "reason", pack_str_json(txt(r, i, 1)));
+        json_object_set_new(e, "message", pack_str_json(m ? m : ""));
         json_object_set_new(e, "count", json_integer(i64(r, i, 3)));
         json_object_set_new(e, "suppressed", json_boolean(i64(r, i, 4)));
         json_array_append_new(evs, e);
