@@ -16,6 +16,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 BINARY = sys.argv[1] if len(sys.argv) > 1 else "build/governor"
@@ -228,3 +229,61 @@ class Checks:
     def done(self):
         print("%d passed, %d failed" % (self.passed, self.failed))
         sys.exit(1 if self.failed else 0)
+
+
+class Probe:
+    """Another job's decisions, timed while a test makes the server do something else: the
+    measure of "other jobs keep answering". Each probe decision opens a new connection (as a
+    client that does so would) and posts the next sample of a steady job of its own."""
+
+    def __init__(self, srv, job="probe-job"):
+        self.srv = srv
+        self.job = job
+        self.i = 0
+
+    def one(self, timeout=60):
+        """One decision of the probe job; its latency in seconds (timeout: the latency)."""
+        self.i += 1
+        body = json.dumps(sample(self.i)).encode()
+        t0 = time.monotonic()
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", self.srv.port, timeout=timeout)
+            c.request("POST", "/v1/jobs/%s/metrics" % self.job, body=body,
+                      headers={"Content-Type": "application/json"})
+            c.getresponse().read()
+            c.close()
+        except OSError:
+            pass
+        return time.monotonic() - t0
+
+    def baseline(self, n=20):
+        """The idle latency: the median of n decisions, none concurrent with anything."""
+        lat = sorted(self.one() for _ in range(n))
+        return lat[len(lat) // 2]
+
+    def during(self, fn, pause=0.01):
+        """Runs fn() while the probe decides in a loop on another thread; returns (fn's result,
+        the probe's worst latency while fn ran). The loop's last decision, started before fn
+        returned, is waited for, so a stall that outlasts fn is still counted."""
+        stop = threading.Event()
+        worst = [0.0]
+
+        def loop():
+            while not stop.is_set():
+                worst[0] = max(worst[0], self.one())
+                time.sleep(pause)
+
+        t = threading.Thread(target=loop, daemon=True)
+        t.start()
+        try:
+            out = fn()
+        finally:
+            stop.set()
+            t.join()
+        return out, worst[0]
+
+    def ratio(self, fn, base=None):
+        """(fn's result, the probe's worst latency during fn over its idle median)."""
+        base = base or self.baseline()
+        out, worst = self.during(fn)
+        return out, worst / max(base, 1e-4)
