@@ -157,6 +157,23 @@ const char *api_shown(const char *s, char *buf, size_t n);
 /* The value of query parameter key, or NULL. */
 const char *api_query(const struct req *q, const char *key);
 /*
+ * Query parameters, each parsed with checked arithmetic into its allowed range, so that what
+ * a handler computes from them cannot overflow. Each: 0 with *given false and the output
+ * untouched when key is absent; 0 with *given true and the value; -1 after filling r with a
+ * 400 naming key and its allowed range.
+ *
+ * api_query_time: an instant, epoch milliseconds (time_parse_instant) or RFC 3339, from
+ * TIME_MIN_MS to TIME_MAX_MS (0000-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z).
+ * api_query_duration: a duration as the options take it ("5 min", "30 s", "250"), from 1 ms
+ * to max_ms. api_query_count: decimal digits (api_parse_uint) from min to max.
+ */
+int api_query_time(const struct req *q, struct resp *r, const char *key, int64_t *t, bool *given);
+int api_query_duration(const struct req *q, struct resp *r, const char *key, int64_t max_ms,
+                       int64_t *ms, bool *given);
+int api_query_count(const struct req *q, struct resp *r, const char *key, int64_t min, int64_t max,
+                    int64_t *v, bool *given);
+
+/*
  * A count or an id, strictly: decimal digits only (no sign, no space, no leading zero but
  * "0" itself), at most INT64_MAX. 0, or -1 when s is anything else (or NULL).
  */

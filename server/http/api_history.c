@@ -11,39 +11,14 @@
 #include "time/timeutil.h"
 #include "base/log.h"
 
-/* Parses the limit parameter: 1..1000 in decimal digits, default 100. -1 after filling r. */
+/* The limit parameter: 1..1000, default 100. -1 after filling r. */
 static int get_limit(const struct req *q, struct resp *r, int *limit)
 {
-    const char *s = api_query(q, "limit");
-    int64_t v;
-    char buf[48];
-    *limit = 100;
-    if (!s)
-        return 0;
-    if (api_parse_uint(s, &v) < 0 || v < 1 || v > 1000) {
-        api_error(r, 400, NULL, "limit",
-                  "limit must be an integer in [1, 1000] (decimal digits, no sign or leading "
-                  "zero), got \"%s\"",
-                  api_shown(s, buf, sizeof buf));
+    int64_t v = 100;
+    bool given;
+    if (api_query_count(q, r, "limit", 1, 1000, &v, &given) < 0)
         return -1;
-    }
     *limit = (int)v;
-    return 0;
-}
-
-static int get_time(const struct req *q, struct resp *r, const char *key, int64_t *t)
-{
-    const char *s = api_query(q, key);
-    char buf[48];
-    if (!s)
-        return 0;
-    if (time_parse_instant(s, t) < 0) {
-        api_error(r, 400, NULL, key,
-                  "%s must be epoch milliseconds (digits, '-' before 1970, no leading zero) or "
-                  "RFC 3339, got \"%s\"",
-                  key, api_shown(s, buf, sizeof buf));
-        return -1;
-    }
     return 0;
 }
 
@@ -58,11 +33,12 @@ int api_decisions_list(const struct req *q, struct resp *r)
 {
     int64_t since = INT64_MIN, until = INT64_MAX;
     int limit;
+    bool given;
     char *err = NULL;
     if (!api_job_id_ok(q->job))
         return api_error(r, 400, NULL, "job", "job id must match [A-Za-z0-9._:-]{1,128}");
-    if (get_time(q, r, "since", &since) < 0 || get_time(q, r, "until", &until) < 0 ||
-        get_limit(q, r, &limit) < 0)
+    if (api_query_time(q, r, "since", &since, &given) < 0 ||
+        api_query_time(q, r, "until", &until, &given) < 0 || get_limit(q, r, &limit) < 0)
         return 0;
     if (since > until)
         return api_error(r, 400, NULL, "since", "since is after until");

@@ -1291,8 +1291,22 @@ static void request_cb(struct evhttp_request *ev, void *arg)
             goto send;
         }
         have_qs = true;
-        for (struct evkeyval *e = qs.tqh_first; e && q.n_query < (int)(sizeof kv / sizeof kv[0]);
-             e = e->next.tqe_next) {
+        /* Every parameter is read, once: a 33rd would be ignored, and of one given twice the
+         * handler would read only the first (which one a proxy checked is not known). */
+        for (struct evkeyval *e = qs.tqh_first; e; e = e->next.tqe_next) {
+            char shown[48];
+            if (q.n_query == (int)(sizeof kv / sizeof kv[0])) {
+                api_error(&r, 400, NULL, NULL, "the query string has more than %d parameters",
+                          (int)(sizeof kv / sizeof kv[0]));
+                goto send;
+            }
+            for (int i = 0; i < q.n_query; i++)
+                if (strcmp(kv[i].key, e->key) == 0) {
+                    api_shown(e->key, shown, sizeof shown);
+                    api_error(&r, 400, NULL, shown, "query parameter %s is given more than once",
+                              shown);
+                    goto send;
+                }
             kv[q.n_query].key = e->key;
             kv[q.n_query].value = e->value;
             q.n_query++;
