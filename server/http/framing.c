@@ -325,8 +325,12 @@ int framing_feed(struct framing *f, unsigned char *p, size_t n)
                             "a control character (0x%02x) in the value of the header %s", c,
                             shown_name(f, nb, sizeof nb));
             } else if (c == ' ' || c == '\t') {
-                /* blanks before the value are skipped, after it they end it */
+                /* blanks before the value are skipped, after it they end it; evhttp's source
+                 * skips only spaces before a value (a tab could make "\tchunked" another
+                 * coding to it), so a tab there becomes a space */
                 f->blank = f->digits || f->te_pos > 0;
+                if (!f->blank)
+                    p[i] = ' ';
             } else if (f->nmatch == M_CL) {
                 if (c < '0' || c > '9' || f->blank)
                     return fail(f, at, "Content-Length",

@@ -181,6 +181,14 @@ ok = (len(replies) == 2 and replies[0][0] == 200 and
 c.check(ok, "a chunked sample with extensions and a trailer is decided: %s" %
         [(st, b[:160]) for st, _, b in replies])
 
+# a tab before "chunked" is optional whitespace too: still read as chunked
+replies, closed = talk(post(b"/v1/jobs/chunky/metrics", chunked(json.dumps(sample(3)).encode(), [64]),
+                            framing=b"Transfer-Encoding:\tchunked\r\nConnection: close\r\n"))
+c.check(len(replies) == 1 and replies[0][0] == 200 and
+        json.loads(replies[0][2] or b"{}").get("decision_id") and closed,
+        "Transfer-Encoding with a tab before chunked is read as chunked: %s" %
+        [(st, b[:160]) for st, _, b in replies])
+
 pipeline = (b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n" +
             post(b"/v1/jobs/piped/metrics", json.dumps(sample(1)).encode()) +
             post(b"/v1/jobs/piped/metrics", chunked(json.dumps(sample(2)).encode(), [7, 700]),

@@ -131,6 +131,8 @@ static int framing_case(void *ud, const struct testfile_case *c, struct testfile
                 testfile_printf(out, "\\r");
             else if (ch == '\n')
                 testfile_printf(out, "\\n");
+            else if (ch == '\t')
+                testfile_printf(out, "\\t");
             else if (ch == '\\')
                 testfile_printf(out, "\\\\");
             else if (ch < 0x20 || ch >= 0x7f)
