@@ -27,9 +27,9 @@
  * "size SP anything" and ignores the rest, but refuses "size;ext" as too large); a tab
  * before the value of Content-Length or Transfer-Encoding becomes a space (evhttp's source
  * skips only spaces there, so that "\tchunked" would be another coding to a build of it, and
- * the chunked body a request of its own); and the first byte of each trailer field's name becomes '~' (evhttp would
- * merge trailer fields into the header fields, where a trailer `Authorization` would count
- * as the header; the server reads no trailer field).
+ * the chunked body a request of its own); and the first byte of each trailer field's name
+ * becomes '~' (evhttp would merge trailer fields into the header fields, where a trailer
+ * `Authorization` would count as the header; the server reads no trailer field).
  *
  * Cost: the request line and header fields are looked at byte by byte (one switch each);
  * body and chunk data are skipped over in one step.
