@@ -18,7 +18,8 @@
  * api_jobs.c (jobs, config), api_history.c (decisions, events), api_health.c,
  * api_sql.c (POST /v1/sql), api_replay.c (POST /v1/replay), api_dashboard.c (GET /, the
  * page embedded from server/http/dashboard/index.html), api_timeline.c (the timeline and the
- * tuning advice, read off the loop).
+ * tuning advice, read off the loop), api_target.c (GET /v1/jobs/{job}/target: a vertex's
+ * replica count for KEDA).
  *
  * May call: the layers below (decision, store: reads on the loop's connection, plugin,
  * options, time, base, core), jansson. api.h itself includes only what struct api and struct
@@ -240,5 +241,6 @@ int api_dashboard(const struct req *q, struct resp *r);       /* GET / and its f
     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 int api_timeline(const struct req *q, struct resp *r); /* GET /v1/jobs/{job}/timeline */
 int api_advice(const struct req *q, struct resp *r);   /* GET /v1/jobs/{job}/advice */
+int api_target(const struct req *q, struct resp *r);   /* GET /v1/jobs/{job}/target (KEDA) */
 
 #endif
