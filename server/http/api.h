@@ -215,6 +215,14 @@ int api_decision_job(const struct req *q, struct resp *r, json_t **body, struct 
 void api_decide_repeat(struct api *a, const char *job, int64_t at, const char *body, size_t len,
                        int64_t last_at, struct resp *r);
 
+/*
+ * new: the write unit of a policy outcome (policies.h): the revision's row when one became
+ * active, and its global event (PolicyReloaded, or PolicyReloadFailed with the error). For
+ * `serve` and for the other processes that decide and store (`governor flink --db`).
+ */
+struct pol_outcome;
+struct db_write *api_policy_unit(const struct pol_outcome *o);
+
 /* ---------------------------------------------------------------- handlers -- */
 
 int api_decide(const struct req *q, struct resp *r);          /* POST /v1/jobs/{job}/metrics */
