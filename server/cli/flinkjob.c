@@ -346,7 +346,8 @@ static double io_counter(struct poll *p, const struct vtx *v, const json_t *metr
     if (rc < 0)
         return NAN;
     if (rc == 0 || d < 0) {
-        warn(p, v->id, key, "vertex %s: %s is not a count; left out", v->id, key);
+        warn(p, v->id, key, "vertex %s: %s is %s; left out", v->id, key,
+             rc == 0 ? "not a number" : "negative");
         return NAN;
     }
     return d;

@@ -25,6 +25,7 @@ resource requirements a 409 with Flink's {"errors": [...]}; `strict_get` (on by 
 answers a ?get= that names a metric the vertex does not list with [] (so a client that asks for
 names without listing them first gets nothing)."""
 import json
+import os
 import math
 import threading
 import urllib.parse
@@ -485,3 +486,89 @@ class FakeJobManager:
         job.puts.append(ps)
         job.rescale(ps)
         return 200, {}
+
+
+RECORDED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "recorded")
+
+
+def recorded(name):
+    with open(os.path.join(RECORDED, name)) as f:
+        return json.load(f)
+
+
+class RecordedJobManager(FakeJobManager):
+    """A JobManager answering with the payloads of tests/flink/recorded/ (one job, in the shape
+    of Flink `version`: 1.18 without slotSharingGroupId and job-type, 1.19 and 1.20 with):
+    the details, the plan, each vertex's metric names, the aggregated values of the names
+    asked for (only those it lists: the strict answer), the JobManager's and TaskManagers'
+    metrics, GET /jobs and the resource requirements. `mutate[kind]`, kind one of details,
+    plan, names, values, jobmanager, taskmanagers, jobs, requirements, is a function of the
+    payload (a deep copy) returning the payload to serve, or (status, body) to answer."""
+
+    def __init__(self, version="1.20"):
+        self.version = version
+        self.mutate = {}
+        self.details_ = recorded("details-%s.json" % ("1.18" if version < "1.19" else "1.20"))
+        self.jid = self.details_["jid"]
+        self.plan_ = recorded("plan.json")
+        self.names_ = recorded("names.json")
+        self.values_ = recorded("values.json")
+        self.puts = []
+        self.requirements_ = {v["id"]: {"parallelism": {"lowerBound": 1,
+                                                        "upperBound": v["parallelism"]}}
+                              for v in self.details_["vertices"]}
+        super().__init__([])
+
+    def _serve(self, kind, payload):
+        fn = self.mutate.get(kind)
+        if fn is None:
+            return 200, payload
+        out = fn(json.loads(json.dumps(payload)))
+        if isinstance(out, tuple):
+            return out
+        return 200, out
+
+    def route(self, method, path, body):
+        u = urllib.parse.urlsplit(path)
+        q = urllib.parse.parse_qs(u.query)
+        parts = [p for p in u.path.split("/") if p]
+        if method == "GET" and parts == ["jobs"]:
+            return self._serve("jobs", recorded("jobs.json"))
+        if method == "GET" and parts == ["jobmanager", "metrics"]:
+            want = q.get("get", [""])[0].split(",")
+            return self._serve("jobmanager", [e for e in recorded("jobmanager.json")
+                                              if e["id"] in want])
+        if method == "GET" and parts == ["taskmanagers", "metrics"]:
+            want = q.get("get", [""])[0].split(",")
+            aggs = q.get("agg", ["min,max,avg,sum"])[0].split(",")
+            return self._serve("taskmanagers", [
+                dict({"id": e["id"]}, **{a: e[a] for a in aggs if a in e})
+                for e in recorded("taskmanagers.json") if e["id"] in want])
+        if len(parts) < 2 or parts[0] != "jobs" or parts[1] != self.jid:
+            return 404, {"errors": ["Not found: %s" % u.path]}
+        rest = parts[2:]
+        if method == "GET" and not rest:
+            return self._serve("details", self.details_)
+        if method == "GET" and rest == ["plan"]:
+            return self._serve("plan", self.plan_)
+        if rest == ["resource-requirements"] and method == "GET":
+            return self._serve("requirements", self.requirements_)
+        if rest == ["resource-requirements"] and method == "PUT":
+            if self.refuse_put:
+                return self.refuse_put
+            self.puts.append(json.loads(body))
+            return 200, {}
+        if method == "GET" and len(rest) == 4 and rest[0] == "vertices" and \
+                rest[2:] == ["subtasks", "metrics"]:
+            names = [e["id"] for e in self.names_.get(rest[1], [])]
+            if "get" not in q:
+                return self._serve("names", [{"id": n} for n in names])
+            want = q["get"][0].split(",")
+            if self.strict_get and any(w not in names for w in want):
+                return 200, []
+            aggs = q.get("agg", ["min,max,avg,sum"])[0].split(",")
+            vals = self.values_.get(rest[1], {})
+            return self._serve("values", [dict({"id": w}, **{a: vals[w][a] for a in aggs
+                                                            if a in vals.get(w, {})})
+                                          for w in want if w in vals])
+        return 404, {"errors": ["Not found: %s" % u.path]}
