@@ -1,15 +1,16 @@
 /*
  * httpc.h - a small blocking HTTP/1.1 client (prefix httpc_) for the sub-commands that call
  * out: `governor flink` reads a JobManager's REST API, rescales through it, and posts samples
- * to a governor server. One request per connection (Connection: close), over libevent's
- * evhttp client, run to completion on the client's own event base; a whole call, from the
- * connect to the body's last byte, is bounded by its timeout (a peer that trickles bytes does
- * not stretch it), and a body above the caller's limit is refused, not read.
+ * to a governor server. One request per connection (Connection: close), on a socket of its
+ * own; a whole call, from the name's resolution to the body's last byte, is bounded by its
+ * timeout (a peer that trickles bytes does not stretch it), a body above the caller's limit is
+ * refused, and each failure says what failed (cannot resolve, cannot connect and why, timed
+ * out, closed, malformed). Bodies by Content-Length, chunked, or up to the close.
  *
  * Only http:// URLs: the binary links no TLS library (a TLS endpoint is reached through a
  * local proxy, or kubectl port-forward).
  *
- * May call: libevent (evhttp client), libc, xmem.
+ * May call: libc (sockets, getaddrinfo, poll), libevent (the URL parser only), xmem.
  */
 #ifndef GOVERNOR_HTTPC_H
 #define GOVERNOR_HTTPC_H
@@ -53,7 +54,7 @@ struct httpc_res {
 
 struct httpc;
 
-/* new: a client with its own event base. NULL + *errp. */
+/* new: a client (it holds nothing between calls today; a handle so that it may). */
 struct httpc *httpc_new(char **errp);
 void httpc_free(struct httpc *c);
 
