@@ -944,6 +944,12 @@ int flinkjob_poll(struct flinkjob *j, const struct flinkjob_rest *rest, json_t *
     order = xcalloc((size_t)n + 1, sizeof *order);
     topo_order(vs, n, &ix, order);
 
+    /* A job that is not running has no metrics to read (a restarting one lists none): its
+     * sample says its state, and what was missing before stays remembered. */
+    bool running = strcmp(state, "RUNNING") == 0;
+    json_t *jm = NULL;
+    if (!running)
+        goto build;
     /* The names: a source's every poll; the others' when the vertices or running_since
      * changed, or a needed one was not listed yet. */
     sig = signature(since, vs, n);
@@ -973,12 +979,13 @@ int flinkjob_poll(struct flinkjob *j, const struct flinkjob_rest *rest, json_t *
         if (read_values(rest, j->id, &vs[i], f) < 0)
             goto out;
 
-    json_t *jm = json_object();
+    jm = json_object();
     if (read_cluster(rest, &p, jm, f) < 0) {
         json_decref(jm);
         goto out;
     }
 
+build:
     out = json_object();
     json_object_set_new(out, "at", json_integer(now));
     if (since > 0)
@@ -986,7 +993,8 @@ int flinkjob_poll(struct flinkjob *j, const struct flinkjob_rest *rest, json_t *
     json_object_set_new(out, "status", json_string(state));
     if (config)
         json_object_set_new(out, "config", json_deep_copy(config));
-    json_object_set_new(out, "job_metrics", jm);
+    if (jm)
+        json_object_set_new(out, "job_metrics", jm);
     json_t *varr = json_array();
     for (int k = 0; k < n; k++) {
         struct vtx *v = &vs[order[k]];
@@ -1001,17 +1009,19 @@ int flinkjob_poll(struct flinkjob *j, const struct flinkjob_rest *rest, json_t *
             json_object_set_new(jv, "slot_sharing_group", json_string(v->ssg));
         if (v->finished)
             json_object_set_new(jv, "finished", json_true());
-        if (v->source) {
+        if (v->source && running) {
             int parts = flinkjob_partitions(v->names);
             if (parts > 0)
                 json_object_set_new(jv, "partitions", json_integer(parts));
         }
         json_object_set(jv, "inputs", v->inputs);
-        json_object_set_new(jv, "metrics", vertex_metrics(&p, v));
+        if (running)
+            json_object_set_new(jv, "metrics", vertex_metrics(&p, v));
         json_array_append_new(varr, jv);
     }
     json_object_set_new(out, "vertices", varr);
-    missing_settle(&p);
+    if (running)
+        missing_settle(&p);
     *sample = out;
     *warnings = p.warnings;
     p.warnings = NULL;

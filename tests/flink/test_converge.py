@@ -80,7 +80,8 @@ for i, sim in enumerate(trace):
                 i, [sample["at"], sample.get("running_since"), sample["status"]],
                 [sim["at"], sim["running_since"], sim["status"]]))
     for fv, sv in zip(sample["vertices"], sim["vertices"]):
-        fm, sm = fv["metrics"], sv.get("metrics")
+        fm, sm = fv.get("metrics"), sv.get("metrics")
+        c.check((fm is None) == (sm is None), "poll %d: metrics sent as the simulator does" % i)
         if sm is None:  # restarting: the simulator sends no figures
             continue
         for key in FIGURES:
