@@ -40,9 +40,10 @@ class V:
     """A vertex of a job: its place in the model and its Flink face."""
 
     def __init__(self, vid, name, p, capacity, maxp=128, partitions=0, rate=None, scaling=1.0,
-                 selectivity=1.0, inputs=(), op=None, topic="orders", ssg=None):
+                 selectivity=1.0, inputs=(), op=None, topic="orders", ssg=None, steps=()):
         self.id, self.name, self.p, self.capacity = vid, name, p, float(capacity)
         self.maxp, self.partitions, self.rate = maxp, partitions, rate
+        self.steps = list(steps)  # [(at second, rate)]: the simulator's "step" terms
         self.scaling, self.selectivity = float(scaling), float(selectivity)
         self.inputs = list(inputs)  # [(from vertex id, ship strategy)]
         self.op = op or name.replace(" ", "_").replace(":", "_")
@@ -168,7 +169,11 @@ class Job:
     def step(self):
         for x in self.v:
             if x.source:
-                x.backlog += x.rate
+                rate = x.rate
+                for at, r in x.steps:
+                    if self.t >= at:
+                        rate = r
+                x.backlog += rate
         if not self.down:
             self.run_second()
         self.t += 1

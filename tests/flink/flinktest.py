@@ -25,11 +25,11 @@ def tmpdir():
 
 
 def three_vertex_job(version="1.20", p=(2, 2, 2), rate=10000, jid=JID, interval=30,
-                     restart=60, partitions=48):
+                     restart=60, partitions=48, steps=()):
     """Kafka source (48 partitions) -> REBALANCE map -> HASH aggregate, the model's figures."""
     return Job(jid, "orders", [
         V(SRC, "Source: Kafka Source", p[0], 2000, partitions=partitions, rate=rate,
-          op="Source__Kafka_Source"),
+          op="Source__Kafka_Source", steps=steps),
         V(MAP, "Map -> Filter", p[1], 2500, scaling=0.95, inputs=[(SRC, "REBALANCE")],
           op="Map"),
         V(AGG, "Aggregate", p[2], 4000, scaling=0.9, selectivity=0.1, inputs=[(MAP, "HASH")],

@@ -64,10 +64,10 @@ jm.missing[SRC] = ["Source__Kafka_Source.pendingRecords"]
 db = os.path.join(d, "loop.db")
 lp = Loop(["--rest", jm.url, "--job", JID, "--interval", "1 s", "--db", db, "--policies",
            POLICIES, "--apply", "rest"] + FAST)
-c.check(lp.wait(DECISION, 3), "three decisions: %s" % lp.text()[-1500:])
+c.check(lp.wait(DECISION, 2), "two decisions: %s" % lp.text()[-1500:])
 c.check(lp.text().count('msg="metric missing"') == 1 and
         'vertex="%s" metric="*.pendingRecords"' % SRC in lp.text(),
-        "one warn line for the missing pendingRecords over three polls: %s" % lp.text()[-1500:])
+        "one warn line for the missing pendingRecords over two polls: %s" % lp.text()[-1500:])
 jm.down()
 c.check(lp.wait(r'msg="flink unreachable"', 2),
         "warn lines while Flink is away: %s" % lp.text()[-800:])
@@ -78,9 +78,9 @@ c.check(m and m.group(1) == jm.url and m.group(2).startswith("GET " + jm.url + "
         "Connection refused" in m.group(3), "the warn line names url, request, cause: %r"
         % ((m.groups(),) if m else away[-600:]))
 n_before = lp.text().count(DECISION)
-time.sleep(1.5)
+time.sleep(1.0)
 jm.up()
-c.check(lp.wait(DECISION, n_before + 2), "decisions again once Flink is back: %s"
+c.check(lp.wait(DECISION, n_before + 1), "decisions again once Flink is back: %s"
         % lp.text()[-1000:])
 c.check(lp.p.poll() is None, "the loop outlived Flink's absence")
 c.check(lp.stop() == 0 and 'msg="stopped"' in lp.text(), "SIGTERM: exit 0")
@@ -90,7 +90,7 @@ c.check(lp.text().count('msg="metric missing"') == 1,
 con = sqlite3.connect(db)
 ats = [r[0] for r in con.execute("SELECT at FROM decisions WHERE job = ? ORDER BY id", (JID,))]
 con.close()
-c.check(len(ats) >= 5 and ats == sorted(set(ats)),
+c.check(len(ats) >= 3 and ats == sorted(set(ats)),
         "the stored decisions' at go forward: %r" % ats)
 jm.close()
 
@@ -105,7 +105,7 @@ job = three_vertex_job()
 jm = FakeJobManager([job])
 lp = Loop(["--rest", jm.url, "--job", JID, "--name", "orders", "--interval", "1 s",
            "--server", "http://127.0.0.1:%d" % port] + FAST)
-c.check(lp.wait(DECISION, 2), "decisions by the server: %s" % lp.text()[-800:])
+c.check(lp.wait(DECISION, 1), "a decision by the server: %s" % lp.text()[-800:])
 srv.stop()
 c.check(lp.wait(r'msg="governor unreachable"', 2), "warn lines while governor is away: %s"
         % lp.text()[-800:])
@@ -118,7 +118,7 @@ c.check(sum(1 for m, p, _ in jm.requests if m == "GET" and p == "/jobs/" + JID) 
         "while governor is away the sample is kept, Flink is not polled again")
 n_before = lp.text().count(DECISION)
 srv = Server(db=gdb, tmp=d, args=["--listen", "127.0.0.1:%d" % port])
-c.check(lp.wait(DECISION, n_before + 2), "decisions again once governor is back: %s"
+c.check(lp.wait(DECISION, n_before + 1), "decisions again once governor is back: %s"
         % lp.text()[-800:])
 c.check(lp.stop() == 0, "SIGTERM: exit 0")
 con = sqlite3.connect(gdb)
