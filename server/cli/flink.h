@@ -11,7 +11,7 @@
  * and the step is tried again after a backoff (1 s, doubling, at most --interval; a 503's
  * Retry-After when longer), a sample not answered being sent again as it was (the retry
  * contract: the same `at`, the same body). With --once, after --retries: a line
- * `governor flink: URL: cause` and exit 3 (Flink), 4 (governor), 5 (the rescale refused);
+ * `governor flink: URL: REQUEST: cause` and exit 3 (Flink), 4 (governor), 5 (the rescale refused);
  * 2 for a usage error, 0 when every job was decided (and applied).
  *
  * May call: flinkjob, decider, httpc, options, http (the job name grammar), log, jansson,

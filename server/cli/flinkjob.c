@@ -144,7 +144,7 @@ static int call(const struct flinkjob_rest *rest, const char *method, const char
     int rc = -1;
     *out = NULL;
     memset(f, 0, sizeof *f);
-    snprintf(f->request, sizeof f->request, "%s %s%s", method, rest->url->text, path);
+    snprintf(f->request, sizeof f->request, "%s %s", method, path);
     if (httpc_call(rest->client, rest->url, &q, &res) < 0) {
         failf(f, "%s", res.error);
         goto out;
@@ -277,7 +277,8 @@ static int cmp_str(const void *a, const void *b)
 static void missing_settle(struct poll *p)
 {
     struct flinkjob *j = p->j;
-    qsort(p->missing, (size_t)p->n_missing, sizeof *p->missing, cmp_str);
+    if (p->n_missing > 1)
+        qsort(p->missing, (size_t)p->n_missing, sizeof *p->missing, cmp_str);
     for (int i = 0; i < p->n_missing; i++) {
         if (i > 0 && strcmp(p->missing[i], p->missing[i - 1]) == 0)
             continue;

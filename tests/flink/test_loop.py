@@ -74,7 +74,7 @@ c.check(lp.wait(r'msg="flink unreachable"', 2),
 away = lp.text()
 m = re.search(r'msg="flink unreachable" url=(\S+) job=\S+ request="([^"]+)" cause="([^"]+)"',
               away)
-c.check(m and m.group(1) == jm.url and m.group(2).startswith("GET " + jm.url + "/jobs/") and
+c.check(m and m.group(1) == jm.url and m.group(2).startswith("GET /jobs/") and
         "Connection refused" in m.group(3), "the warn line names url, request, cause: %r"
         % ((m.groups(),) if m else away[-600:]))
 n_before = lp.text().count(DECISION)

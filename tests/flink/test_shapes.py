@@ -123,7 +123,7 @@ for i, (kind, fn, code, text) in enumerate(CASES):
                           "--db", ":memory:", "--timeout", "5 s"])
     ok = rc == code and text in err + json.dumps(lines) and clean(err)
     if rc == 3:
-        ok = ok and not lines and "governor flink: %s: GET %s/" % (jm.url, jm.url) in err
+        ok = ok and not lines and "governor flink: %s: GET /" % jm.url in err
     if rc == 0:
         ok = ok and len(lines) == 2 and "answer" in lines[1]
     c.check(ok, "case %d (%s): exit %d (want %d), %r in %s" % (
