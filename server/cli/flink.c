@@ -333,9 +333,11 @@ out:
 
 /* ------------------------------------------------------------------ output -- */
 
-static void print_line(json_t *o)
+/* One JSON line on stdout: the sample with every digit it was sent with (17), the answer as
+ * the server prints its figures (15: the core rounds them to 3 decimals). */
+static void print_line(json_t *o, int precision)
 {
-    char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15));
+    char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(precision));
     if (!s)
         xmem_oom();
     fputs(s, stdout);
@@ -422,7 +424,7 @@ static void answer_line(const struct job *j, json_t *answer, json_t *error, cons
     if (error)
         json_object_set(o, "error", error);
     json_object_set_new(o, "applied", applied ? json_string(applied) : json_null());
-    print_line(o);
+    print_line(o, 15);
     json_decref(o);
 }
 
@@ -457,7 +459,7 @@ static int step_poll(struct flink *f, struct job *j, struct failure *fl)
     if (f->a.once) {
         json_t *o = json_pack("{s:s,s:s,s:O,s:O}", "job", flinkjob_name(j->fj), "flink_job",
                               flinkjob_id(j->fj), "sample", sample, "warnings", warnings);
-        print_line(o);
+        print_line(o, 17);
         json_decref(o);
     }
     json_decref(sample);
