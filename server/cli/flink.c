@@ -46,7 +46,6 @@ struct job {
     struct flinkjob *fj;
     char *pending;  /* the sample text not answered yet (sent again as it is) */
     json_t *answer; /* an answer with execute true not applied yet */
-    bool listed;    /* --all: listed RUNNING this round */
 };
 
 /* A step's failure: the exit code it stands for, whether another attempt may help, and the
@@ -380,7 +379,8 @@ static char *overrides(json_t *parallelism)
 
 /* ------------------------------------------------------------------- steps -- */
 
-static struct job *job_add(struct flink *f, const char *id)
+/* A new zeroed job slot at the end of f->jobs. */
+static struct job *job_push(struct flink *f)
 {
     if (f->n_jobs == f->cap_jobs) {
         f->cap_jobs = f->cap_jobs ? 2 * f->cap_jobs : 8;
@@ -388,6 +388,12 @@ static struct job *job_add(struct flink *f, const char *id)
     }
     struct job *j = &f->jobs[f->n_jobs++];
     memset(j, 0, sizeof *j);
+    return j;
+}
+
+static struct job *job_add(struct flink *f, const char *id)
+{
+    struct job *j = job_push(f);
     j->fj = flinkjob_new(id, f->a.name ? f->a.name : id);
     return j;
 }
@@ -605,36 +611,53 @@ static int job_attempt(struct flink *f, struct job *j, struct failure *fl)
     return 0;
 }
 
-/* The job entry of Flink job id (added when new). */
-static struct job *job_of(struct flink *f, const char *id)
+/* bsearch: an id (key) against a job. */
+static int cmp_id_job(const void *key, const void *elem)
 {
-    for (int i = 0; i < f->n_jobs; i++)
-        if (strcmp(flinkjob_id(f->jobs[i].fj), id) == 0)
-            return &f->jobs[i];
-    return job_add(f, id);
+    return strcmp(*(const char *const *)key, flinkjob_id(((const struct job *)elem)->fj));
 }
 
-/* --all: the jobs listed RUNNING this round, the others forgotten. -1 with fl. */
+static int cmp_id(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* --all: the jobs listed RUNNING this round (kept sorted by id, each kept with what it holds
+ * between rounds), the others forgotten. -1 with fl. */
 static int list_jobs(struct flink *f, struct failure *fl)
 {
-    json_t *ids = NULL, *e;
+    json_t *ids = NULL;
     struct flinkjob_fail ff;
-    size_t i;
     if (flinkjob_running(&f->rest, &ids, &ff) < 0) {
         flink_failed(f, NULL, &ff, EXIT_FLINK, true, fl);
         return -1;
     }
-    for (int k = 0; k < f->n_jobs; k++)
-        f->jobs[k].listed = false;
-    json_array_foreach(ids, i, e) job_of(f, json_string_value(e))->listed = true;
-    int w = 0;
-    for (int k = 0; k < f->n_jobs; k++) {
-        if (f->jobs[k].listed)
-            f->jobs[w++] = f->jobs[k];
-        else
-            job_clear(&f->jobs[k]);
+    size_t n = json_array_size(ids);
+    const char **want = xcalloc(n + 1, sizeof *want);
+    for (size_t i = 0; i < n; i++)
+        want[i] = json_string_value(json_array_get(ids, i));
+    qsort(want, n, sizeof *want, cmp_id);
+    struct job *old = f->jobs;
+    int n_old = f->n_jobs;
+    f->jobs = NULL;
+    f->n_jobs = f->cap_jobs = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && strcmp(want[i], want[i - 1]) == 0)
+            continue;
+        struct job *hit =
+            n_old ? bsearch(&want[i], old, (size_t)n_old, sizeof *old, cmp_id_job) : NULL;
+        if (hit) {
+            *job_push(f) = *hit;
+            hit->fj = NULL; /* moved */
+        } else {
+            job_add(f, want[i]);
+        }
     }
-    f->n_jobs = w;
+    for (int k = 0; k < n_old; k++)
+        if (old[k].fj)
+            job_clear(&old[k]);
+    free(old);
+    free(want);
     json_decref(ids);
     return 0;
 }

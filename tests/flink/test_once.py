@@ -237,12 +237,15 @@ c.check(put == {vid: {"parallelism": {"lowerBound": 1, "upperBound": p}}
 jm.close()
 
 # ---- --all: each RUNNING job, named by its id ----
-a = three_vertex_job(jid="a" * 32)
-b = three_vertex_job(jid="b" * 32)
-b.state_override = "FINISHED"
-jm = FakeJobManager([a, b])
+a = three_vertex_job(jid="b" * 32)
+b = three_vertex_job(jid="a" * 32)
+f = three_vertex_job(jid="f" * 32)
+f.state_override = "FINISHED"
+jm = FakeJobManager([a, b, f])
 rc, lines, err = run(["--rest", jm.url, "--all", "--once", "--db", os.path.join(d, "all.db")])
-c.check(rc == 0 and len(lines) == 2 and lines[0]["job"] == "a" * 32 and
-        lines[1]["flink_job"] == "a" * 32, "--all: the RUNNING job only: %d %r" % (rc, lines))
+c.check(rc == 0 and [(ln["job"], "sample" in ln) for ln in lines] ==
+        [("a" * 32, True), ("a" * 32, False), ("b" * 32, True), ("b" * 32, False)] and
+        all(ln["flink_job"] == ln["job"] for ln in lines),
+        "--all: the RUNNING jobs only, each two lines: %d %r" % (rc, lines))
 jm.close()
 c.done()
