@@ -2,7 +2,7 @@
 ASan+UBSan too): a payload whose structure is not Flink's (not JSON, an array for an object, a
 required field missing or mistyped, an input naming no vertex) fails the poll naming the
 request and the field, exit 3 with --once; a value that is not a number or out of its range is
-left out with a warning and the sample is decided on the rest (exit 0). Then 40 payloads with
+left out with a warning and the sample is decided on the rest (exit 0). Then 24 payloads with
 values replaced at random (seeded) by values of other types: every run ends with 0, 3 or 4,
 never a signal or a sanitizer report."""
 import json
@@ -184,7 +184,7 @@ def scramble(p, depth=0):
 kinds = ["details", "plan", "names", "values", "jobmanager", "taskmanagers"]
 codes = {}
 recorded = {v: RecordedJobManager(v) for v in ("1.18", "1.20")}
-for i in range(40):
+for i in range(24):
     jm = recorded[rng.choice(["1.18", "1.20"])]
     kind = kinds[i % len(kinds)]
     jm.mutate = {kind: scramble}
