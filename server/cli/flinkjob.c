@@ -566,7 +566,7 @@ static int read_values(const struct flinkjob_rest *rest, const char *jid, struct
         if (json_array_size(batch) < (i < n ? GET_BATCH : 1))
             continue;
         /* ?get=a,b,c&agg=min,max,avg,sum */
-        size_t cap = 256, len = 0, k;
+        size_t cap = 64 + strlen(jid) + strlen(v->id), len = 0, k;
         json_t *e;
         json_array_foreach(batch, k, e) cap += 3 * strlen(json_string_value(e)) + 1;
         char *q = xmalloc(cap);

@@ -9,7 +9,7 @@ import json
 import os
 import random
 
-from flinktest import JID, Checks, FakeJobManager, run, three_vertex_job, tmpdir
+from flinktest import JID, Checks, FakeJobManager, Job, V, run, three_vertex_job, tmpdir
 from fakejm import RecordedJobManager
 
 c = Checks()
@@ -158,6 +158,19 @@ for body, text in (([], "expected an object of vertex id"),
     c.check(rc == 3 and text in err and clean(err) and not job.puts,
             "requirements %r: %d %s" % (body, rc, err[-400:]))
     jm.close()
+
+# The longest ids a job name and a vertex take (128 characters): every request still fits.
+long_job = Job("j" * 128, "long", [
+    V("s" * 128, "Source: Kafka Source", 2, 2000, partitions=4, rate=1000,
+      op="Source__" + "K" * 200),
+    V("m" * 128, "Map", 2, 2500, inputs=[("s" * 128, "REBALANCE")], op="M" * 300)])
+jm = FakeJobManager([long_job])
+rc, lines, err = run(["--rest", jm.url, "--job", "j" * 128, "--once", "--retries", "0",
+                      "--db", ":memory:"])
+c.check(rc == 0 and clean(err) and len(lines) == 2 and all(
+    "busy_ms_per_s" in v["metrics"] for v in lines[0]["sample"]["vertices"]),
+    "128-character ids: %d %s" % (rc, err[-500:]))
+jm.close()
 
 # Random values of other types (seeded): 0, 3 or 4, never a crash.
 rng = random.Random(27)
