@@ -80,10 +80,13 @@ struct overlay {
     char *err; /* the first refusal (new) */
 };
 
-static void overlay_key(void *ud, const char *key, const char *value, enum opt_layer layer)
+/* A key the overlay sets itself (not one a knob of it maps onto: the knob is copied, and maps
+ * again in its new layer, over the slots in effect there). */
+static void overlay_key(void *ud, const char *key, const char *value, enum opt_layer layer,
+                        const char *via)
 {
     struct overlay *o = ud;
-    if (layer == OPT_SERVER && value && !o->err)
+    if (layer == OPT_SERVER && value && !via && !o->err)
         opt_job_set(o->opts, OPT_REQUEST, key, value, &o->err);
 }
 
@@ -112,7 +115,7 @@ static int sample_and_options(struct decision_buf *b, const struct decision_req 
                                je.message);
     if (q->overlay) {
         struct overlay ov = {o->own, NULL};
-        opt_job_each(q->overlay, overlay_key, &ov);
+        opt_job_each_via(q->overlay, overlay_key, &ov);
         if (ov.err) {
             decision_refuse(e, 422, "INVALID_CONFIG", "config", "%s", ov.err);
             free(ov.err);

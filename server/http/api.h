@@ -18,7 +18,8 @@
  * api_jobs.c (jobs, config), api_history.c (decisions, events), api_health.c,
  * api_sql.c (POST /v1/sql), api_replay.c (POST /v1/replay), api_dashboard.c (GET /, the
  * page embedded from server/http/dashboard/index.html), api_timeline.c (the timeline and the
- * tuning advice, read off the loop).
+ * tuning advice, read off the loop), api_target.c (GET /v1/jobs/{job}/target: a vertex's
+ * replica count for KEDA).
  *
  * May call: the layers below (decision, store: reads on the loop's connection, plugin,
  * options, time, base, core), jansson. api.h itself includes only what struct api and struct
@@ -231,6 +232,14 @@ int api_decision_job(const struct req *q, struct resp *r, json_t **body, struct 
 void api_decide_repeat(struct api *a, const char *job, int64_t at, const char *body, size_t len,
                        int64_t last_at, struct resp *r);
 
+/*
+ * new: the write unit of a policy outcome (policies.h): the revision's row when one became
+ * active, and its global event (PolicyReloaded, or PolicyReloadFailed with the error). For
+ * `serve` and for the other processes that decide and store (`governor flink --db`).
+ */
+struct pol_outcome;
+struct db_write *api_policy_unit(const struct pol_outcome *o);
+
 /* ---------------------------------------------------------------- handlers -- */
 
 int api_decide(const struct req *q, struct resp *r);          /* POST /v1/jobs/{job}/metrics */
@@ -257,5 +266,6 @@ int api_dashboard(const struct req *q, struct resp *r);       /* GET / and its f
     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 int api_timeline(const struct req *q, struct resp *r); /* GET /v1/jobs/{job}/timeline */
 int api_advice(const struct req *q, struct resp *r);   /* GET /v1/jobs/{job}/advice */
+int api_target(const struct req *q, struct resp *r);   /* GET /v1/jobs/{job}/target (KEDA) */
 
 #endif

@@ -68,12 +68,16 @@ struct each_ctx {
     json_t *obj;
 };
 
-static void add_effective(void *ud, const char *key, const char *value, enum opt_layer layer)
+/* One effective option: its value, its layer and, when a Dataflow knob set it, the knob. */
+static void add_effective(void *ud, const char *key, const char *value, enum opt_layer layer,
+                          const char *via)
 {
     struct each_ctx *c = ud;
-    json_object_set_new(
-        c->obj, key,
-        json_pack("{s:s,s:s}", "value", value ? value : "", "source", opt_layer_name(layer)));
+    json_t *o =
+        json_pack("{s:s,s:s}", "value", value ? value : "", "source", opt_layer_name(layer));
+    if (via)
+        json_object_set_new(o, "via", json_string(via));
+    json_object_set_new(c->obj, key, o);
 }
 
 int api_config_get(const struct req *q, struct resp *r)
@@ -87,7 +91,7 @@ int api_config_get(const struct req *q, struct resp *r)
     if (!found)
         return api_error(r, 404, NULL, "job", "no job \"%s\"", q->job);
     struct each_ctx c = {json_object()};
-    opt_job_each(e->opts, add_effective, &c);
+    opt_job_each_via(e->opts, add_effective, &c);
     r->status = 200;
     r->json = json_pack("{s:s,s:O,s:o}", "job", q->job, "stored", e->config, "effective", c.obj);
     return 0;

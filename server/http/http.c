@@ -84,6 +84,7 @@ static const struct route routes[] = {
     {"GET", "/v1/decisions/{id}", api_decision_get, false},
     {"GET", "/v1/jobs/{job}/timeline", api_timeline, false},
     {"GET", "/v1/jobs/{job}/advice", api_advice, false},
+    {"GET", "/v1/jobs/{job}/target", api_target, false},
     {"GET", "/v1/policies", api_policies_get, false},
     {"POST", "/v1/policies/reload", api_policies_reload, false},
     {"POST", "/v1/sql", api_sql, false},

@@ -295,6 +295,7 @@ static const char *const adjust_values[] = {"EVENLY_SPREAD", "MAXIMIZE_UTILISATI
 static const char *const sync_values[] = {"FULL", "NORMAL", "OFF", NULL};
 static const char *const level_values[] = {"debug", "info", "warn", "error", NULL};
 static const char *const profile_values[] = {"governor", "flink", NULL};
+static const char *const algorithm_values[] = {"THROUGHPUT_BASED", "NONE", NULL};
 
 static void apply_aggregator(struct core_config *c, const struct opt_row *r, const struct val *v,
                              const char *text, enum opt_layer layer, const struct opt_job *j);
@@ -422,7 +423,9 @@ static const struct opt_row opt_rows[] = {
      .land = L_I64, CF(event_interval_ms),
      .help = "Interval within which repeated events are suppressed."},
     {JOB("flink.rest-client.timeout"), .type = T_DURATION, MAX(DUR_MAX), .def = "10 s", MIN(0),
-     .land = L_NONE, .help = "Accepted for compatibility; governor makes no REST calls."},
+     .land = L_NONE,
+     .help = "How long `governor flink` waits for one REST call (its --timeout default); the "
+             "algorithm does not read it."},
     {JOB("quota.memory"), .type = T_MEMORY, .def = "", .flags = F_OPTIONAL, .land = L_DMEM,
      CF(quota_memory), .help = "Total TaskManager memory a scale-up may not exceed."},
     {JOB("quota.cpu"), .type = T_DOUBLE, .def = "", MIN(0), .flags = F_OPTIONAL, .land = L_DOUBLE,
@@ -550,6 +553,29 @@ static const struct opt_row opt_rows[] = {
      .help = "The job's lag objective: its backlog in seconds (a source's lag over its input "
              "rate) should stay below this. Not read by the algorithm: GET /metrics reports "
              "governor_job_slo_breach against it, and the page draws it (unset: none)."},
+
+    /* ---- Dataflow's knobs: each sets the options it stands for, in its own layer (a mapped
+     * option set in the same layer wins); knob_maps below says what maps onto what ---- */
+    {GOV("dataflow.max-num-workers"), .type = T_INT, .def = "", MIN(1), .flags = F_OPTIONAL,
+     .land = L_NONE,
+     .help = "Dataflow's maxNumWorkers: sets job.autoscaler.vertex.max-parallelism to this times "
+             "taskmanager.numberOfTaskSlots, and governor.batch.max-workers to this."},
+    {GOV("dataflow.min-num-workers"), .type = T_INT, .def = "", MIN(1), .flags = F_OPTIONAL,
+     .land = L_NONE,
+     .help = "Dataflow's min_num_workers: sets job.autoscaler.vertex.min-parallelism to this times "
+             "taskmanager.numberOfTaskSlots, and governor.batch.min-workers to this."},
+    {GOV("dataflow.worker-utilization-hint"), .type = T_DOUBLE, .def = "", MIN(0.1), MAX(0.9),
+     .flags = F_OPTIONAL, .land = L_NONE,
+     .help = "Dataflow's worker utilization hint: sets job.autoscaler.utilization.target (a "
+             "share of busy time, where Dataflow's is a share of CPU)."},
+    {GOV("dataflow.max-backlog"), .type = T_DURATION, .def = "", MIN(MS_S), MAX(DUR_MAX),
+     .flags = F_OPTIONAL, .land = L_NONE,
+     .help = "Dataflow's latency tier, the backlog in seconds to drain at the current "
+             "throughput: sets job.autoscaler.catch-up.duration and governor.slo.lag."},
+    {GOV("dataflow.autoscaling-algorithm"), .type = T_ENUM, .def = "", .values = algorithm_values,
+     .flags = F_OPTIONAL, .land = L_NONE,
+     .help = "Dataflow's autoscalingAlgorithm: THROUGHPUT_BASED sets job.autoscaler.enabled to "
+             "true, NONE to false."},
 
     /* ---- batch jobs ("mode": "BATCH"; core/README.md, Batch) ---- */
     {GOV("batch.min-workers"), .type = T_INT, .def = "1", MIN(1), .land = L_INT,
@@ -710,6 +736,35 @@ static const char *const plugin_prefixes[] = {
 #define JOB_PREFIX    "job.autoscaler."
 #define LEGACY_PREFIX "kubernetes.operator."
 #define GOV_PREFIX    "governor."
+
+/*
+ * Dataflow's knobs (DESIGN 7.3): what each knob row sets. A knob's value in a layer is the
+ * value of each option it maps onto in that same layer, unless that option is itself set
+ * there (a canonical spelling wins over another, as for aliases); the highest layer still
+ * wins per option. The mapped values are computed when a knob or the slots row changes
+ * (knobs_refresh), so that reading an option stays a lookup.
+ */
+enum knob_fn {
+    KNOB_SAME,        /* the knob's text */
+    KNOB_TIMES_SLOTS, /* workers x taskmanager.numberOfTaskSlots (effective) */
+    KNOB_ALGORITHM,   /* THROUGHPUT_BASED -> true, NONE -> false */
+};
+
+static const struct knob_map {
+    const char *knob, *target;
+    enum knob_fn fn;
+} knob_maps[] = {
+    {GOV_PREFIX "dataflow.max-num-workers", JOB_PREFIX "vertex.max-parallelism", KNOB_TIMES_SLOTS},
+    {GOV_PREFIX "dataflow.max-num-workers", GOV_PREFIX "batch.max-workers", KNOB_SAME},
+    {GOV_PREFIX "dataflow.min-num-workers", JOB_PREFIX "vertex.min-parallelism", KNOB_TIMES_SLOTS},
+    {GOV_PREFIX "dataflow.min-num-workers", GOV_PREFIX "batch.min-workers", KNOB_SAME},
+    {GOV_PREFIX "dataflow.worker-utilization-hint", JOB_PREFIX "utilization.target", KNOB_SAME},
+    {GOV_PREFIX "dataflow.max-backlog", JOB_PREFIX "catch-up.duration", KNOB_SAME},
+    {GOV_PREFIX "dataflow.max-backlog", GOV_PREFIX "slo.lag", KNOB_SAME},
+    {GOV_PREFIX "dataflow.autoscaling-algorithm", JOB_PREFIX "enabled", KNOB_ALGORITHM},
+};
+#define N_KNOB_MAPS ((int)(sizeof knob_maps / sizeof knob_maps[0]))
+#define SLOTS_KEY   "taskmanager.numberOfTaskSlots"
 
 static void apply_aggregator(struct core_config *c, const struct opt_row *r, const struct val *v,
                              const char *text, enum opt_layer layer, const struct opt_job *j)
@@ -1015,11 +1070,20 @@ struct list_cache {
     const char **items;
 };
 
+/* The value a knob gives the option it maps onto, per layer (knob_maps[m]). */
+struct mapped {
+    int row;    /* the target's row */
+    char *v[4]; /* per layer, NULL: the knob is not set there */
+};
+
 struct opt_job {
     struct slot rows[N_ROWS];
     struct extra *extra;
     int n_extra, cap_extra;
     struct list_cache lists[N_ROWS];
+    /* knob_maps' values (knobs_refresh); n_mapped 0: no knob is set at any layer */
+    struct mapped mapped[N_KNOB_MAPS];
+    int n_mapped;
 };
 
 static void slot_clear(struct slot *s, int layer)
@@ -1041,6 +1105,19 @@ static const char *slot_value(const struct slot *s, enum opt_layer *layer)
     if (layer)
         *layer = OPT_BUILTIN;
     return NULL;
+}
+
+static void knobs_refresh(struct opt_job *j);
+
+/* Forgets every knob's mapped values. */
+static void mapped_clear(struct opt_job *j)
+{
+    for (int m = 0; m < N_KNOB_MAPS; m++)
+        for (int l = 0; l < 4; l++) {
+            free(j->mapped[m].v[l]);
+            j->mapped[m].v[l] = NULL;
+        }
+    j->n_mapped = 0;
 }
 
 static void lists_free(struct opt_job *j)
@@ -1083,6 +1160,7 @@ void opt_job_free(struct opt_job *j)
     }
     free(j->extra);
     lists_free(j);
+    mapped_clear(j);
     free(j);
 }
 
@@ -1109,6 +1187,12 @@ struct opt_job *opt_job_clone(const struct opt_job *j)
             slot_copy(&c->extra[i].s, &j->extra[i].s);
         }
     }
+    for (int m = 0; m < N_KNOB_MAPS; m++) {
+        c->mapped[m].row = j->mapped[m].row;
+        for (int l = 0; l < 4; l++)
+            c->mapped[m].v[l] = j->mapped[m].v[l] ? xstrdup(j->mapped[m].v[l]) : NULL;
+    }
+    c->n_mapped = j->n_mapped;
     return c;
 }
 
@@ -1121,6 +1205,7 @@ void opt_job_clear_layer(struct opt_job *j, enum opt_layer layer)
         slot_clear(&j->rows[i], layer);
     for (int i = 0; i < j->n_extra; i++)
         slot_clear(&j->extra[i].s, layer);
+    knobs_refresh(j);
 }
 
 /* What a key the user wrote refers to. */
@@ -1224,6 +1309,9 @@ int opt_job_set(struct opt_job *j, enum opt_layer layer, const char *key, const 
         slot_set(&j->rows[ref.row], layer, ref.rank, t);
         t = NULL;
         rc = 0;
+        if (starts_with(opt_rows[ref.row].name, GOV_PREFIX "dataflow.") ||
+            strcmp(opt_rows[ref.row].name, SLOTS_KEY) == 0)
+            knobs_refresh(j);
         goto out;
     }
     struct extra *x = find_extra(j, ref.key);
@@ -1330,11 +1418,88 @@ static const struct opt_row *row_by_name(const char *name, int *index)
     return NULL;
 }
 
+/* The effective text of row i of j, the layer it came from and the knob that set it (NULL:
+ * the option itself, or its default). Per layer, from the highest: the option's own value,
+ * else a knob's value mapped onto it. */
+static const char *row_value(const struct opt_job *j, int i, enum opt_layer *layer,
+                             const char **via)
+{
+    if (via)
+        *via = NULL;
+    if (!j->n_mapped) {
+        const char *v = slot_value(&j->rows[i], layer);
+        return v ? v : opt_rows[i].def;
+    }
+    for (int l = OPT_REQUEST; l > OPT_BUILTIN; l--) {
+        if (j->rows[i].v[l]) {
+            if (layer)
+                *layer = (enum opt_layer)l;
+            return j->rows[i].v[l];
+        }
+        for (int m = 0; m < N_KNOB_MAPS; m++)
+            if (j->mapped[m].row == i && j->mapped[m].v[l]) {
+                if (layer)
+                    *layer = (enum opt_layer)l;
+                if (via)
+                    *via = knob_maps[m].knob;
+                return j->mapped[m].v[l];
+            }
+    }
+    if (layer)
+        *layer = OPT_BUILTIN;
+    return opt_rows[i].def;
+}
+
 /* The effective text of a row of j and the layer it came from. */
 static const char *row_text(const struct opt_job *j, int i, enum opt_layer *layer)
 {
-    const char *v = slot_value(&j->rows[i], layer);
-    return v ? v : opt_rows[i].def;
+    return row_value(j, i, layer, NULL);
+}
+
+/*
+ * Computes what each knob of j maps onto, per layer (struct mapped): called whenever a knob
+ * or the slots row may have changed. A knob's text was checked when it was set; a product
+ * that does not fit its option is printed all the same, and refused when the options are
+ * resolved, naming the knob.
+ */
+static void knobs_refresh(struct opt_job *j)
+{
+    mapped_clear(j);
+    int slots_row = 0, n = 0;
+    row_by_name(SLOTS_KEY, &slots_row);
+    int64_t slots = 1;
+    if (parse_int64(row_text(j, slots_row, NULL), &slots) < 0 || slots < 1)
+        slots = 1;
+    for (int m = 0; m < N_KNOB_MAPS; m++) {
+        int knob = 0, target = 0;
+        row_by_name(knob_maps[m].knob, &knob);
+        row_by_name(knob_maps[m].target, &target);
+        j->mapped[m].row = target;
+        for (int l = OPT_SERVER; l <= OPT_REQUEST; l++) {
+            const char *t = j->rows[knob].v[l];
+            int64_t w;
+            if (!t || !*t)
+                continue;
+            switch (knob_maps[m].fn) {
+            case KNOB_SAME:
+                j->mapped[m].v[l] = xstrdup(t);
+                break;
+            case KNOB_TIMES_SLOTS:
+                if (parse_int64(t, &w) < 0)
+                    continue;
+                if (w > INT64_MAX / slots)
+                    j->mapped[m].v[l] = xasprintf("%.0f", (double)w * (double)slots);
+                else
+                    j->mapped[m].v[l] = xasprintf("%" PRId64, w * slots);
+                break;
+            case KNOB_ALGORITHM:
+                j->mapped[m].v[l] = xstrdup(strcasecmp(t, "NONE") == 0 ? "false" : "true");
+                break;
+            }
+            n++;
+        }
+    }
+    j->n_mapped = n;
 }
 
 /* Whether the legacy adjust.mode key chose an alignment mode: set above the defaults, to a
@@ -1365,8 +1530,12 @@ static int range_error(char **errp, const struct opt_job *j, const char *name, d
     int i = 0;
     const struct opt_row *r = row_by_name(name, &i);
     char range[128];
+    const char *via;
+    const char *text = row_value(j, i, NULL, &via);
     fmt_interval(range, sizeof range, r, lo, has_lo, hi, has_hi);
-    return fail(errp, "%s: \"%s\" is out of range %s", name, row_text(j, i, NULL), range);
+    if (via)
+        return fail(errp, "%s: sets %s to \"%s\", out of range %s", via, name, text, range);
+    return fail(errp, "%s: \"%s\" is out of range %s", name, text, range);
 }
 
 /* Resolves the effective options into cfg and runs spec 6.4; see options.h. */
@@ -1378,11 +1547,15 @@ int opt_job_resolve(struct opt_job *j, struct core_config *cfg, char **errp)
         if (r->scope == S_SERVER)
             continue;
         enum opt_layer layer;
-        const char *text = row_text(j, i, &layer);
+        const char *via;
+        const char *text = row_value(j, i, &layer, &via);
         struct val v;
         char *e = NULL;
         if (parse_row_value(r, text, &v, &e) < 0) {
-            fail(errp, "%s: %s", r->name, e);
+            if (via)
+                fail(errp, "%s: sets %s, and %s", via, r->name, e);
+            else
+                fail(errp, "%s: %s", r->name, e);
             free(e);
             return -1;
         }
@@ -1480,26 +1653,51 @@ static int *plugin_keys_sorted(const struct opt_job *j, int *n)
     return idx;
 }
 
-/* Reports every JOB and CLUSTER row (table order), then the set plugin keys (sorted). */
-void opt_job_each(const struct opt_job *j,
-                  void (*fn)(void *ud, const char *key, const char *value, enum opt_layer layer),
-                  void *ud)
+/* Reports every JOB and CLUSTER row (table order), then the set plugin keys (sorted), each
+ * with the knob that set it (NULL: none). */
+void opt_job_each_via(const struct opt_job *j,
+                      void (*fn)(void *ud, const char *key, const char *value, enum opt_layer layer,
+                                 const char *via),
+                      void *ud)
 {
     for (int i = 0; i < N_ROWS; i++) {
         if (opt_rows[i].scope == S_SERVER)
             continue;
         enum opt_layer layer;
-        const char *text = row_text(j, i, &layer);
-        fn(ud, opt_rows[i].name, text, layer);
+        const char *via;
+        const char *text = row_value(j, i, &layer, &via);
+        fn(ud, opt_rows[i].name, text, layer, via);
     }
     int n = 0;
     int *idx = plugin_keys_sorted(j, &n);
     for (int k = 0; k < n; k++) {
         enum opt_layer layer;
         const char *text = slot_value(&j->extra[idx[k]].s, &layer);
-        fn(ud, j->extra[idx[k]].key, text, layer);
+        fn(ud, j->extra[idx[k]].key, text, layer, NULL);
     }
     free(idx);
+}
+
+struct each_adapter {
+    void (*fn)(void *ud, const char *key, const char *value, enum opt_layer layer);
+    void *ud;
+};
+
+static void each_adapt(void *ud, const char *key, const char *value, enum opt_layer layer,
+                       const char *via)
+{
+    struct each_adapter *a = ud;
+    (void)via;
+    a->fn(a->ud, key, value, layer);
+}
+
+/* opt_job_each_via without the knob. */
+void opt_job_each(const struct opt_job *j,
+                  void (*fn)(void *ud, const char *key, const char *value, enum opt_layer layer),
+                  void *ud)
+{
+    struct each_adapter a = {fn, ud};
+    opt_job_each_via(j, each_adapt, &a);
 }
 
 /* Reports the set plugin keys under prefix, with the prefix stripped. */

@@ -1496,6 +1496,46 @@ int db_decisions_list(struct db *db, const char *job, int64_t since, int64_t unt
     return finish_list(db, st, rc, arr, "decisions", out, errp);
 }
 
+/* The partial index decisions_scalings holds exactly these rows (execute = 1 implies a change). */
+static const char SQL_DECISION_EXECUTED[] =
+    "SELECT " DEC_COLS " FROM decisions d LEFT JOIN decision_configs c ON c.id = d.config_id "
+    "WHERE d.job = ?1 AND d.execute = 1 AND d.action <> 'NO_CHANGE' ORDER BY d.id DESC LIMIT 1";
+
+int db_decision_executed(struct db *db, const char *job, json_t **out, char **errp)
+{
+    if (db->pg)
+        return pg_decision_executed(db->pg, job, out, errp);
+    sqlite3_stmt *st = stmt(db, SQL_DECISION_EXECUTED, errp);
+    int rc;
+    *out = NULL;
+    if (!st)
+        return -1;
+    bind_text(st, 1, job);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        json_t *d;
+        if (response_of(db, st, 0, &d, errp) < 0) {
+            sqlite3_reset(st);
+            sqlite3_clear_bindings(st);
+            return -1;
+        }
+        *out = json_pack("{s:I}", "decision_id", (json_int_t)sqlite3_column_int64(st, 0));
+        if (json_is_object(d))
+            json_object_update(*out, d);
+        json_decref(d);
+        rc = SQLITE_DONE;
+    }
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    if (rc != SQLITE_DONE) {
+        json_decref(*out);
+        *out = NULL;
+        *errp = xasprintf("read decisions: %s", sqlite3_errmsg(db->h));
+        return -1;
+    }
+    return 0;
+}
+
 /* The record's own columns follow DEC_COLS. */
 static const char SQL_DECISION_ONE[] =
     "SELECT " DEC_COLS ", d.input, c.config_json, d.created_at FROM decisions d "

@@ -267,6 +267,12 @@ int db_jobs_each(struct db *db, const char *job,
 int db_decisions_list(struct db *db, const char *job, int64_t since, int64_t until, int limit,
                       json_t **out, char **errp);
 /*
+ * new in *out: the newest decision of job with execute true (the client was told to apply
+ * it), as db_decisions_list gives one (decision_id first); *out = NULL when there is none.
+ * One read of the partial index decisions_scalings. -1 + *errp.
+ */
+int db_decision_executed(struct db *db, const char *job, json_t **out, char **errp);
+/*
  * new in *out: the whole record of decision id (the response object, plus input, config,
  * raw targets, events, plugin calls, created_at); *out = NULL when there is none. -1 + *errp.
  */

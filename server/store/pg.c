@@ -1251,6 +1251,33 @@ int pg_decisions_list(struct pg *p, const char *job, int64_t since, int64_t unti
     return 0;
 }
 
+static const char SQL_DECISION_EXECUTED[] =
+    "SELECT " DEC_COLS " FROM decisions d LEFT JOIN decision_configs c ON c.id = d.config_id "
+    "WHERE d.job = $1 AND d.execute = 1 AND d.action <> 'NO_CHANGE' ORDER BY d.id DESC LIMIT 1";
+
+int pg_decision_executed(struct pg *p, const char *job, json_t **out, char **errp)
+{
+    struct par a = {0};
+    *out = NULL;
+    p_text(&a, job);
+    PGresult *r = run(p, SQL_DECISION_EXECUTED, &a, "read decisions", errp);
+    if (!r)
+        return -1;
+    if (PQntuples(r) > 0) {
+        json_t *d;
+        if (response_of(p, r, 0, &d, errp) < 0) {
+            PQclear(r);
+            return -1;
+        }
+        *out = json_pack("{s:I}", "decision_id", (json_int_t)i64(r, 0, DC_ID));
+        if (json_is_object(d))
+            json_object_update(*out, d);
+        json_decref(d);
+    }
+    PQclear(r);
+    return 0;
+}
+
 static const char SQL_DECISION_ONE[] =
     "SELECT " DEC_COLS ", d.input, c.config_json, d.created_at FROM decisions d "
     "LEFT JOIN decision_configs c ON c.id = d.config_id WHERE d.id = $1";

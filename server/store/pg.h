@@ -60,6 +60,7 @@ int pg_jobs_each(struct pg *p, const char *job,
 int pg_decisions_list(struct pg *p, const char *job, int64_t since, int64_t until, int limit,
                       json_t **out, char **errp);
 int pg_decision_get(struct pg *p, int64_t id, json_t **out, char **errp);
+int pg_decision_executed(struct pg *p, const char *job, json_t **out, char **errp);
 int pg_decision_find(struct pg *p, const char *job, int64_t at, int64_t *id, char **input_json,
                      char **decision_json, char **errp);
 int pg_history_each(struct pg *p, const char *job, int64_t to,

@@ -261,10 +261,10 @@ static void every_error_names_the_key(void)
         }
         free(e);
     }
-    /* Only the free-text row vertex.exclude.ids takes "?? junk ??". 49 job.autoscaler., 28
-     * governor. (10 of them governor.batch., and governor.slo.lag) and 20 CLUSTER rows in
-     * all. */
-    ASSERT_EQ(ks.n, 97);
+    /* Only the free-text row vertex.exclude.ids takes "?? junk ??". 49 job.autoscaler., 33
+     * governor. (10 of them governor.batch., 5 governor.dataflow., and governor.slo.lag) and
+     * 20 CLUSTER rows in all. */
+    ASSERT_EQ(ks.n, 102);
     ASSERT_EQ(rejected, ks.n - 1);
     keys_free(&ks);
     opt_job_free(j);
@@ -306,8 +306,8 @@ static void every_duration_is_bounded(void)
      * restart.time, restart.time-tracking.limit, the two lag thresholds, history.max.age,
      * scaling.event.interval, flink.rest-client.timeout, governor.source-rate.warm-up,
      * governor.scale-down.early-after, governor.batch.worker-overhead,
-     * governor.batch.change-interval, governor.slo.lag */
-    ASSERT_EQ(durations, 16);
+     * governor.batch.change-interval, governor.slo.lag, governor.dataflow.max-backlog */
+    ASSERT_EQ(durations, 17);
     keys_free(&ks);
     opt_job_free(j);
 
@@ -878,6 +878,7 @@ static void every_row_lands_in_core_config(void)
         "Europe/Paris",
         "* * 10 * * ?",
         "flink",
+        "NONE",
     };
     struct core_config def;
     opt_config_defaults(&def);
