@@ -19,6 +19,7 @@ void decision_buf_init(struct decision_buf *b)
     json_text_init(&b->text);
     b->warn = NULL;
     b->warn_cap = 0;
+    sample_fields_reset(&b->sf);
 }
 
 void decision_buf_deinit(struct decision_buf *b)
@@ -113,6 +114,15 @@ static int sample_and_options(struct decision_buf *b, const struct decision_req 
         return decision_refuse(e, je.status ? je.status : 400,
                                je.code[0] ? je.code : "INVALID_ARGUMENT", je.field, "%s",
                                je.message);
+    sample_fields_reset(&b->sf);
+    if ((q->warnings || q->strict) && sample_fields_check(q->body, &b->sf) > 0 && q->strict) {
+        const char *near = b->sf.near[0];
+        return decision_refuse(e, 400, "INVALID_ARGUMENT", b->sf.path[0],
+                               "%s: unknown field%s%s%s (the server runs with strict-samples: "
+                               "a sample with a field governor does not read is refused)",
+                               b->sf.path[0], near ? ": did you mean \"" : "", near ? near : "",
+                               near ? "\"?" : "");
+    }
     if (q->overlay) {
         struct overlay ov = {o->own, NULL};
         opt_job_each_via(q->overlay, overlay_key, &ov);
@@ -338,12 +348,32 @@ static int rebalance_run(struct decision_buf *b, const struct decision_req *q,
     return 0;
 }
 
-/* new: the options' warnings as the response lists them. */
-static json_t *warnings_json(const struct opt_job *eff)
+/* The response's warnings, borrowed into b->warn: the sample's unknown fields, then the
+ * options' keys governor does not read. Their count. */
+static int warnings_of(struct decision_buf *b, const struct opt_job *eff)
+{
+    const struct sample_fields *f = &b->sf;
+    int n = f->n + (f->more > 0) + opt_job_n_warnings(eff), k = 0;
+    if (n > b->warn_cap) {
+        b->warn_cap = n;
+        b->warn = xrealloc(b->warn, (size_t)n * sizeof *b->warn);
+    }
+    for (int i = 0; i < f->n; i++)
+        b->warn[k++] = f->message[i];
+    if (f->more > 0)
+        b->warn[k++] = f->tail;
+    for (int i = 0; i < opt_job_n_warnings(eff); i++)
+        b->warn[k++] = opt_job_warning(eff, i);
+    return n;
+}
+
+/* new: the warnings as the response lists them. */
+static json_t *warnings_json(struct decision_buf *b, const struct opt_job *eff)
 {
     json_t *warn = json_array();
-    for (int i = 0; i < opt_job_n_warnings(eff); i++)
-        json_array_append_new(warn, json_string(opt_job_warning(eff, i)));
+    int n = warnings_of(b, eff);
+    for (int i = 0; i < n; i++)
+        json_array_append_new(warn, json_string(b->warn[i]));
     return warn;
 }
 
@@ -383,7 +413,7 @@ int decision_run(struct decision_buf *b, const struct decision_req *q, struct de
         core_decide_batch(q->state, &b->js.s, &o.cfg, &b->bd);
         res->response = json_render_batch(&b->bd, q->job, revision, o.hash);
         if (q->warnings)
-            json_object_set_new(res->response, "warnings", warnings_json(o.eff));
+            json_object_set_new(res->response, "warnings", warnings_json(b, o.eff));
         if (q->text) {
             struct db_write *w = res->write = batch_unit_new(q, &b->bd);
             w->decision_json = jarena_dump(res->response);
@@ -405,23 +435,17 @@ int decision_run(struct decision_buf *b, const struct decision_req *q, struct de
         goto out;
     }
 
-    int n_warn = q->warnings ? opt_job_n_warnings(o.eff) : 0;
+    int n_warn = q->warnings ? warnings_of(b, o.eff) : 0;
     if (q->text) {
         /* The response printed once, straight from d: sent with decision_id added
          * (api_committed); the rows take their figures from it, and the store rebuilds it
          * from the rows and what no row holds (the warnings). */
-        if (n_warn > b->warn_cap) {
-            b->warn_cap = n_warn;
-            b->warn = xrealloc(b->warn, (size_t)n_warn * sizeof *b->warn);
-        }
-        for (int i = 0; i < n_warn; i++)
-            b->warn[i] = opt_job_warning(o.eff, i);
         json_decision_text(&b->text, &b->d, q->job, revision, o.hash, q->warnings, b->warn, n_warn);
         struct db_write *w = res->write = unit_new(q, &b->d, call, &b->text);
         w->decision_json = text_dup(&b->text, 0, b->text.n);
         if (q->warnings) {
             json_t *rest = json_object();
-            json_object_set_new(rest, "warnings", warnings_json(o.eff));
+            json_object_set_new(rest, "warnings", warnings_json(b, o.eff));
             w->response_json = jarena_dump(rest);
             json_decref(rest);
         }
@@ -430,7 +454,7 @@ int decision_run(struct decision_buf *b, const struct decision_req *q, struct de
     if (!q->text || !q->text_only) {
         res->response = json_render_decision(&b->d, q->job, revision, o.hash);
         if (q->warnings)
-            json_object_set_new(res->response, "warnings", warnings_json(o.eff));
+            json_object_set_new(res->response, "warnings", warnings_json(b, o.eff));
     }
     rc = 0;
 out:

@@ -5,14 +5,16 @@
  *
  * One call runs, in this order:
  *   1. parse the sample (json_parse_sample), the request's `config` laid over a copy of the
- *      job's option layers, and a candidate's keys over those (replay against history);
+ *      job's option layers, and a candidate's keys over those (replay against history); its
+ *      unknown fields found when the response lists warnings, refused under `strict`;
  *   2. the caller's check of the parsed sample (sampled: the server's retries, its 409);
  *   3. resolve the effective options, or reuse the job's resolution (struct decision_cache);
  *   4. refuse a sample earlier than the job state's last one (409, field "at");
  *   5. the caller's last check before anything changes (ready: the store's health);
  *   6. the plugins' hooks (or the native ones), then core_decide, which updates the state
  *      (a batch sample: core_decide_batch, no hooks);
- *   7. the response (json_render_decision, and the options' warnings when asked);
+ *   7. the response (json_render_decision, and the warnings when asked: the sample's
+ *      unknown fields, the options' ignored keys);
  *   8. when asked, the write unit of the decision, its rows built from the decision itself,
  *      with the response printed once as text (json_decision_text) for decision_json and
  *      each vertex row's figures (with text_only, only as that text: the server).
@@ -38,6 +40,7 @@
 #include "core/core.h"
 #include "store/db.h"
 #include "decision/json.h"
+#include "decision/sample_fields.h"
 #include "options/options.h"
 
 struct plugin_set;
@@ -61,8 +64,9 @@ struct decision_buf {
     struct core_batch_decision bd; /* "mode": "BATCH" */
     struct json_rebalance jr;      /* DECISION_REBALANCE */
     struct json_text text;         /* the response's text (with a write unit) */
-    const char **warn;             /* the options' warnings, borrowed for one decision */
+    const char **warn;             /* the response's warnings, borrowed for one decision */
     int warn_cap;
+    struct sample_fields sf; /* the sample's unknown fields (with req.warnings or .strict) */
 };
 
 void decision_buf_init(struct decision_buf *b);
@@ -113,7 +117,12 @@ struct decision_req {
     struct core_state *state; /* the job's state: updated in place by a decision */
     struct plugin_set *set;   /* the policy revision to decide with; NULL: native hooks only */
     const char *revision;     /* the revision stamped when set is NULL ("native") */
-    bool warnings;            /* the response lists the options' warnings */
+    /* The response lists the warnings: the sample's unknown fields (sample_fields.h), then
+     * the options' keys governor does not read. */
+    bool warnings;
+    /* A sample with a field governor does not read is refused (400 naming its path) instead
+     * of decided with a warning (the server's strict-samples). */
+    bool strict;
     /* With text: the response only as the write unit's text (decision_json), which is all
      * the server sends; res->response stays NULL. */
     bool text_only;

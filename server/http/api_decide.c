@@ -239,6 +239,7 @@ static void decide(const struct req *q, struct resp *r)
                               .set = set,
                               .revision = a->policy_revision,
                               .warnings = true,
+                              .strict = a->srv && a->srv->strict_samples,
                               .text_only = true,
                               .sampled = not_after,
                               .ready = store_ready,

@@ -722,6 +722,10 @@ static const struct opt_row opt_rows[] = {
      SV(metrics_max_jobs),
      .help = "Jobs that get per-job series in GET /metrics (governor_job_*), the first in id "
              "order; 0 drops every per-job series."},
+    {SERVER("strict-samples"), .type = T_BOOL, .def = "false", .land = L_BOOL, SV(strict_samples),
+     .help = "Refuse (400, naming it) a metrics sample with a field governor does not read, "
+             "such as a misspelt one; false: decide it and list each such field in the "
+             "answer's warnings."},
 };
 
 #define N_ROWS ((int)(sizeof opt_rows / sizeof opt_rows[0]))

@@ -134,6 +134,7 @@ struct opt_server {
     int64_t plugin_decision_timeout_ms;
     int64_t plugin_memory_bytes; /* Lua memory cap per state */
     int metrics_max_jobs;        /* jobs with governor_job_* series in GET /metrics, 100 */
+    bool strict_samples;         /* an unknown field of a sample is a 400, not a warning */
 };
 
 /* Fills s with the table's defaults (strings are new; opt_server_deinit frees). */
