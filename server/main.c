@@ -257,7 +257,10 @@ int main(int argc, char **argv)
     if (cli_parse(argc, argv, &c, &err) < 0) {
         fprintf(stderr, "governor: %s\n", err);
         free(err);
-        cli_usage(stderr);
+        if (c.cmd == CLI_SERVE)
+            fputs("(governor serve --help lists the flags)\n", stderr);
+        else
+            cli_usage(stderr);
         cli_deinit(&c);
         return 2;
     }

@@ -1,9 +1,13 @@
 /*
  * cli.c - the command line (see cli.h).
  */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "base/xmem.h"
@@ -94,10 +98,40 @@ static int flag(int argc, char **argv, int *i, char *name, size_t nlen, const ch
     return 0;
 }
 
-int cli_parse(int argc, char **argv, struct cli *c, char **errp)
+/* serve's flags: the config file first, then the flags over it. *policies_given when a
+ * --policies flag was seen. */
+static int parse_serve(int argc, char **argv, struct cli *c, bool *policies_given, char **errp)
 {
     char name[128];
     const char *value;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            c->cmd = CLI_SERVE_HELP;
+            return 0;
+        }
+        if (flag(argc, argv, &i, name, sizeof name, &value, errp) < 0)
+            return -1;
+        if (strcmp(name, "config") == 0) {
+            if (opt_server_set(&c->srv, "config", value, errp) < 0 ||
+                opt_server_load_file(&c->srv, c->defaults, value, errp) < 0)
+                return -1;
+        }
+    }
+    for (int i = 2; i < argc; i++) {
+        if (flag(argc, argv, &i, name, sizeof name, &value, errp) < 0)
+            return -1;
+        if (strcmp(name, "config") == 0)
+            continue;
+        if (strcmp(name, "policies") == 0)
+            *policies_given = true;
+        if (opt_server_set(&c->srv, name, value, errp) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int cli_parse(int argc, char **argv, struct cli *c, char **errp)
+{
     memset(c, 0, sizeof *c);
     c->cmd = CLI_HELP;
     opt_server_init(&c->srv);
@@ -148,27 +182,33 @@ int cli_parse(int argc, char **argv, struct cli *c, char **errp)
         return -1;
     }
     c->cmd = CLI_SERVE;
-    /* First the config file, so that the flags override it. */
-    for (int i = 2; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            c->cmd = CLI_SERVE_HELP;
-            return 0;
-        }
-        if (flag(argc, argv, &i, name, sizeof name, &value, errp) < 0)
-            return -1;
-        if (strcmp(name, "config") == 0) {
-            if (opt_server_set(&c->srv, "config", value, errp) < 0 ||
-                opt_server_load_file(&c->srv, c->defaults, value, errp) < 0)
-                return -1;
-        }
+    /* Whether the policies directory was named (a flag or the config file): the default
+     * ./policies may be absent (native decisions only), a named one must exist. */
+    char *default_policies = c->srv.policies;
+    bool given = false;
+    c->srv.policies = NULL;
+    int rc = parse_serve(argc, argv, c, &given, errp);
+    if (c->srv.policies) {
+        given = true;
+    } else {
+        c->srv.policies = default_policies;
+        default_policies = NULL;
     }
-    for (int i = 2; i < argc; i++) {
-        if (flag(argc, argv, &i, name, sizeof name, &value, errp) < 0)
-            return -1;
-        if (strcmp(name, "config") == 0)
-            continue;
-        if (opt_server_set(&c->srv, name, value, errp) < 0)
-            return -1;
+    free(default_policies);
+    if (rc < 0 || c->cmd != CLI_SERVE)
+        return rc;
+    struct stat st;
+    const char *why = NULL;
+    if (given && stat(c->srv.policies, &st) < 0)
+        why = strerror(errno);
+    else if (given && !S_ISDIR(st.st_mode))
+        why = "not a directory";
+    if (why) {
+        *errp = xasprintf("--policies %s: %s (a policies directory that is named must exist; "
+                          "without --policies the server serves native decisions when "
+                          "./policies is absent)",
+                          c->srv.policies, why);
+        return -1;
     }
     return 0;
 }

@@ -2,9 +2,14 @@
 document outside the repository, the general usage puts each form under its own command,
 `serve --help` lists every server flag of the options table, an unknown flag is named as
 unknown, and a bare `governor` is an error (exit 2, usage on stderr)."""
+import os
 import re
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
+import time
 
 BINARY = sys.argv[1] if len(sys.argv) > 1 else "build/governor"
 failures = 0
@@ -71,6 +76,37 @@ for args, want in ((["serve", "--bogus"], "unknown option --bogus"),
     rc, out, err = run(*args)
     check(rc == 2 and want in err, "governor %s: exit 2 and %r, got %d %r" %
           (" ".join(args), want, rc, err[:120]))
+
+# A policies directory that is named must exist (a flag or the config file): the start is
+# refused, naming it. Without the option, an absent ./policies serves native decisions.
+tmp = tempfile.mkdtemp(prefix="governor-cli-")
+rc, out, err = run("serve", "--listen", "127.0.0.1:0", "--db", os.path.join(tmp, "a.db"),
+                   "--policies", "/nonexistent/policies")
+check(rc == 2 and "--policies /nonexistent/policies: No such file or directory" in err,
+      "serve --policies /nonexistent: exit 2 naming it, got %d %r" % (rc, err[:300]))
+conf = os.path.join(tmp, "governor.conf")
+with open(conf, "w") as f:
+    f.write("policies = %s\n" % conf)
+rc, out, err = run("serve", "--listen", "127.0.0.1:0", "--db", os.path.join(tmp, "a.db"),
+                   "--config", conf)
+check(rc == 2 and ("--policies %s: not a directory" % conf) in err,
+      "policies = FILE in the config file: exit 2 naming it, got %d %r" % (rc, err[:300]))
+check(not os.path.exists(os.path.join(tmp, "a.db")), "a refused start creates no database")
+p = subprocess.Popen([os.path.abspath(BINARY), "serve", "--listen", "127.0.0.1:0", "--db",
+                      "a.db"], cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                     text=True)
+log = ""
+deadline = time.time() + 20
+while time.time() < deadline and "listening" not in log:
+    line = p.stderr.readline()
+    if not line:
+        break
+    log += line
+p.send_signal(signal.SIGTERM)
+rest = p.communicate(timeout=30)[1]
+check("listening" in log and "no policies directory: native decisions only" in log,
+      "without --policies, an absent ./policies serves native decisions: %r" % (log + rest)[-400:])
+shutil.rmtree(tmp, ignore_errors=True)
 
 rc, out, err = run("frobnicate")
 check(rc == 2 and "unknown command: frobnicate" in err, "an unknown command is named")
