@@ -12,6 +12,7 @@
 #include "sim/sim.h"
 #include "sim/sim_batch.h"
 #include "sim/sim_model.h"
+#include "sim/sim_out.h"
 #include "sim/sim_report.h"
 #include "sim/sim_run.h"
 #include "sim/sim_scenario.h"
@@ -29,8 +30,9 @@ static void usage(FILE *f)
                "         [--horizon DURATION] [--trace DIR] [--markdown]\n"
                "  Runs each scenario's simulated job in a closed loop with the decision pipeline\n"
                "  (in process) under each policy, prints the figures table, and writes\n"
-               "  OUT/<scenario>.json and OUT/<scenario>.svg (--out, default the current\n"
-               "  directory). Policies: governor (the options as set), flink (the same with\n"
+               "  OUT/<scenario>.json and OUT/<scenario>.svg (--out, default ./simulate-out;\n"
+               "  never over a scenario of the run). Policies: governor (the options as set), "
+               "flink (the same with\n"
                "  governor.profile = flink), hpa (the hpa_eval + hpa_exec plugins of --policies,\n"
                "  with a 5 min scale-down interval, on the flink profile's figures), fixed\n"
                "  (sized for the peak with hindsight).\n"
@@ -76,7 +78,7 @@ static int parse_args(int argc, char **argv, struct args *a, char **errp)
 {
     memset(a, 0, sizeof *a);
     a->policies = "./policies";
-    a->out = ".";
+    a->out = SIM_OUT_DEFAULT;
     a->scenarios = xcalloc((size_t)argc, sizeof *a->scenarios);
     a->sets = xcalloc((size_t)argc, sizeof *a->sets);
     for (int i = 1; i < argc; i++) {
@@ -277,14 +279,13 @@ static int mkdir_p(const char *dir)
     return rc;
 }
 
+/* The scenario files of this run, which no output may replace (sim_main sets them). */
+static const char *const *out_inputs;
+static int n_out_inputs;
+
 static FILE *open_out(const char *dir, const char *name, const char *ext, char **errp)
 {
-    char *path = xasprintf("%s/%s%s", dir, name, ext);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        *errp = xasprintf("cannot write %s: %s", path, strerror(errno));
-    free(path);
-    return f;
+    return sim_out_open(dir, name, ext, out_inputs, n_out_inputs, errp);
 }
 
 /* Runs one scenario under every wanted policy; prints its rows and writes its files. */
@@ -386,6 +387,8 @@ int sim_main(int argc, char **argv)
         code = 2;
         goto out;
     }
+    out_inputs = a.scenarios;
+    n_out_inputs = a.n_scenarios;
     /* A batch scenario (sim_batch.h) runs on its own. */
     if (a.n_scenarios == 1 && sim_batch_is(a.scenarios[0])) {
         if (a.out && mkdir_p(a.out) < 0) {

@@ -11,6 +11,7 @@
 #include "base/xmem.h"
 #include "options/options.h"
 #include "sim/sim_batch.h"
+#include "sim/sim_out.h"
 #include "sim/sim_pipeline.h"
 #include "sim/sim_rng.h"
 
@@ -251,12 +252,20 @@ int sim_batch_main(const char *path, const char *out, const uint64_t *seed)
                       "changes", o[i].changes, "decisions", o[i].decisions, "max_pool",
                       o[i].max_pool, "pools", o[i].pools, "reasons", o[i].reasons));
     }
-    char *file = xasprintf("%s/%s.json", out ? out : ".", sc.name);
-    if (json_dump_file(report, file, JSON_INDENT(1) | JSON_SORT_KEYS) < 0)
-        fprintf(stderr, "governor simulate: cannot write %s\n", file);
-    else
-        code = 0;
-    free(file);
+    char *err = NULL;
+    FILE *f = sim_out_open(out ? out : SIM_OUT_DEFAULT, sc.name, ".json", &path, 1, &err);
+    if (!f) {
+        fprintf(stderr, "governor simulate: %s\n", err);
+        free(err);
+    } else {
+        if (json_dumpf(report, f, JSON_INDENT(1) | JSON_SORT_KEYS) == 0)
+            code = 0;
+        if (fclose(f) != 0)
+            code = 1;
+        if (code)
+            fprintf(stderr, "governor simulate: cannot write %s/%s.json\n",
+                    out ? out : SIM_OUT_DEFAULT, sc.name);
+    }
 out:
     for (int i = 0; i < n; i++) {
         json_decref(o[i].pools);
