@@ -257,8 +257,8 @@ int main(int argc, char **argv)
     if (cli_parse(argc, argv, &c, &err) < 0) {
         fprintf(stderr, "governor: %s\n", err);
         free(err);
-        if (c.cmd == CLI_SERVE)
-            fputs("(governor serve --help lists the flags)\n", stderr);
+        if (c.cmd == CLI_SERVE || c.cmd == CLI_OPTIONS || c.cmd == CLI_REFERENCE)
+            fprintf(stderr, "(governor %s --help)\n", argv[1]);
         else
             cli_usage(stderr);
         cli_deinit(&c);
@@ -270,6 +270,12 @@ int main(int argc, char **argv)
         break;
     case CLI_SERVE_HELP:
         cli_serve_usage(stdout);
+        break;
+    case CLI_OPTIONS_HELP:
+        cli_options_usage(stdout);
+        break;
+    case CLI_REFERENCE_HELP:
+        cli_reference_usage(stdout);
         break;
     case CLI_VERSION:
         printf("governor %s\n", GOVERNOR_VERSION);

@@ -45,6 +45,29 @@ void cli_usage(FILE *out)
           out);
 }
 
+void cli_options_usage(FILE *out)
+{
+    fputs("usage: governor options\n"
+          "\n"
+          "Prints the options table, the one home of every option and its default: the job\n"
+          "options (set in the server's --config file, a job's PUT /v1/jobs/{job}/config or a\n"
+          "sample's \"config\"), the Flink cluster keys the algorithm reads, and the server\n"
+          "options (the flags of governor serve). Each with its type, default, allowed values\n"
+          "and meaning; docs/options.md has the same tables in markdown.\n",
+          out);
+}
+
+void cli_reference_usage(FILE *out)
+{
+    fputs("usage: governor reference\n"
+          "\n"
+          "Prints, as markdown, what an answer of POST /v1/jobs/{job}/metrics can carry: the\n"
+          "reason codes (what each means, what to do), the constraint codes, the fields of a\n"
+          "vertex and its evaluated figures (unit, range, meaning), from the tables the server\n"
+          "itself uses. docs/api.md holds the same text.\n",
+          out);
+}
+
 void cli_serve_usage(FILE *out)
 {
     fputs("usage: governor serve [--config FILE] [--NAME VALUE | --NAME=VALUE ...]\n"
@@ -147,18 +170,18 @@ int cli_parse(int argc, char **argv, struct cli *c, char **errp)
         c->cmd = CLI_VERSION;
         return 0;
     }
-    if (strcmp(cmd, "options") == 0) {
-        c->cmd = CLI_OPTIONS;
-        return 0;
-    }
-    if (strcmp(cmd, "reference") == 0) {
-        /* No flags: --help is the general usage, which describes it; anything else is an
-         * error. */
+    if (strcmp(cmd, "options") == 0 || strcmp(cmd, "reference") == 0) {
+        /* No flags but --help (the command's own usage); anything else is an error. */
+        bool opts = strcmp(cmd, "options") == 0;
+        c->cmd = opts ? CLI_OPTIONS : CLI_REFERENCE;
         if (argc > 2 && strcmp(argv[2], "--help") != 0 && strcmp(argv[2], "-h") != 0) {
-            *errp = msg("unknown option for reference: ", argv[2]);
+            *errp = xasprintf("unknown option for %s: %s", cmd, argv[2]);
             return -1;
         }
-        c->cmd = argc > 2 ? CLI_HELP : CLI_REFERENCE;
+        if (argc > 2)
+            c->cmd = opts ? CLI_OPTIONS_HELP : CLI_REFERENCE_HELP;
+        else
+            c->cmd = opts ? CLI_OPTIONS : CLI_REFERENCE;
         return 0;
     }
     if (strcmp(cmd, "replay") == 0) {

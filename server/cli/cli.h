@@ -21,7 +21,9 @@ enum cli_cmd {
     CLI_HELP,
     CLI_VERSION,
     CLI_OPTIONS,
+    CLI_OPTIONS_HELP,
     CLI_REFERENCE,
+    CLI_REFERENCE_HELP,
     CLI_SERVE,
     CLI_SERVE_HELP,
     CLI_REPLAY,
@@ -41,6 +43,9 @@ int cli_parse(int argc, char **argv, struct cli *c, char **errp);
 void cli_deinit(struct cli *c);
 /* `governor --help`. */
 void cli_usage(FILE *out);
+/* `governor options --help`, `governor reference --help`: each command's usage. */
+void cli_options_usage(FILE *out);
+void cli_reference_usage(FILE *out);
 /* `governor serve --help`: the serve flags, from the options table. */
 void cli_serve_usage(FILE *out);
 

@@ -1941,26 +1941,56 @@ static const char *const scope_titles[] = {
     "Server options (`governor serve --NAME VALUE`, or `NAME = VALUE` in the config file)",
 };
 
-/* Prints every row as aligned text columns, grouped by scope. */
+/* The width `governor options` and `governor serve --help` wrap their lines at. */
+#define TEXT_WIDTH 100
+
+/* Prints text from column `indent`, its words wrapped so that no line passes TEXT_WIDTH (a
+ * word longer than a line stands alone on its own). */
+static void print_wrapped(FILE *out, const char *text, int indent)
+{
+    int col = 0;
+    const char *p = text;
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        size_t n = strcspn(p, " ");
+        if (!n)
+            break;
+        if (col > indent && col + 1 + (int)n > TEXT_WIDTH) {
+            fputc('\n', out);
+            col = 0;
+        }
+        if (col == 0)
+            col = fprintf(out, "%*s", indent, "");
+        else
+            col += fprintf(out, " ");
+        col += fprintf(out, "%.*s", (int)n, p);
+        p += n;
+    }
+    if (col)
+        fputc('\n', out);
+}
+
+/* Prints every row, grouped by scope: its name, then its type, default and allowed values on
+ * the same line when they fit, then its description, wrapped at TEXT_WIDTH columns. */
 void opt_print_table(FILE *out)
 {
-    int w = 0;
-    for (int i = 0; i < N_ROWS; i++)
-        if ((int)strlen(opt_rows[i].name) > w)
-            w = (int)strlen(opt_rows[i].name);
     for (int sc = S_JOB; sc <= S_SERVER; sc++) {
-        fprintf(out, "%s%s:\n", sc == S_JOB ? "" : "\n", scope_titles[sc]);
-        fprintf(out, "  %-*s  %-9s  %-14s  %-28s  %s\n", w, "NAME", "TYPE", "DEFAULT", "ALLOWED",
-                "DESCRIPTION");
+        fprintf(out, "%s%s:\n\n", sc == S_JOB ? "" : "\n", scope_titles[sc]);
         for (int i = 0; i < N_ROWS; i++) {
             const struct opt_row *r = &opt_rows[i];
             if ((int)r->scope != sc)
                 continue;
-            char allowed[256], help[1024];
+            char allowed[256], help[1024], meta[512];
             allowed_text(allowed, sizeof allowed, r);
             help_text(help, sizeof help, r);
-            fprintf(out, "  %-*s  %-9s  %-14s  %-28s  %s\n", w, r->name, type_name(r),
-                    *r->def ? r->def : "(none)", allowed, help);
+            snprintf(meta, sizeof meta, "%s, default %s%s%s", type_name(r),
+                     *r->def ? r->def : "(none)", *allowed ? ", allowed " : "", allowed);
+            if (2 + strlen(r->name) + 2 + strlen(meta) <= TEXT_WIDTH)
+                fprintf(out, "  %s  %s\n", r->name, meta);
+            else
+                fprintf(out, "  %s\n      %s\n", r->name, meta);
+            print_wrapped(out, help, 6);
         }
     }
 }
@@ -1982,8 +2012,9 @@ void opt_print_server_flags(FILE *out)
         char allowed[256], help[1024];
         allowed_text(allowed, sizeof allowed, r);
         help_text(help, sizeof help, r);
-        fprintf(out, "  --%s %s (default %s%s%s)\n      %s\n", r->name, type_name(r),
-                *r->def ? r->def : "none", *allowed ? "; " : "", allowed, help);
+        fprintf(out, "  --%s %s (default %s%s%s)\n", r->name, type_name(r),
+                *r->def ? r->def : "none", *allowed ? "; " : "", allowed);
+        print_wrapped(out, help, 6);
     }
 }
 

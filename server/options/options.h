@@ -152,7 +152,7 @@ int opt_server_load_file(struct opt_server *s, struct opt_job *jobdefaults, cons
 
 /* ------------------------------------------------------------------- output -- */
 
-/* `governor options`: every row, name, type, default, range, help; aligned text. */
+/* `governor options`: every row, name, type, default, range, help; wrapped at 100 columns. */
 void opt_print_table(FILE *out);
 /* True when name is a server option (a flag of `governor serve`). */
 bool opt_server_known(const char *name);

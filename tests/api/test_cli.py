@@ -60,6 +60,23 @@ for args in (["--help"], ["serve", "--help"], ["replay", "--help"],
     check(not bad, "governor %s cites documents outside the repository: %r" %
           (" ".join(args), bad))
 
+# Every sub-command's --help prints that command's own usage, not the general one.
+for cmd in ("serve", "replay", "simulate", "test", "flink", "options", "reference"):
+    rc, out, err = run(cmd, "--help")
+    check(rc == 0 and out.startswith("usage: governor %s" % cmd),
+          "governor %s --help prints its own usage: %d %r" % (cmd, rc, out[:80]))
+for cmd in ("options", "reference"):
+    rc, out, err = run(cmd, "--bogus")
+    check(rc == 2 and ("unknown option for %s: --bogus" % cmd) in err,
+          "governor %s --bogus: exit 2 naming it: %d %r" % (cmd, rc, err[:120]))
+
+# The options listing and serve --help fit in 100 columns.
+for args in (["options"], ["serve", "--help"]):
+    rc, out, _ = run(*args)
+    wide = [l for l in out.splitlines() if len(l) > 100]
+    check(rc == 0 and not wide, "governor %s: no line above 100 columns: %r" %
+          (" ".join(args), wide[:2]))
+
 # serve --help lists every server option of the options table, as a flag.
 rc, table, _ = run("options")
 server_part = table.split("Server options", 1)[1] if "Server options" in table else ""

@@ -1214,7 +1214,15 @@ static void table_lists_every_option(void)
     for (int i = 0; i < ks.n; i++)
         ASSERT_CONTAINS(t, ks.k[i]);
     ASSERT_CONTAINS(t, "plugin-memory");
-    ASSERT_CONTAINS(t, "Deprecated alias: `job.autoscaler.target.utilization`");
+    ASSERT_CONTAINS(t, "`job.autoscaler.target.utilization`");
+    /* Wrapped at 100 columns, each description indented under its option. */
+    for (const char *l = t; *l;) {
+        size_t n = strcspn(l, "\n");
+        ASSERT(n <= 100);
+        l += n + (l[n] == '\n');
+    }
+    ASSERT_CONTAINS(t, "  job.autoscaler.metrics.window  duration, default 15 min, allowed [1 ms, "
+                       "3650 d]\n      Window over which metrics are averaged.\n");
     char *m = capture(opt_print_markdown);
     ASSERT_CONTAINS(m, "| `job.autoscaler.utilization.target` | double | `0.7` | [0, 1] |");
     ASSERT_CONTAINS(m, "| `listen` | string | `127.0.0.1:8080` |");
