@@ -330,6 +330,9 @@ int replay_db_run(const struct replay_db_opts *o, replay_db_change_cb cb, void *
     SETI("decisions", r.compared);
     SETI("changed", r.changed);
     SETI("identical", r.identical);
+    /* The rest: the same outcome, other figures or messages (decisions = changed + identical
+     * + figures_only). */
+    SETI("figures_only", r.compared - r.changed - r.identical);
     SETI("errors", r.errors);
     SETI("scalings_recorded", r.sc_rec);
     SETI("scalings_candidate", r.sc_cand);

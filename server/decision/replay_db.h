@@ -56,12 +56,16 @@ typedef void (*replay_db_change_cb)(void *ud, json_t *change);
  *    "candidate_target", "recorded_reason", "candidate_reason"} for each vertex that differs]}
  * or {"decision_id", "at", "error": {"status", "message"}} when the candidate rejects the
  * sample (a bad option value, ...). *summary (new) is
- *   {"job", "from", "to", "replayed", "warmup", "decisions", "changed", "identical", "errors",
- *    "scalings_recorded", "scalings_candidate", "scalings_added", "scalings_removed",
- *    "subtask_minutes_recorded", "subtask_minutes_candidate", "subtask_minutes_delta"}
- * "identical" counts compared decisions whose whole response (every vertex's figures,
- * constraints, messages, events) equals the stored one, policy revision and config hash
- * aside. Subtask-minutes integrate, between consecutive compared decisions, the sum of the
+ *   {"job", "from", "to", "replayed", "warmup", "decisions", "changed", "identical",
+ *    "figures_only", "errors", "scalings_recorded", "scalings_candidate", "scalings_added",
+ *    "scalings_removed", "subtask_minutes_recorded", "subtask_minutes_candidate",
+ *    "subtask_minutes_delta"}
+ * "changed" counts compared decisions whose outcome (action, execute, reason, a target, a
+ * vertex's reason) differs, errors included; "identical" those whose whole response (every
+ * vertex's figures, constraints, messages, events) equals the stored one, policy revision and
+ * config hash aside; "figures_only" the rest: the same outcome from other figures (another
+ * utilization target moves the thresholds and the messages that quote them), so that
+ * decisions = changed + identical + figures_only. Subtask-minutes integrate, between consecutive compared decisions, the sum of the
  * parallelism the job runs at after each decision (the decision's targets when it executes,
  * the current parallelism otherwise). Returns 0, or -1 with *errp (new): the database cannot
  * be opened or read.

@@ -60,6 +60,10 @@ if cand:
             "a higher utilization target changes some decisions: %r" % cand)
     c.check(len(changes) == cand["changed"], "one line per changed decision: %d vs %d" % (
         len(changes), cand["changed"]))
+    c.check(cand["figures_only"] > 0 and cand["changed"] + cand["identical"]
+            + cand["figures_only"] == cand["decisions"],
+            "decisions = changed + identical + figures_only (another target moves the "
+            "thresholds of unchanged decisions): %r" % cand)
     c.check(cand["scalings_candidate"] - cand["scalings_recorded"] ==
             cand["scalings_added"] - cand["scalings_removed"],
             "scalings: candidate - recorded = added - removed: %r" % cand)
