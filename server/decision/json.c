@@ -996,14 +996,21 @@ static int parse_batch(const struct sink *k, json_t *body, struct core_sample *s
     return 0;
 }
 
+/* new: a figure in seconds (or worker-seconds) as the answer shows it, to 0.1 s (the batch
+ * rule's own arithmetic gives eta_s 1535.57692307692 s); null when undefined. */
+static json_t *seconds_or_null(double x)
+{
+    return isfinite(x) ? json_real(round(x * 10.0) / 10.0) : json_null();
+}
+
 /* new: a batch decision's figures (core/README.md, Batch: figures), null when undefined. */
 static json_t *batch_evaluated(const struct core_batch_decision *d)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "remaining_worker_seconds", real_or_null(d->remaining_worker_seconds));
-    json_object_set_new(o, "worker_seconds_spent", real_or_null(d->worker_seconds_spent));
-    json_object_set_new(o, "eta_s", real_or_null(d->eta_s));
-    json_object_set_new(o, "eta_current_s", real_or_null(d->eta_current_s));
+    json_object_set_new(o, "remaining_worker_seconds", seconds_or_null(d->remaining_worker_seconds));
+    json_object_set_new(o, "worker_seconds_spent", seconds_or_null(d->worker_seconds_spent));
+    json_object_set_new(o, "eta_s", seconds_or_null(d->eta_s));
+    json_object_set_new(o, "eta_current_s", seconds_or_null(d->eta_current_s));
     json_object_set_new(o, "cap_workers", real_or_null(d->cap_workers));
     return o;
 }
@@ -1223,10 +1230,10 @@ json_t *json_render_rebalance(const struct json_rebalance *jr, const struct core
     json_object_set_new(r, "execute", json_false());
     json_object_set_new(r, "reason", json_string(core_reason_name(reason)));
     json_object_set_new(r, "message", str_new(message));
-    json_object_set_new(r, "target_finish_s", real_or_null(o->target_finish_s));
-    json_object_set_new(r, "makespan_before_s", real_or_null(o->makespan_before_s));
-    json_object_set_new(r, "makespan_after_s", real_or_null(o->makespan_after_s));
-    json_object_set_new(r, "free_finish_s", real_or_null(o->free_finish_s));
+    json_object_set_new(r, "target_finish_s", seconds_or_null(o->target_finish_s));
+    json_object_set_new(r, "makespan_before_s", seconds_or_null(o->makespan_before_s));
+    json_object_set_new(r, "makespan_after_s", seconds_or_null(o->makespan_after_s));
+    json_object_set_new(r, "free_finish_s", seconds_or_null(o->free_finish_s));
     json_object_set_new(r, "slots_used", json_integer(o->slots_used));
     json_t *splits = json_array();
     for (int i = 0; i < o->n_splits; i++) {
@@ -1241,8 +1248,8 @@ json_t *json_render_rebalance(const struct json_rebalance *jr, const struct core
         json_object_set_new(js, "split_at_fraction", at);
         json_object_set_new(js, "pieces", json_integer(s->n_pieces));
         json_object_set_new(js, "piece_size", json_real(s->piece_size));
-        json_object_set_new(js, "piece_finish_s", json_real(s->piece_finish_s));
-        json_object_set_new(js, "keep_finish_s", json_real(s->keep_finish_s));
+        json_object_set_new(js, "piece_finish_s", seconds_or_null(s->piece_finish_s));
+        json_object_set_new(js, "keep_finish_s", seconds_or_null(s->keep_finish_s));
         json_array_append_new(splits, js);
     }
     json_object_set_new(r, "splits", splits);
@@ -1261,7 +1268,7 @@ json_t *json_render_rebalance(const struct json_rebalance *jr, const struct core
                  b->finish_s, o->free_finish_s, why[b->cause]);
         json_object_set_new(jb, "item", str_new(it->id));
         json_object_set_new(jb, "cause", json_string(core_split_cause_name(b->cause)));
-        json_object_set_new(jb, "finish_s", json_real(b->finish_s));
+        json_object_set_new(jb, "finish_s", seconds_or_null(b->finish_s));
         json_object_set_new(jb, "message", str_new(msg));
         json_array_append_new(un, jb);
     }

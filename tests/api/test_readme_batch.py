@@ -36,6 +36,10 @@ if len(out) == 2:
             and abs(sp["piece_finish_s"] - 110) < 1e-9, "D split at 0.6: %r" % sp)
     un = r.get("unsplittable", [{}])[0]
     c.check(un.get("item") == "E" and un.get("cause") == "HOT_RECORD"
-            and abs(r.get("free_finish_s", 0) - 2300 / 35) < 1e-6, "E holds the stage: %r" % r)
+            and r.get("free_finish_s") == round(2300 / 35, 1), "E holds the stage: %r" % r)
+    # Seconds and worker-seconds are shown to 0.1 (eta_s was 1535.57692307692).
+    ev = out[0].get("evaluated", {})
+    c.check(ev.get("eta_s") == round(159700 / 104, 1) and ev.get("eta_current_s") == 15970.0,
+            "eta_s to 0.1 s: %r" % ev)
 s.stop()
 c.done()
