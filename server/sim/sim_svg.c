@@ -2,6 +2,8 @@
  * sim_svg.c - the chart of a scenario (see sim_svg.h).
  */
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +21,7 @@ struct frame {
     double y0;    /* top of the panel */
     double ymax;  /* value at the top */
     double hours; /* value at the right edge */
+    double ystep; /* between two y labels; 0: a quarter of ymax */
 };
 
 static const char *color(const char *policy, int i)
@@ -101,6 +104,17 @@ static void fmt_value(char *buf, size_t n, double v)
         snprintf(buf, n, "%g", v);
 }
 
+/* A duration of whole seconds as the scenarios write it: "24 h", "90 min", "45 s". */
+static void duration_text(char *buf, size_t n, int64_t s)
+{
+    if (s >= 3600 && s % 3600 == 0)
+        snprintf(buf, n, "%lld h", (long long)(s / 3600));
+    else if (s >= 60 && s % 60 == 0)
+        snprintf(buf, n, "%lld min", (long long)(s / 60));
+    else
+        snprintf(buf, n, "%lld s", (long long)s);
+}
+
 static void panel(FILE *out, const struct frame *f, const char *title)
 {
     double x1 = W - RIGHT;
@@ -111,12 +125,14 @@ static void panel(FILE *out, const struct frame *f, const char *title)
             "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
             "stroke=\"#bbb\"/>\n",
             LEFT, f->y0, x1 - LEFT, PANEL);
-    for (int i = 0; i <= 4; i++) {
-        double v = f->ymax * i / 4;
+    double ystep = f->ystep > 0 ? f->ystep : f->ymax / 4;
+    int nticks = (int)(f->ymax / ystep + 0.5);
+    for (int i = 0; i <= nticks; i++) {
+        double v = ystep * i;
         double y = py(f, v);
         char b[32];
         fmt_value(b, sizeof b, v);
-        if (i > 0 && i < 4)
+        if (i > 0 && i < nticks)
             fprintf(out,
                     "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>\n",
                     LEFT, y, x1, y);
@@ -209,11 +225,20 @@ void sim_svg_write(FILE *out, const struct sim_scenario *sc, struct sim_result *
     fprintf(out, "<text x=\"%.1f\" y=\"22\" class=\"t\">governor simulate: ", LEFT);
     escape(out, sc->name);
     fprintf(out, "</text>\n");
-    if (sc->about) {
-        fprintf(out, "<text x=\"%.1f\" y=\"40\" class=\"s\">", LEFT);
-        escape(out, sc->about);
-        fprintf(out, "</text>\n");
+    /* The subtitle: the scenario's description, and the time this run simulated (a shorter
+     * --horizon than the scenario's says so: "2 h of 24 h"). */
+    char span[96], whole[48];
+    duration_text(span, sizeof span, len);
+    if (len < sc->horizon) {
+        duration_text(whole, sizeof whole, sc->horizon);
+        snprintf(span + strlen(span), sizeof span - strlen(span), " of %s", whole);
     }
+    fprintf(out, "<text x=\"%.1f\" y=\"40\" class=\"s\">", LEFT);
+    if (sc->about) {
+        escape(out, sc->about);
+        fprintf(out, " \xe2\x80\x94 ");
+    }
+    fprintf(out, "simulated: %s</text>\n", span);
     /* Legend. */
     double lx = W - RIGHT + 16, ly = TOP + 10;
     fprintf(out,
@@ -237,7 +262,7 @@ void sim_svg_write(FILE *out, const struct sim_scenario *sc, struct sim_result *
             lx, ly, lx + 22, ly, lx + 28, ly + 4);
 
     /* 1: arrival and capacity. */
-    struct frame f = {TOP + GAP - 20, 0, hours};
+    struct frame f = {TOP + GAP - 20, 0, hours, 0};
     double top = 0;
     for (int i = 0; i < n; i++)
         for (int64_t k = 0; k < len; k++) {
@@ -260,7 +285,12 @@ void sim_svg_write(FILE *out, const struct sim_scenario *sc, struct sim_result *
             for (int64_t k = 0; k < len; k++)
                 if (runs[i]->par[(size_t)v * (size_t)len + (size_t)k] > pm)
                     pm = runs[i]->par[(size_t)v * (size_t)len + (size_t)k];
-        f.ymax = nice(pm * 1.1);
+        /* Subtasks are whole: labels at whole steps of 1, 2, 5, 10, ... (at most 5). */
+        double want = pm * 1.1, st = 1;
+        while (ceil(want / st) > 5)
+            st = nice(st * 1.5);
+        f.ystep = st;
+        f.ymax = st * ceil(want / st);
         char title[300];
         snprintf(title, sizeof title, "parallelism of %s (max parallelism %d)", sc->v[v].id,
                  sc->v[v].max_parallelism);
@@ -272,6 +302,7 @@ void sim_svg_write(FILE *out, const struct sim_scenario *sc, struct sim_result *
 
     /* Last: lag. */
     f.y0 += PANEL + GAP;
+    f.ystep = 0;
     double lm = (double)sc->slo;
     for (int i = 0; i < n; i++)
         for (int64_t k = 0; k < len; k++)
