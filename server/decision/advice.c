@@ -357,20 +357,24 @@ static json_t *check(const char *db, const char *job, int64_t from, int64_t to, 
     json_int_t sr = json_integer_value(json_object_get(summary, "scalings_recorded"));
     json_int_t sc = json_integer_value(json_object_get(summary, "scalings_candidate"));
     double dm = json_real_value(json_object_get(summary, "subtask_minutes_delta"));
-    char msg[700], head[300] = "";
+    char msg[900], head[300] = "";
     json_t *f0 = json_array_get(first, 0);
     if (f0)
-        snprintf(head, sizeof head, "from decision %lld on (recorded %s %s, now %s %s); ",
+        snprintf(head, sizeof head, ", the first at decision %lld (recorded %s %s, now %s %s)",
                  (long long)json_integer_value(json_object_get(f0, "decision_id")),
                  json_string_value(json_object_get(f0, "recorded_action")),
                  json_string_value(json_object_get(f0, "recorded_reason")),
                  json_string_value(json_object_get(f0, "candidate_action")),
                  json_string_value(json_object_get(f0, "candidate_reason")));
+    /* The figures first, each named, then the caveat as a sentence of its own: read as one
+     * run-on line ("scalings 9 -> 263, subtask-minutes +925.5 (...)") the caveat was lost. */
     snprintf(msg, sizeof msg,
-             "replayed with %s = %s: %s%lld of %lld decisions change, scalings %lld -> %lld, "
-             "subtask-minutes %+.1f (the replay feeds the recorded samples, which do not follow "
-             "the changed decisions: past the first change the figures are an upper bound)",
-             option, advised, head, (long long)ch, (long long)n, (long long)sr, (long long)sc, dm);
+             "Replayed with %s = %s: %lld of %lld decisions change%s. Executed scalings: %lld "
+             "recorded, %lld with the advice. Subtask-minutes: %+.1f. Read these as an upper "
+             "bound past the first change: the replay feeds the recorded samples, which do not "
+             "follow the changed decisions (a parallelism the job did not run looks like a "
+             "restart to the replay).",
+             option, advised, (long long)ch, (long long)n, head, (long long)sr, (long long)sc, dm);
     out = json_pack("{s:I, s:I, s:I, s:I, s:f, s:O, s:s}", "decisions", n, "changed", ch,
                     "scalings_recorded", sr, "scalings_candidate", sc, "subtask_minutes_delta", dm,
                     "first_changes", first, "message", msg);

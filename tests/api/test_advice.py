@@ -5,6 +5,7 @@ duration, with the replay of the history under the advised value. A window witho
 advises nothing; bad parameters are 400s naming the field."""
 import copy
 import json
+import re
 import sys
 
 import dashdata
@@ -48,8 +49,13 @@ c.check(case.get("scale_up_decision") == decs[-1]["decision_id"], "evidence name
 c.check(case.get("utilization_after", 1) < 0.4, "utilization after below the lower bound")
 rp = x.get("replay", {})
 c.check(rp.get("decisions") == adv["decisions"], "the replay compared the window's decisions")
-c.check(rp.get("changed", 0) >= 1 and "replayed with" in rp.get("message", ""),
+c.check(rp.get("changed", 0) >= 1 and "Replayed with" in rp.get("message", ""),
         "the replay says what the advised value changes: %s" % rp)
+# Its figures named one by one, the caveat a sentence of its own.
+c.check(re.search(r"Executed scalings: \d+ recorded, \d+ with the advice\. "
+                  r"Subtask-minutes: [+-]\d+\.\d\. Read these as an upper bound past the "
+                  r"first change", rp.get("message", "")) is not None,
+        "the replay's figures and caveat read as sentences: %r" % rp.get("message"))
 
 # Nothing in the window: no advice.
 st, adv2, _ = s.req("GET", "/v1/jobs/orders/advice?window=1h")

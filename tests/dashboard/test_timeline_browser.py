@@ -30,7 +30,8 @@ if not CHROMIUM:
 
 c = Checks()
 s = Server()
-dashdata.CONFIG["governor.slo.lag"] = "2 min"
+# An SLO 30 s under the lag threshold (5 min): their lines nearly meet, their labels must not.
+dashdata.CONFIG["governor.slo.lag"] = "270 s"
 decs = dashdata.post_trace(s, job="orders")
 last = [json.loads(x) for x in open(dashdata.TRACE) if x.strip()][-1]
 last.pop("job")
@@ -112,6 +113,20 @@ try:
     c.check([p for p, _ in banners] == [a["pattern"] for a in adv["advice"]] and banners,
             "advice banners %r" % banners)
     c.check(banners and adv["advice"][0]["advised"] in banners[0][1], "the banner names the advised value")
+
+    # The replay's figures and its caveat on a line of their own under the advice.
+    replay = b.eval("Array.from(document.querySelectorAll('.advice-banner .advice-replay'))"
+                    ".map(e => [e.tagName, e.textContent])")
+    c.check(replay and replay[0][0] == "DIV" and "upper bound" in replay[0][1]
+            and replay[0][1].startswith("Replayed with"),
+            "the replay under the advice, a block of its own: %r" % replay)
+
+    # The backlog chart's threshold and SLO labels do not overlap.
+    boxes = b.eval("""Array.from(document.querySelectorAll(
+        'figure[data-chart="backlog"] text.tl-line-label')).map(e => {
+        const r = e.getBBox(); return [e.dataset.line, r.y, r.y + r.height]; })""")
+    c.check(len(boxes) == 2 and (boxes[0][2] <= boxes[1][1] or boxes[1][2] <= boxes[0][1]),
+            "the threshold and SLO labels do not overlap: %r" % boxes)
 
     # Zooming asks for the new range.
     b.eval("document.getElementById('tl-zoom-in').click(); 1")

@@ -257,12 +257,24 @@ function tlBacklog(parent) {
   const vals = [].concat(...vs.map((v) => v.backlog_s)).filter((x) => x !== null);
   const lines = [tl.data.lag_threshold_s, tl.data.slo_lag_s].filter((x) => x !== null);
   const y = tlYAxis(box, niceCeil(Math.max(1, ...vals, ...lines) * 1.1), false, (v) => fmtNum(v) + ' s');
+  const labels = [];
   const hline = (v, cls, label) => {
     svg('line', { class: cls, x1: box.x0, x2: box.x1, y1: y(v), y2: y(v) }, box.svg);
-    svg('text', { class: 'tl-tick', x: box.x1 + 4, y: y(v) + 4 }, box.svg, label);
+    labels.push({ y: y(v) + 4, cls, label });
   };
   if (tl.data.lag_threshold_s !== null) hline(tl.data.lag_threshold_s, 'tl-threshold', 'threshold');
   if (tl.data.slo_lag_s !== null) hline(tl.data.slo_lag_s, 'tl-slo', 'SLO');
+  /* Two lines close together (an SLO near the lag threshold) keep their labels a text line
+     apart, the lower one moved down (up when that leaves the chart). */
+  labels.sort((a, b) => a.y - b.y);
+  for (let k = 1; k < labels.length; k++) {
+    if (labels[k].y - labels[k - 1].y < 12) labels[k].y = labels[k - 1].y + 12;
+  }
+  const over = labels.length ? labels[labels.length - 1].y - (box.y1 + 4) : 0;
+  if (over > 0) labels.forEach((l) => { l.y -= over; });
+  for (const l of labels) {
+    svg('text', { class: 'tl-tick tl-line-label', 'data-line': l.cls, x: box.x1 + 4, y: l.y }, box.svg, l.label);
+  }
   vs.forEach((v, k) => tlLine(box, y, v.backlog_s, { class: 'tl-backlog', 'data-vertex': v.id,
     stroke: TL_COLORS[k % TL_COLORS.length], 'stroke-width': 2, 'stroke-dasharray': TL_DASH[k % TL_DASH.length] }));
   tlTable(table, ['time (UTC)'].concat(vs.map((v) => v.id + ' (s)')), tlRows(vs.map((v) => v.backlog_s), vs.map(() => 1)));
@@ -280,7 +292,7 @@ function tlAdvice() {
     if (x.option) {
       mk('span', { class: 'advice-option' }, b, 'Advice: ' + x.option + ' ' + x.current + ' → ' + x.advised + ' (' + x.expected_effect + '). ');
     }
-    if (x.replay && x.replay.message) mk('span', { class: 'advice-replay' }, b, x.replay.message + '.');
+    if (x.replay && x.replay.message) mk('div', { class: 'advice-replay' }, b, x.replay.message);
   }
 }
 
