@@ -2,8 +2,9 @@
 Flink exits 3 after --retries (a warn line per attempt naming the URL, the request and the cause,
 then `governor flink: URL: cause`); an unreachable or refusing governor 4; a refused rescale 5
 (Flink's `errors` named). The retry contract with a server: after a 503 with Retry-After, and
-after a reply lost on the way back, the same `at` and the same body are sent again, and the job
-ends with exactly one decision for the sample. --apply print writes the operator's overrides
+after a reply lost on the way back, and after a proxy's 502 for a decision that was stored, the
+same `at` and the same body are sent again, and the job ends with exactly one decision for the
+sample. --apply print writes the operator's overrides
 value; --apply rest PUTs the resource requirements; --all governs each RUNNING job by its id."""
 import json
 import os
@@ -101,7 +102,9 @@ srv = Server(tmp=d)
 
 class Proxy:
     """Forwards POSTs to srv; the first `fail` ones get `mode` instead: "503" (Retry-After: 1,
-    not forwarded) or "lost" (forwarded, then the connection dropped without the reply)."""
+    not forwarded), "lost" (forwarded, then the connection dropped without the reply) or "502"
+    (forwarded, then answered 502 as HAProxy does when the replica's reply did not come back:
+    the decision was stored)."""
 
     def __init__(self, mode, fail=1):
         self.mode, self.fail, self.bodies, self.times = mode, fail, [], []
@@ -139,6 +142,9 @@ class Proxy:
                     self.close_connection = True
                     self.connection.shutdown(socket.SHUT_RDWR)
                     return
+                if proxy.fail > 0 and proxy.mode == "502":
+                    proxy.fail -= 1
+                    status, data = 502, b"<html><body><h1>502 Bad Gateway</h1></body></html>"
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -150,7 +156,7 @@ class Proxy:
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
 
-for mode in ("503", "lost"):
+for mode in ("503", "lost", "502"):
     px = Proxy(mode)
     job = "retry-" + mode
     rc, lines, err = run(["--rest", jm.url, "--job", JID, "--name", job, "--once",
@@ -163,7 +169,8 @@ for mode in ("503", "lost"):
         c.check(px.times[1] - px.times[0] >= 0.95, "503: waited out Retry-After: 1")
     else:
         c.check(lines[1]["answer"].get("repeat") is True,
-                "lost: the retry got the stored decision, marked as the repeat: %r" % lines[1])
+                "%s: the retry got the stored decision, marked as the repeat: %r" % (mode,
+                                                                                      lines[1]))
     con = sqlite3.connect(srv.db)
     n = con.execute("SELECT count(*) FROM decisions WHERE job = ?", (job,)).fetchone()[0]
     con.close()
