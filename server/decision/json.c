@@ -210,6 +210,15 @@ static int get_typed(const struct sink *k, const json_t *obj, const struct path 
 #define MS_MIN (-62167219200000LL) /* 0000-01-01T00:00:00Z */
 #define MS_MAX (253402300799999LL) /* 9999-12-31T23:59:59.999Z */
 
+/*
+ * Epoch numbers that read as seconds, not milliseconds: [1e8, 1e11). As seconds they are
+ * 1973-03-03 to 5138, every date a client means; as milliseconds they would be 1970-01-02 to
+ * 1973-03-03, which no job runs at. Below 1e8 a value stays milliseconds (tests and synthetic
+ * traces count from the epoch), and an RFC 3339 string is never checked.
+ */
+#define SECONDS_LIKE_MIN 100000000LL    /* 1e8 */
+#define SECONDS_LIKE_END 100000000000LL /* 1e11 */
+
 /* `at` / `running_since`: epoch ms (integer, or an integral real) or an RFC 3339 string. */
 static int get_time(const struct sink *k, const json_t *obj, const char *key, int64_t *out)
 {
@@ -236,8 +245,25 @@ static int get_time(const struct sink *k, const json_t *obj, const char *key, in
         return fail(k, &p, "expected epoch milliseconds or an RFC 3339 string, got %s",
                     type_name(v));
     }
+    if (ms > MS_MAX && ms / 1000 <= MS_MAX && !json_is_string(v))
+        return fail(k, &p,
+                    "%" PRId64 " is outside years 0000-9999 and reads as microseconds since the "
+                    "epoch; epoch milliseconds are expected: %" PRId64,
+                    ms, ms / 1000);
     if (ms < MS_MIN || ms > MS_MAX)
         return fail(k, &p, "%" PRId64 " is outside years 0000-9999", ms);
+    if (!json_is_string(v) && ms >= SECONDS_LIKE_MIN && ms < SECONDS_LIKE_END) {
+        /* The commonest client bug: seconds, which as milliseconds are early 1970 and would
+         * keep the job collecting metrics for ever. Said with the value it would be. */
+        int64_t y, sod = ms % 86400;
+        int mo, d;
+        time_civil_from_days(ms / 86400, &y, &mo, &d);
+        return fail(k, &p,
+                    "%" PRId64 " reads as seconds since the epoch (%04" PRId64
+                    "-%02d-%02dT%02d:%02d:%02dZ); epoch milliseconds are expected: %" PRId64
+                    "000",
+                    ms, y, mo, d, (int)(sod / 3600), (int)(sod / 60 % 60), (int)(sod % 60), ms);
+    }
     *out = ms;
     return 0;
 }

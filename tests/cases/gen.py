@@ -50,8 +50,20 @@ def vertex(vid, p, t, busy, rate_in, rate_out=None, maxp=128, partitions=0, inpu
     return v
 
 
-def sample(t, vertices, job="orders", running_since=T0, **kw):
-    s = {"job": job, "at": int(round(T0 + t * 1000)), "running_since": running_since, "status": "RUNNING",
+def sample(t, vertices, job="orders", running_since=T0, clock="ms", **kw):
+    """One sample at t seconds after T0. clock: the unit the client's clock is sent in: "ms"
+    (right), "s" (at and running_since in seconds, the commonest client bug), "since_s"
+    (running_since alone in seconds), "us" (both in microseconds)."""
+    at = int(round(T0 + t * 1000))
+    if clock == "s":
+        at, running_since = at // 1000, running_since // 1000
+    elif clock == "since_s":
+        running_since //= 1000
+    elif clock == "us":
+        at, running_since = at * 1000, running_since * 1000
+    elif clock != "ms":
+        raise TypeError(f"clock: expected ms, s, since_s or us, got {clock!r}")
+    s = {"job": job, "at": at, "running_since": running_since, "status": "RUNNING",
          "vertices": vertices}
     s.update(kw)
     return s
@@ -89,7 +101,7 @@ def hot_key(t):
 
 SHAPES = {"pipeline": pipeline, "hot_key": hot_key}
 # Parameters any shape passes on to the sample itself (see sample()).
-SAMPLE_KEYS = {"status", "job_metrics", "running_since", "config"}
+SAMPLE_KEYS = {"status", "job_metrics", "running_since", "config", "clock"}
 
 
 def render(case):
