@@ -381,6 +381,12 @@ static void vertex_metrics(const struct core_window *w, int wi, const struct cor
         } else {
             counter_in(v, source, (enum core_counter)c, &x, &g);
             y = counter_value(w, wi, (enum core_counter)c, x, g, at, &offsets[c]);
+            /* A step back the window took (core__window_check restarts it for any other) is
+             * jitter: no progress, not a new base (governor.counters.jitter). */
+            double base;
+            int64_t base_at;
+            if (!isnan(x) && last_defined(w, wi, counter_off[c], &base, &base_at) && y < base)
+                y = base;
         }
         memcpy((char *)m + counter_off[c], &y, sizeof y);
     }
@@ -541,6 +547,10 @@ static void counters_of(const struct core_window *w, const struct core_sample *s
         /* Below a second the counters' own sampling jitter dominates. */
         double dt_s = (double)(sm->at - base_at > 1000 ? sm->at - base_at : 1000) / 1000.0;
         if (!isnan(kc.sent) && x < kc.sent) {
+            /* A sum over subtasks read at slightly different instants steps back a little:
+             * jitter, which the window takes as no progress (vertex_metrics). */
+            if (kc.sent - x <= cfg->counter_jitter * kc.sent)
+                continue;
             /* Flink's counters start from 0 when a task restarts: a reset during the interval
              * explains a value up to what the gauge counts in it. */
             bool reset = isnan(g) || !cfg->plausibility || x <= k * (g + 1.0) * dt_s;

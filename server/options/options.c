@@ -475,6 +475,17 @@ static const struct opt_row opt_rows[] = {
      CF(plausibility_ratio),
      .help = "How many times faster than its gauge (plus 1/s) a counter may grow between two "
              "samples before the sample is implausible."},
+    {GOV("counters.jitter"), .type = T_DOUBLE, .def = "0.01", MIN(0), MAXX(1), .land = L_DOUBLE,
+     CF(counter_jitter),
+     .help = "A cumulative counter that steps back by at most this share of its last value is "
+             "read as jitter (a sum over subtasks read at slightly different instants), not as "
+             "a restart; the window keeps its last value (both profiles)."},
+    {GOV("rates.gauge-tolerance"), .type = T_DOUBLE, .def = "1.5", MINX(1), .land = L_DOUBLE,
+     CF(gauge_tolerance),
+     .help = "A rate gauge (records_in_per_s, a source's input rate) more than this factor "
+             "away from its counter's rise over the last minute or more is not trusted: the "
+             "counter's rate is used, with a GaugeMismatch warning naming the vertex (both "
+             "profiles)."},
     {GOV("window.keep-full"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
      CF(window_keep_full), .apply = apply_safeguard,
      .help = "A metric window once full stays full until the job restarts, however irregular "

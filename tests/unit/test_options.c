@@ -127,6 +127,7 @@ static const char *config_diff(const struct core_config *a, const struct core_co
     L(evaluators, n_evaluators) L(executors, n_executors);
     B(skew_enabled) D(skew_min_ratio) D(skew_saturation);
     B(profile) B(plausibility) D(plausibility_ratio) B(window_keep_full);
+    D(counter_jitter) D(gauge_tolerance);
     B(source_rate_guard) B(source_rate_warm_up_ms) D(source_rate_max_bp);
     B(catch_up_in_headroom) B(scale_down_with_restart) B(scale_down_early);
     B(scale_down_early_ms) B(align_busiest_share) D(util_ceiling);
@@ -261,10 +262,10 @@ static void every_error_names_the_key(void)
         }
         free(e);
     }
-    /* Only the free-text row vertex.exclude.ids takes "?? junk ??". 49 job.autoscaler., 28
+    /* Only the free-text row vertex.exclude.ids takes "?? junk ??". 49 job.autoscaler., 30
      * governor. (10 of them governor.batch., and governor.slo.lag) and 20 CLUSTER rows in
      * all. */
-    ASSERT_EQ(ks.n, 97);
+    ASSERT_EQ(ks.n, 99);
     ASSERT_EQ(rejected, ks.n - 1);
     keys_free(&ks);
     opt_job_free(j);
