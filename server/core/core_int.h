@@ -157,7 +157,19 @@ struct core_window_status {
     bool restarted;       /* the window was restarted by this sample */
     enum core_restart restart;
     bool rejected; /* the sample was left out as implausible */
+    /* Gauges not trusted against their counters (core/README.md, Window: Gauges and
+     * counters): how many, and the first CORE_GAUGE_REPORTED (window index, gauge, the
+     * counter's rate that replaced it). */
+    int n_gauge_off;
+    struct {
+        int wi;
+        double gauge, counter;
+    } gauge_off[4];
 };
+#define CORE_GAUGE_REPORTED 4
+/* A gauge is checked against its counter's rise over at least this span: Flink's meters
+ * average the last minute, so over a shorter one they differ while the rate changes. */
+#define CORE_GAUGE_SPAN_MS 60000
 
 /*
  * Restart detection and plausibility (core/README.md, Window: Restart, Plausibility), without

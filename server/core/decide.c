@@ -748,6 +748,35 @@ static void negative_busy(struct cycle *c)
     }
 }
 
+/* A warning for each gauge the window did not trust (core/README.md, Window: Gauges and
+ * counters). */
+static void gauge_warnings(struct cycle *c, const struct core_window_status *ws)
+{
+    for (int k = 0; k < ws->n_gauge_off && k < CORE_GAUGE_REPORTED; k++) {
+        int wi = ws->gauge_off[k].wi;
+        const char *id = c->st->w.ids[wi];
+        int i = core__topo_find(c->sm, id);
+        const struct core_vertex_in *v = i >= 0 ? &c->sm->vertices[i] : NULL;
+        const char *gauge = v && c->t.is_source[i] && isnan(v->records_in_per_s)
+                                ? "records_out_per_s"
+                                : "records_in_per_s";
+        char g[40], r[40];
+        core__fmt_rate(g, sizeof g, ws->gauge_off[k].gauge);
+        core__fmt_rate(r, sizeof r, ws->gauge_off[k].counter);
+        core__event(c->d, "Warning", "GaugeMismatch",
+                    core__asprintf(c->d, "GaugeMismatch:%s", id),
+                    "%s: %s says %s but its records_in counter rose %s over the last minute or "
+                    "more (more than governor.rates.gauge-tolerance %g apart; a gauge per "
+                    "subtask where the sum over subtasks is expected?): the counter's rate is "
+                    "used%s",
+                    id, gauge, g, r, c->cfg->gauge_tolerance,
+                    k + 1 == CORE_GAUGE_REPORTED && ws->n_gauge_off > CORE_GAUGE_REPORTED
+                        ? core__asprintf(c->d, " (and for %d more vertices)",
+                                         ws->n_gauge_off - CORE_GAUGE_REPORTED)
+                        : "");
+    }
+}
+
 /* The part of the cycle after collection; returns with d's outcome filled. */
 static void decide_collected(struct cycle *c, const struct core_window_status *ws)
 {
@@ -900,6 +929,7 @@ int core_decide(struct core_state *st, const struct core_sample *sm, const struc
     st->last_at = sm->at;
     /* A restart the client did not declare is worth a word (core/README.md, Window). */
     bool inferred = chk.restart > CORE_RESTART_DECLARED;
+    gauge_warnings(&c, &ws);
     if (inferred)
         core__event(d, "Warning", "RestartInferred",
                     core__asprintf(d, "RestartInferred:%s", core__restart_name(chk.restart)),

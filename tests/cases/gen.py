@@ -76,22 +76,25 @@ def sample(t, vertices, job="orders", running_since=T0, clock="ms", **kw):
 def pipeline(t, src_busy=500, agg_busy=950, src_p=2, agg_p=2, lag_per_s=100, rate=1000,
              agg_maxp=128, lag=None, src_bp=0.0, partitions=0, groups=False, ship="HASH",
              counters=True, counters_since_s=0, agg_in_jump=0, counters_at_s=None,
-             counter_scale=1.0, **kw):
+             counter_scale=1.0, gauge_scale=1.0, **kw):
     """src (a source) -> agg (`ship`, HASH by default): the base scenario of most cases. The
     backlog grows lag_per_s records/s unless a constant `lag` is given. Counters count from
     counters_since_s (a negative value: the job had been running before T0; a later one: they
     were reset then); counters=False sends rates only; agg_in_jump is added to agg's
     records_in. counters_at_s: the counters read as at that time instead of t, times
-    counter_scale (a step back: the previous sample's time and 0.9998)."""
+    counter_scale (a step back: the previous sample's time and 0.9998). gauge_scale multiplies
+    both records_in_per_s gauges (1 / p: a gauge per subtask sent for the sum)."""
     extra = {"slot_sharing_group": "default"} if groups else None
     read_at = t if counters_at_s is None else counters_at_s
     counted = {"counters": counters, "counted_s": read_at - counters_since_s,
                "counter_scale": counter_scale}
     return sample(t, [
         vertex("src", src_p, t, src_busy, rate, bp=src_bp, partitions=partitions,
-               pending=lag_per_s * t if lag is None else lag, extra=extra, **counted),
+               pending=lag_per_s * t if lag is None else lag, extra=extra,
+               rin_ps=rate * gauge_scale if gauge_scale != 1.0 else None, **counted),
         vertex("agg", agg_p, t, agg_busy, rate, rate_out=rate / 10, maxp=agg_maxp,
-               inputs=[("src", ship)], extra=extra, in_jump=agg_in_jump, **counted),
+               inputs=[("src", ship)], extra=extra, in_jump=agg_in_jump,
+               rin_ps=rate * gauge_scale if gauge_scale != 1.0 else None, **counted),
     ], **kw)
 
 
