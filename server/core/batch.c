@@ -265,33 +265,44 @@ enum core_split_cause core_rebalance_cause(const struct core_rebalance_item *it)
     return CORE_SPLIT_OK;
 }
 
+/* When item it finishes on its own: remaining / rate; +inf when it is stuck (rate 0) with
+ * work left, 0 when nothing is left. */
+static double finish_of(const struct core_rebalance_item *it)
+{
+    if (!(it->remaining > 0))
+        return 0;
+    return it->rate > 0 ? it->remaining / it->rate : INFINITY;
+}
+
 /*
  * The pieces item `it` must hand out so that what it keeps finishes by t: 0 when it does
  * already, -1 when it cannot (unsplittable, no piece fits, too many parts). *moved: the work
- * handed out.
+ * handed out. A stuck item (rate 0) keeps nothing and hands out all of its remainder.
  */
 static int pieces_at(const struct core_rebalance_in *in, const struct core_rebalance_item *it,
                      double t, double *moved)
 {
     *moved = 0;
-    if (it->remaining / it->rate <= t)
+    if (finish_of(it) <= t)
         return 0;
     if (core_rebalance_cause(it) != CORE_SPLIT_OK)
         return -1;
     double room = (t - in->startup_s) * in->nominal_rate; /* one piece's most */
     if (!(room > 0))
         return -1;
-    double mv = it->remaining - t * it->rate;
+    bool stuck = !(it->rate > 0);
+    double mv = stuck ? it->remaining : it->remaining - t * it->rate;
     if (mv < in->min_piece)
         mv = in->min_piece;
-    if (mv >= it->remaining)
+    if (mv > it->remaining || (!stuck && mv >= it->remaining))
         return -1;
     double n = ceil(mv / room * (1 - 1e-12));
     if (n < 1)
         n = 1;
     if (in->min_piece > 0 && mv / n < in->min_piece)
         return -1;
-    if (!isnan(it->remaining_parallelism) && n + 1 > it->remaining_parallelism)
+    /* The pieces and what the item keeps (nothing, when stuck) are parts of its remainder. */
+    if (!isnan(it->remaining_parallelism) && n + (stuck ? 0 : 1) > it->remaining_parallelism)
         return -1;
     if (n > in->idle_slots)
         return -1;
@@ -304,6 +315,8 @@ static int pieces_at(const struct core_rebalance_in *in, const struct core_rebal
 static bool feasible(const struct core_rebalance_in *in, double t, bool skip_blocked)
 {
     int used = 0;
+    if (isinf(t))
+        return true;
     for (int i = 0; i < in->n_items; i++) {
         const struct core_rebalance_item *it = &in->items[i];
         double mv;
@@ -319,11 +332,21 @@ static bool feasible(const struct core_rebalance_in *in, double t, bool skip_blo
     return true;
 }
 
-/* The earliest t in [lo, hi] that is feasible (hi is). */
+/* The earliest t in [lo, hi] that is feasible (hi is, +inf always). An infinite hi (a stuck
+ * item) is first brought down to a finite feasible bound, doubling from lo, when there is
+ * one. */
 static double earliest(const struct core_rebalance_in *in, double lo, double hi, bool skip_blocked)
 {
     if (feasible(in, lo, skip_blocked))
         return lo;
+    if (isinf(hi)) {
+        double b = lo > 1 ? lo * 2 : in->startup_s + 1;
+        for (int k = 0; k < 1100 && !feasible(in, b, skip_blocked); k++)
+            b *= 2;
+        if (!feasible(in, b, skip_blocked))
+            return INFINITY;
+        hi = b;
+    }
     for (int k = 0; k < 200 && hi - lo > 1e-9 * (hi > 1 ? hi : 1); k++) {
         double mid = lo + (hi - lo) / 2;
         if (feasible(in, mid, skip_blocked))
@@ -334,15 +357,29 @@ static double earliest(const struct core_rebalance_in *in, double lo, double hi,
     return hi;
 }
 
+/* "400.0 s", or "never" for an item that does not move. */
+static const char *fmt_s(char *buf, size_t n, double s)
+{
+    if (isinf(s))
+        snprintf(buf, n, "never");
+    else
+        snprintf(buf, n, "%.1f s", s);
+    return buf;
+}
+
 void core_rebalance(const struct core_rebalance_in *in, struct core_rebalance_out *out)
 {
     double before = 0, blocked = 0, free_hi = 0;
+    int slowest = -1;
     out->n_splits = out->n_blocks = out->slots_used = 0;
+    out->holder = -1;
     for (int i = 0; i < in->n_items; i++) {
         const struct core_rebalance_item *it = &in->items[i];
-        double f = it->remaining / it->rate;
-        if (f > before)
+        double f = finish_of(it);
+        if (f > before || slowest < 0) {
             before = f;
+            slowest = i;
+        }
         if (core_rebalance_cause(it) != CORE_SPLIT_OK) {
             if (f > blocked)
                 blocked = f;
@@ -353,10 +390,11 @@ void core_rebalance(const struct core_rebalance_in *in, struct core_rebalance_ou
     out->makespan_before_s = before;
     out->free_finish_s = earliest(in, 0, free_hi, true);
     double t = out->target_finish_s = earliest(in, blocked, before, false);
+    /* Each item's finish after the advice: the latest is who holds the stage. */
     double after = 0;
     for (int i = 0; i < in->n_items; i++) {
         const struct core_rebalance_item *it = &in->items[i];
-        double mv, f = it->remaining / it->rate;
+        double mv, f = finish_of(it);
         int n = pieces_at(in, it, t, &mv);
         if (n > 0) {
             struct core_rebalance_split *s = &out->splits[out->n_splits++];
@@ -365,33 +403,80 @@ void core_rebalance(const struct core_rebalance_in *in, struct core_rebalance_ou
             s->n_pieces = n;
             s->piece_size = mv / n;
             s->piece_finish_s = in->startup_s + s->piece_size / in->nominal_rate;
-            s->keep_finish_s = (it->remaining - mv) / it->rate;
+            s->keep_finish_s = it->remaining - mv > 0 ? (it->remaining - mv) / it->rate : 0;
             out->slots_used += n;
             f = s->keep_finish_s > s->piece_finish_s ? s->keep_finish_s : s->piece_finish_s;
         }
-        if (f > after)
+        /* On a tie the item that cannot be split holds the stage: it is what bounds it. */
+        bool tie = out->holder >= 0 && f == after &&
+                   core_rebalance_cause(it) != CORE_SPLIT_OK &&
+                   core_rebalance_cause(&in->items[out->holder]) == CORE_SPLIT_OK;
+        if (f > after || out->holder < 0 || tie) {
             after = f;
+            out->holder = i;
+        }
         if (core_rebalance_cause(it) != CORE_SPLIT_OK &&
-            it->remaining / it->rate > out->free_finish_s * (1 + 1e-9)) {
+            finish_of(it) > out->free_finish_s * (1 + 1e-9)) {
             struct core_rebalance_block *b = &out->blocks[out->n_blocks++];
             b->item = i;
             b->cause = core_rebalance_cause(it);
-            b->finish_s = it->remaining / it->rate;
+            b->finish_s = finish_of(it);
         }
     }
     out->makespan_after_s = after;
+    /* Without the item that holds the stage, it could end when the splittable work, split
+     * anew, and the other items that cannot be split do; without another, it ends as now. */
+    for (int k = 0; k < out->n_blocks; k++) {
+        struct core_rebalance_block *b = &out->blocks[k];
+        b->holds_stage = b->item == out->holder;
+        b->without_s = after;
+        if (!b->holds_stage)
+            continue;
+        b->without_s = out->free_finish_s;
+        for (int j = 0; j < out->n_blocks; j++)
+            if (j != k && out->blocks[j].finish_s > b->without_s)
+                b->without_s = out->blocks[j].finish_s;
+    }
     out->reason = out->n_splits   ? CORE_R_STRAGGLERS
                   : out->n_blocks ? CORE_R_UNSPLITTABLE_WORK
                                   : CORE_R_BALANCED;
-    if (out->n_splits)
+    char a[32], bf[32], h[32];
+    const struct core_rebalance_item *hold = out->holder >= 0 ? &in->items[out->holder] : NULL;
+    const char *stuck_note = "";
+    if (slowest >= 0 && isinf(before))
+        stuck_note = " (a worker is stuck: its rate is 0)";
+    if (out->n_splits) {
         snprintf(out->message, sizeof out->message,
-                 "split %d straggler%s onto %d idle slot%s: the stage finishes at %.1f s instead "
-                 "of %.1f s",
+                 "split %d straggler%s onto %d idle slot%s: the stage finishes at %s instead of "
+                 "%s%s, when %s does",
                  out->n_splits, out->n_splits == 1 ? "" : "s", out->slots_used,
-                 out->slots_used == 1 ? "" : "s", after, before);
-    else
-        snprintf(out->message, sizeof out->message, "no split brings the finish (%.1f s) forward%s",
-                 before, out->n_blocks ? ": an item that cannot be split holds the stage" : "");
+                 out->slots_used == 1 ? "" : "s", fmt_s(a, sizeof a, after),
+                 fmt_s(bf, sizeof bf, before), stuck_note, hold ? hold->id : "?");
+    } else if (hold && core_rebalance_cause(hold) != CORE_SPLIT_OK && isinf(after)) {
+        snprintf(out->message, sizeof out->message,
+                 "no split brings the finish forward: %s, which cannot be split (%s), is stuck "
+                 "(rate 0): the stage cannot finish until it moves",
+                 hold->id, core_split_cause_name(core_rebalance_cause(hold)));
+    } else if (hold && core_rebalance_cause(hold) != CORE_SPLIT_OK) {
+        snprintf(out->message, sizeof out->message,
+                 "no split brings the finish forward: %s, which cannot be split (%s), holds the "
+                 "stage until %s",
+                 hold->id, core_split_cause_name(core_rebalance_cause(hold)),
+                 fmt_s(h, sizeof h, after));
+    } else if (hold && isinf(after)) {
+        snprintf(out->message, sizeof out->message,
+                 "no split brings the finish forward: %s is stuck (rate 0) and %s: the stage "
+                 "cannot finish until it moves",
+                 hold->id,
+                 in->idle_slots == 0 ? "there is no idle slot to take its work"
+                                     : "its work cannot be split over the idle slots");
+    } else if (hold && after > 0) {
+        snprintf(out->message, sizeof out->message,
+                 "no split brings the finish forward: %s holds the stage until %s%s", hold->id,
+                 fmt_s(h, sizeof h, after), in->idle_slots == 0 ? " (no idle slot)" : "");
+    } else {
+        snprintf(out->message, sizeof out->message, "no work is left");
+    }
 }
 
 void core_decide_batch(struct core_state *st, const struct core_sample *sm,

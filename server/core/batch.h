@@ -142,8 +142,8 @@ const char *core_split_cause_name(enum core_split_cause c);
 /* One worker's remaining item (the request's items[i]). */
 struct core_rebalance_item {
     const char *id;
-    double remaining;             /* work left, in the request's unit, > 0 */
-    double rate;                  /* this worker's rate on it, units/s, > 0 */
+    double remaining;             /* work left, in the request's unit, >= 0 */
+    double rate;                  /* this worker's rate on it, units/s; 0: stuck */
     double fraction_consumed;     /* of the item's whole range, [0, 1] */
     double remaining_parallelism; /* NaN: unbounded */
     enum core_split_cause cause;  /* declared: not OK means it cannot be split */
@@ -172,14 +172,17 @@ struct core_rebalance_split {
 struct core_rebalance_block {
     int item;
     enum core_split_cause cause;
-    double finish_s;
+    double finish_s;  /* +inf: stuck (rate 0) */
+    bool holds_stage; /* the item the stage's finish (makespan_after_s) is */
+    double without_s; /* the stage's finish without this item */
 };
 
 struct core_rebalance_out {
     int reason; /* enum core_reason: STRAGGLERS, UNSPLITTABLE_WORK or BALANCED */
-    char message[256];
+    char message[512];
     double makespan_before_s, makespan_after_s, target_finish_s;
     double free_finish_s; /* what the splittable items alone could reach */
+    int holder;           /* the item whose finish makespan_after_s is; -1: no item */
     int slots_used;
     int n_splits;
     struct core_rebalance_split *splits; /* caller's storage, n_items long */

@@ -1114,9 +1114,17 @@ static int parse_item(const struct sink *k, const json_t *ji, const struct path 
         struct path p = {ip, "remaining", 0};
         return fail(k, &p, "required");
     }
-    if (!(it->rate > 0)) {
+    if (isnan(it->rate)) {
         struct path p = {ip, "rate", 0};
-        return fail(k, &p, isnan(it->rate) ? "required" : "must be above 0");
+        return fail(k, &p, "required (0: the worker is stuck)");
+    }
+    if (it->fraction_consumed == 1 && it->remaining > 0) {
+        /* Split points are fractions of the item's range: none is left after 1. */
+        struct path p = {ip, "fraction_consumed", 0};
+        return fail(k, &p,
+                    "1 says the whole range is consumed, but remaining is %.17g: send the share "
+                    "of the item's range consumed so far (below 1) or leave it out",
+                    it->remaining);
     }
     if (cause) {
         int c = 0;
@@ -1160,7 +1168,7 @@ static int count_worker_items(const struct sink *k, const json_t *ws, const stru
  * The rebalance request: `at` (default now_ms), `stage`, `unit`, idle_slots (int
  * >= 0, default 0), startup_s and min_piece (>= 0, default 0), nominal_rate (> 0, default the
  * items' mean rate), and the items: `items` (one per worker) or `workers` [{id, items}], each
- * worker with at least one. An item: id, remaining >= 0, rate > 0, fraction_consumed in
+ * worker with at least one. An item: id, remaining >= 0, rate >= 0 (0: stuck), fraction_consumed in
  * [0, 1], remaining_parallelism >= 0, splittable (default true), cause (why not). Strings are
  * borrowed from body. 0, or -1 with *e filled.
  */
@@ -1238,6 +1246,15 @@ int json_parse_rebalance(json_t *body, int64_t now_ms, struct json_rebalance *jr
     return 0;
 }
 
+/* "400.0 s", or "never" (+inf: a stuck item). */
+static void fmt_seconds(char *buf, size_t n, double s)
+{
+    if (isinf(s))
+        snprintf(buf, n, "never");
+    else
+        snprintf(buf, n, "%.1f s", s);
+}
+
 json_t *json_render_rebalance(const struct json_rebalance *jr, const struct core_rebalance_out *o,
                               const char *job, int reason, const char *message)
 {
@@ -1253,6 +1270,8 @@ json_t *json_render_rebalance(const struct json_rebalance *jr, const struct core
     json_object_set_new(r, "makespan_before_s", real_or_null(o->makespan_before_s));
     json_object_set_new(r, "makespan_after_s", real_or_null(o->makespan_after_s));
     json_object_set_new(r, "free_finish_s", real_or_null(o->free_finish_s));
+    json_object_set_new(r, "held_by", o->holder >= 0 ? str_new(jr->items[o->holder].id)
+                                                     : json_null());
     json_object_set_new(r, "slots_used", json_integer(o->slots_used));
     json_t *splits = json_array();
     for (int i = 0; i < o->n_splits; i++) {
@@ -1282,12 +1301,28 @@ json_t *json_render_rebalance(const struct json_rebalance *jr, const struct core
             "the output has a fixed number of shards: let the sink choose them",
             "it is fused with a stage that cannot be split: break the fusion (a reshuffle)"};
         json_t *jb = json_object();
-        char msg[400];
-        snprintf(msg, sizeof msg, "%s holds the stage until %.1f s (%.1f s without it): %s", it->id,
-                 b->finish_s, o->free_finish_s, why[b->cause]);
+        char msg[700], fin[32], wo[32];
+        fmt_seconds(fin, sizeof fin, b->finish_s);
+        fmt_seconds(wo, sizeof wo, b->without_s);
+        if (b->holds_stage && isinf(b->finish_s))
+            snprintf(msg, sizeof msg,
+                     "%s is stuck (rate 0) and holds the stage: the stage cannot finish until it "
+                     "moves (%s without it): %s",
+                     it->id, wo, why[b->cause]);
+        else if (b->holds_stage)
+            snprintf(msg, sizeof msg, "%s holds the stage until %s (%s without it): %s", it->id,
+                     fin, wo, why[b->cause]);
+        else
+            snprintf(msg, sizeof msg,
+                     "%s finishes at %s, later than the splittable work could (%.1f s), but %s "
+                     "holds the stage longer (until %s): %s",
+                     it->id, fin, o->free_finish_s,
+                     o->holder >= 0 ? jr->items[o->holder].id : "another item", wo,
+                     why[b->cause]);
         json_object_set_new(jb, "item", str_new(it->id));
         json_object_set_new(jb, "cause", json_string(core_split_cause_name(b->cause)));
-        json_object_set_new(jb, "finish_s", json_real(b->finish_s));
+        json_object_set_new(jb, "finish_s", real_or_null(b->finish_s));
+        json_object_set_new(jb, "holds_stage", json_boolean(b->holds_stage));
         json_object_set_new(jb, "message", str_new(msg));
         json_array_append_new(un, jb);
     }

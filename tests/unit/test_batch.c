@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "test.h"
 
@@ -396,7 +397,7 @@ static double simulate(const struct core_rebalance_in *in, const struct core_reb
                 (*slots)++;
             }
         }
-        f = keep / it->rate;
+        f = keep > 0 ? keep / it->rate : 0; /* a stuck item that keeps nothing is done */
         end = f > end ? f : end;
     }
     return end;
@@ -428,6 +429,75 @@ static void rebalance_design_example(void)
     ASSERT_NEAR(bl[0].finish_s, 200, 1e-9);
     int slots;
     ASSERT_NEAR(simulate(&in, &o, &slots), 200, 1e-9);
+}
+
+/* The README's example with D stuck (rate 0, issue 24): D is the straggler to split, all of
+ * its remainder handed out from where it stands (fraction of remainder 0), in two pieces of
+ * 1,000 MB (190 s x 10 MB/s fit 1,900 at T = 200, which E bounds); the stage finishes at 200
+ * s instead of never, when E does. Without E: 2,000 MB over 3 slots, 10 + 2000 / 30 = 76.7 s.
+ * With no idle slot nothing helps and the stage never finishes. */
+static void rebalance_stuck_worker(void)
+{
+    struct core_rebalance_item items[2] = {
+        {"D", 2000, 0, 0.20, 2000, CORE_SPLIT_OK},
+        {"E", 30, 0.15, 0.97, 1, CORE_SPLIT_OK},
+    };
+    struct core_rebalance_in in = {3, 10, 1, 10, items, 2};
+    struct core_rebalance_split sp[2];
+    struct core_rebalance_block bl[2];
+    struct core_rebalance_out o = {.splits = sp, .blocks = bl};
+    core_rebalance(&in, &o);
+    ASSERT(isinf(o.makespan_before_s));
+    ASSERT_EQ(o.reason, CORE_R_STRAGGLERS);
+    ASSERT_NEAR(o.target_finish_s, 200, 1e-9);
+    ASSERT_NEAR(o.makespan_after_s, 200, 1e-9);
+    ASSERT_EQ(o.n_splits, 1);
+    ASSERT_EQ(sp[0].item, 0);
+    ASSERT_DEQ(sp[0].fraction_of_remainder, 0.0);
+    ASSERT_EQ(sp[0].n_pieces, 2);
+    ASSERT_NEAR(sp[0].piece_size, 1000, 1e-9);
+    ASSERT_DEQ(sp[0].keep_finish_s, 0.0);
+    ASSERT_EQ(o.holder, 1);
+    ASSERT_NEAR(o.free_finish_s, 10 + 2000.0 / 30, 1e-6);
+    int slots;
+    ASSERT_NEAR(simulate(&in, &o, &slots), 200, 1e-9);
+    ASSERT(strstr(o.message, "instead of never") != NULL);
+    in.idle_slots = 0;
+    core_rebalance(&in, &o);
+    ASSERT(isinf(o.makespan_after_s));
+    ASSERT_EQ(o.n_splits, 0);
+    ASSERT_EQ(o.holder, 0);
+    ASSERT_STR(o.message, "no split brings the finish forward: D is stuck (rate 0) and there is "
+                          "no idle slot to take its work: the stage cannot finish until it moves");
+}
+
+/* The message names the item that holds the stage, with its figure: with D a single record
+ * too (400 s), D holds it, not E (200 s); E finishing at 200 s is said to be held longer by D.
+ * In the README's example E and D's kept part both end at 200 s: E, which bounds it, holds. */
+static void rebalance_names_the_holder(void)
+{
+    struct core_rebalance_item items[2] = {
+        {"D", 2000, 5, 0.20, 1, CORE_SPLIT_OK},
+        {"E", 30, 0.15, 0.97, 1, CORE_SPLIT_OK},
+    };
+    struct core_rebalance_in in = {3, 10, 1, 10, items, 2};
+    struct core_rebalance_split sp[2];
+    struct core_rebalance_block bl[2];
+    struct core_rebalance_out o = {.splits = sp, .blocks = bl};
+    core_rebalance(&in, &o);
+    ASSERT_EQ(o.reason, CORE_R_UNSPLITTABLE_WORK);
+    ASSERT_EQ(o.holder, 0);
+    ASSERT_EQ(o.n_blocks, 2);
+    ASSERT(bl[0].item == 0 && bl[0].holds_stage && !bl[1].holds_stage);
+    ASSERT_NEAR(bl[0].without_s, 200, 1e-9); /* E is left */
+    ASSERT_NEAR(bl[1].without_s, 400, 1e-9); /* D is left */
+    ASSERT_STR(o.message, "no split brings the finish forward: D, which cannot be split "
+                          "(HOT_RECORD), holds the stage until 400.0 s");
+    items[0].remaining_parallelism = 2000;
+    core_rebalance(&in, &o);
+    ASSERT_EQ(o.holder, 1);
+    ASSERT(o.n_blocks == 1 && bl[0].holds_stage);
+    ASSERT_NEAR(bl[0].without_s, o.free_finish_s, 1e-12);
 }
 
 /* One straggler of R at rate 1, k idle slots at the same rate, start-up s: the common finish
@@ -494,4 +564,5 @@ TEST_MAIN(TEST_ENTRY(defaults_are_the_table), TEST_ENTRY(worked_example_raw),
           TEST_ENTRY(nothing_measured), TEST_ENTRY(busy_time_sets_the_cost),
           TEST_ENTRY(later_decisions), TEST_ENTRY(noisy_progress_few_changes),
           TEST_ENTRY(state_round_trip), TEST_ENTRY(rebalance_design_example),
+          TEST_ENTRY(rebalance_stuck_worker), TEST_ENTRY(rebalance_names_the_holder),
           TEST_ENTRY(rebalance_even_spread_simulated), TEST_ENTRY(rebalance_random_simulated))
