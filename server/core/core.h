@@ -193,7 +193,7 @@ struct core_config {
     double plausibility_ratio; /* governor.plausibility.max-ratio: counter rate vs its gauge */
     bool window_keep_full;     /* governor.window.keep-full: a full window stays full */
     /* Noisy input, under both profiles (core/README.md, Window) */
-    double counter_jitter; /* governor.counters.jitter: a step back this share is no reset */
+    double counter_jitter;  /* governor.counters.jitter: a step back this share is no reset */
     double gauge_tolerance; /* governor.rates.gauge-tolerance: gauge vs counter factor */
     /* The governor profile's decisions (core/README.md, Differences); each bool follows the
      * profile unless set. */

@@ -763,8 +763,7 @@ static void gauge_warnings(struct cycle *c, const struct core_window_status *ws)
         char g[40], r[40];
         core__fmt_rate(g, sizeof g, ws->gauge_off[k].gauge);
         core__fmt_rate(r, sizeof r, ws->gauge_off[k].counter);
-        core__event(c->d, "Warning", "GaugeMismatch",
-                    core__asprintf(c->d, "GaugeMismatch:%s", id),
+        core__event(c->d, "Warning", "GaugeMismatch", core__asprintf(c->d, "GaugeMismatch:%s", id),
                     "%s: %s says %s but its records_in counter rose %s over the last minute or "
                     "more (more than governor.rates.gauge-tolerance %g apart; a gauge per "
                     "subtask where the sum over subtasks is expected?): the counter's rate is "

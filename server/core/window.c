@@ -382,8 +382,7 @@ static double observed_fallback(const struct core_window *w, int wi, int min_obs
  */
 static void vertex_metrics(const struct core_window *w, int wi, const struct core_vertex_in *v,
                            bool source, const struct core_config *cfg, int64_t at, int64_t up_ms,
-                           struct core_vmetrics *m, double *offsets,
-                           struct core_window_status *out)
+                           struct core_vmetrics *m, double *offsets, struct core_window_status *out)
 {
     /* A finished vertex reports zeros for busy time, pending records and the source
      * input figures, and all-zero IO counters. */

@@ -150,7 +150,7 @@ struct decision_seen {
         json_t *body;   /* the request body (a reference held) */
         char *response; /* the response as printed */
         long tag;       /* the caller's name for it (a line number, a decision id) */
-    } *e;
+    } * e;
 };
 
 void decision_seen_init(struct decision_seen *s, int keep);

@@ -260,8 +260,7 @@ static int get_time(const struct sink *k, const json_t *obj, const char *key, in
         time_civil_from_days(ms / 86400, &y, &mo, &d);
         return fail(k, &p,
                     "%" PRId64 " reads as seconds since the epoch (%04" PRId64
-                    "-%02d-%02dT%02d:%02d:%02dZ); epoch milliseconds are expected: %" PRId64
-                    "000",
+                    "-%02d-%02dT%02d:%02d:%02dZ); epoch milliseconds are expected: %" PRId64 "000",
                     ms, y, mo, d, (int)(sod / 3600), (int)(sod / 60 % 60), (int)(sod % 60), ms);
     }
     *out = ms;
@@ -950,8 +949,11 @@ static int parse_stage(const struct sink *k, const json_t *jb, const struct path
 }
 
 /*
- * The rest of a decide request in batch mode: `workers` (current >= 0 required,
- * slots_per_worker >= 1, cpu_utilization in [0, 1], shuffle_on_workers) and `vertices`, each
+ * The rest of a decide request in batch mode: `workers` (current >= 0, the pool; running >= 0,
+ * the workers up and working, and requested >= 0, the pool asked of the cluster, running <=
+ * requested; current is required unless one of those is sent, and is then requested, else
+ * running; slots_per_worker >= 1, cpu_utilization in [0, 1], shuffle_on_workers) and
+ * `vertices`, each
  * with an id and a `batch` object: state PENDING | RUNNING (default) | DONE, total_work and
  * work_done >= 0 with work_done <= total_work, or fraction_consumed in [0, 1] (the work's share
  * when no amounts are sent), busy_s >= 0, remaining_parallelism >= 0, fixed_shards >= 1. A
@@ -972,11 +974,27 @@ static int parse_batch(const struct sink *k, json_t *body, struct core_sample *s
         return fail(k, &wp, "required in batch mode");
     in->slots_per_worker = 1;
     in->cpu = NAN;
-    if (get_int(k, jw, &wp, "current", true, 0, &in->workers) < 0 ||
+    in->workers = in->running = in->requested = -1;
+    if (get_int(k, jw, &wp, "current", false, 0, &in->workers) < 0 ||
+        get_int(k, jw, &wp, "running", false, 0, &in->running) < 0 ||
+        get_int(k, jw, &wp, "requested", false, 0, &in->requested) < 0 ||
         get_int(k, jw, &wp, "slots_per_worker", false, 1, &in->slots_per_worker) < 0 ||
         get_number(k, jw, &wp, "cpu_utilization", 0, 1, &in->cpu) < 0 ||
         get_bool(k, jw, &wp, "shuffle_on_workers", &in->shuffle_on_workers) < 0)
         return -1;
+    in->has_running = in->running >= 0;
+    in->has_requested = in->requested >= 0;
+    if (in->workers < 0) {
+        /* The pool is what was asked for, or what runs, when the sample says only those. */
+        struct path cp = {&wp, "current", 0};
+        if (!in->has_running && !in->has_requested)
+            return fail(k, &cp, "required (or running and requested)");
+        in->workers = in->has_requested ? in->requested : in->running;
+    }
+    if (in->has_running && in->has_requested && in->running > in->requested) {
+        struct path rp = {&wp, "running", 0};
+        return fail(k, &rp, "%d is more than the %d workers requested", in->running, in->requested);
+    }
     struct path vsp = {NULL, "vertices", 0};
     if (!verts)
         return fail(k, &vsp, "required");
@@ -1065,6 +1083,7 @@ json_t *json_render_batch(const struct core_batch_decision *d, const char *job,
     json_object_set_new(o, "parallelism", json_object());
     json_t *w = json_object();
     json_object_set_new(w, "current", json_integer(d->current));
+    json_object_set_new(w, "running", d->running >= 0 ? json_integer(d->running) : json_null());
     json_object_set_new(w, "target", json_integer(d->target));
     json_object_set_new(w, "raw", json_integer(d->raw));
     json_object_set_new(w, "min", json_integer(d->min));
@@ -1072,7 +1091,12 @@ json_t *json_render_batch(const struct core_batch_decision *d, const char *job,
     json_object_set_new(w, "constraints", json_render_batch_constraints(d->constraints));
     json_object_set_new(o, "workers", w);
     json_object_set_new(o, "evaluated", batch_evaluated(d));
-    json_object_set_new(o, "events", json_array());
+    json_t *ev = json_array();
+    for (int i = 0; i < d->n_warnings && i < CORE_BATCH_WARNINGS; i++)
+        json_array_append_new(ev, json_pack("{s:s, s:s, s:s, s:i, s:b}", "type", "Warning",
+                                            "reason", d->warnings[i].reason, "message",
+                                            d->warnings[i].message, "count", 1, "suppressed", 0));
+    json_object_set_new(o, "events", ev);
     json_object_set_new(o, "policy_revision", str_new(policy_revision));
     json_object_set_new(o, "config_hash", str_new(config_hash));
     return o;
@@ -1270,8 +1294,8 @@ json_t *json_render_rebalance(const struct json_rebalance *jr, const struct core
     json_object_set_new(r, "makespan_before_s", real_or_null(o->makespan_before_s));
     json_object_set_new(r, "makespan_after_s", real_or_null(o->makespan_after_s));
     json_object_set_new(r, "free_finish_s", real_or_null(o->free_finish_s));
-    json_object_set_new(r, "held_by", o->holder >= 0 ? str_new(jr->items[o->holder].id)
-                                                     : json_null());
+    json_object_set_new(r, "held_by",
+                        o->holder >= 0 ? str_new(jr->items[o->holder].id) : json_null());
     json_object_set_new(r, "slots_used", json_integer(o->slots_used));
     json_t *splits = json_array();
     for (int i = 0; i < o->n_splits; i++) {
@@ -1317,8 +1341,7 @@ json_t *json_render_rebalance(const struct json_rebalance *jr, const struct core
                      "%s finishes at %s, later than the splittable work could (%.1f s), but %s "
                      "holds the stage longer (until %s): %s",
                      it->id, fin, o->free_finish_s,
-                     o->holder >= 0 ? jr->items[o->holder].id : "another item", wo,
-                     why[b->cause]);
+                     o->holder >= 0 ? jr->items[o->holder].id : "another item", wo, why[b->cause]);
         json_object_set_new(jb, "item", str_new(it->id));
         json_object_set_new(jb, "cause", json_string(core_split_cause_name(b->cause)));
         json_object_set_new(jb, "finish_s", real_or_null(b->finish_s));

@@ -587,6 +587,11 @@ static const struct opt_row opt_rows[] = {
     {GOV("batch.change-interval"), .type = T_DURATION, .def = "30 s", MIN(0), MAX(DUR_MAX),
      .land = L_I64, CF(batch.change_interval_ms),
      .help = "At most one change of a batch pool this often."},
+    {GOV("batch.worker-startup"), .type = T_DURATION, .def = "3 min", MIN(0), MAX(DUR_MAX),
+     .land = L_I64, CF(batch.worker_startup_ms),
+     .help = "How long requested workers may take to start: while fewer run than were "
+             "requested less than this ago, the pool is held, and a pool whose running "
+             "workers the sample does not say is not measured."},
     {GOV("batch.idle-cpu"), .type = T_DOUBLE, .def = "0.05", MIN(0), MAX(1), .land = L_DOUBLE,
      CF(batch.idle_cpu),
      .help = "Under this mean CPU utilization the workers wait on something else: the pool "

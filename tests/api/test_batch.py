@@ -92,6 +92,38 @@ bad = copy.deepcopy(BATCH)
 bad["mode"] = "BATCHY"
 refused("/v1/jobs/fresh/metrics", bad, "mode", "an unknown mode")
 
+# ---- the pool as running and requested workers (issue 24) ----
+POOL = copy.deepcopy(BATCH)
+POOL["workers"] = {"running": 10, "requested": 10, "slots_per_worker": 4}
+st, d, _ = s.req("POST", "/v1/jobs/pool/metrics", POOL)
+c.check(st == 200 and d["workers"]["current"] == 10 and d["workers"]["running"] == 10
+        and d["workers"]["target"] == 104, "running and requested: 10 -> 104: %s %r" % (st, d))
+nxt = copy.deepcopy(POOL)
+nxt["at"] = T0 + 60000
+nxt["workers"].update({"running": 12, "requested": 104})
+nxt["vertices"][0]["batch"]["work_done"] = 7.5e9 + 12 * 30 * 25e6
+st, d, _ = s.req("POST", "/v1/jobs/pool/metrics", nxt)
+c.check(st == 200 and d["workers"]["current"] == 104 and d["workers"]["running"] == 12
+        and d["workers"]["target"] == 104 and d["execute"] is False,
+        "12 of the 104 asked for run: the pool is kept: %s %r" % (st, d.get("workers")))
+back = copy.deepcopy(nxt)
+back["at"] = T0 + 90000
+back["workers"]["running"] = 104
+back["vertices"][0]["batch"]["work_done"] = 1e9
+st, d, _ = s.req("POST", "/v1/jobs/pool/metrics", back)
+ev = d.get("events", []) if st == 200 else []
+c.check(st == 200 and len(ev) == 1 and ev[0]["reason"] == "ProgressWentBack"
+        and ev[0]["type"] == "Warning" and ev[0]["message"].startswith(
+            "read: work_done went back from 16500000000 to 1000000000")
+        and d["workers"]["target"] == 104 and d["workers"]["raw"] == 104,
+        "progress that goes back is a warning, not new work: %s %r" % (st, d))
+bad = copy.deepcopy(POOL)
+bad["at"] = T0 + 120000
+bad["workers"] = {"running": 20, "requested": 10}
+refused("/v1/jobs/pool/metrics", bad, "workers.running", "more running than requested")
+bad["workers"] = {"slots_per_worker": 4}
+refused("/v1/jobs/pool/metrics", bad, "workers.current", "no pool at all")
+
 # ---- rebalance ----
 REB = {"at": T0 + 60000, "stage": "read", "unit": "MB", "idle_slots": 3, "startup_s": 10,
        "min_piece": 1, "nominal_rate": 10,

@@ -141,6 +141,7 @@ static const char *config_diff(const struct core_config *a, const struct core_co
     B(batch.min_workers) B(batch.max_workers) B(batch.worker_overhead_ms) D(batch.speed_weight);
     D(batch.dead_band) D(batch.max_scale_up) B(batch.scale_down_confirmations);
     B(batch.change_interval_ms) D(batch.idle_cpu) D(batch.finishing);
+    B(batch.worker_startup_ms);
 #undef B
 #undef D
 #undef S
@@ -262,10 +263,10 @@ static void every_error_names_the_key(void)
         }
         free(e);
     }
-    /* Only the free-text row vertex.exclude.ids takes "?? junk ??". 49 job.autoscaler., 30
-     * governor. (10 of them governor.batch., and governor.slo.lag) and 20 CLUSTER rows in
+    /* Only the free-text row vertex.exclude.ids takes "?? junk ??". 49 job.autoscaler., 31
+     * governor. (11 of them governor.batch., and governor.slo.lag) and 20 CLUSTER rows in
      * all. */
-    ASSERT_EQ(ks.n, 99);
+    ASSERT_EQ(ks.n, 100);
     ASSERT_EQ(rejected, ks.n - 1);
     keys_free(&ks);
     opt_job_free(j);
@@ -307,8 +308,8 @@ static void every_duration_is_bounded(void)
      * restart.time, restart.time-tracking.limit, the two lag thresholds, history.max.age,
      * scaling.event.interval, flink.rest-client.timeout, governor.source-rate.warm-up,
      * governor.scale-down.early-after, governor.batch.worker-overhead,
-     * governor.batch.change-interval, governor.slo.lag */
-    ASSERT_EQ(durations, 16);
+     * governor.batch.change-interval, governor.batch.worker-startup, governor.slo.lag */
+    ASSERT_EQ(durations, 17);
     keys_free(&ks);
     opt_job_free(j);
 
