@@ -396,10 +396,12 @@ void core__fmt_rate(char *buf, size_t n, double x);
 /* "2025-11-29T10:03:00Z" (second resolution). */
 void core__fmt_utc(char *buf, size_t n, int64_t ms);
 /* Why vertex v moves to target (reason HIGH_*, LOW_UTILIZATION), with the limits that
- * changed its number (raw: before them), in the arena. */
+ * changed its number (raw: before them) and the restart headroom it was sized with (restart_ms:
+ * the restart time the formulas use), in the arena. */
 const char *core__explain_move(struct core_decision *d, const struct core_config *cfg,
                                const struct core_vertex_in *v, enum core_reason reason, int target,
-                               int raw, unsigned constraints, const struct core_evaluated *e);
+                               int raw, unsigned constraints, const struct core_evaluated *e,
+                               int64_t restart_ms);
 /* Why vertex id stays: inside its bounds. */
 const char *core__explain_steady(struct core_decision *d, const char *id, int p,
                                  const struct core_evaluated *e);

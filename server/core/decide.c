@@ -24,6 +24,7 @@ struct cycle {
     bool *in_summary;          /* [n] changed and kept */
     bool *unscaled;            /* [n] excluded, or without the rates to compute a target */
     int *down_to;              /* [n] this cycle's scale-down proposal (0: none) */
+    const char **sized_note;   /* [n] how the vertex was sized other than for what arrives */
     struct core_plugin_err pe;
     bool backlog;
     int64_t now;
@@ -47,6 +48,7 @@ static void init_vertices(struct cycle *c)
     c->in_summary = core__alloc(d, (size_t)n * sizeof *c->in_summary);
     c->unscaled = core__alloc(d, (size_t)n * sizeof *c->unscaled);
     c->down_to = core__alloc(d, (size_t)n * sizeof *c->down_to);
+    c->sized_note = core__alloc(d, (size_t)n * sizeof *c->sized_note);
     c->ev = core__alloc(d, (size_t)n * sizeof *c->ev);
     for (int k = 0; k < n; k++) {
         int i = c->t.order[k];
@@ -293,6 +295,10 @@ static void compute_targets(struct cycle *c)
             core__thresholds(&capped, cfg, c->backlog, restart_ms);
             o->outside_bounds = core__outside_bounds(&capped);
             sized = &capped;
+            c->sized_note[i] = core__asprintf(c->d,
+                                              "sized for the %.0f%% of what arrives that the "
+                                              "hot key of %s lets through",
+                                              flow[i] * 100.0, limiter[i]);
         }
         core__scale_target(cfg, c->sm, &c->t, i, sized, hist, restart_ms, c->h, c->d, &c->pe, &r);
         o->raw_target = r.computed ? r.raw : p;
@@ -408,13 +414,10 @@ static void compute_targets(struct cycle *c)
         c->new_p[i] = target;
         c->in_summary[i] = true;
         if (!o->message)
-            o->message =
-                core__explain_move(c->d, cfg, v, o->reason, target, r.raw, o->constraints, sized);
-        if (sized != e)
-            o->message = core__asprintf(c->d,
-                                        "%s; sized for the %.0f%% of what arrives that the hot "
-                                        "key of %s lets through",
-                                        o->message, flow[i] * 100.0, limiter[i]);
+            o->message = core__explain_move(c->d, cfg, v, o->reason, target, r.raw, o->constraints,
+                                            sized, restart_ms);
+        if (c->sized_note[i])
+            o->message = core__asprintf(c->d, "%s; %s", o->message, c->sized_note[i]);
     }
 }
 
@@ -453,6 +456,35 @@ static void ride_along(struct cycle *c)
                                     o->id, o->current, to);
         c->new_p[i] = to;
         c->in_summary[i] = true;
+    }
+}
+
+/*
+ * A scale-down waiting out its delay for a vertex inside its utilization bounds is no
+ * SCALE_DOWN_DELAYED: nothing is due for it, and at the end of the delay it is made only along
+ * with the scaling of a vertex outside its bounds (Cycle step 9). Its reason is WITHIN_TARGET,
+ * and the message says what is recorded and when it could be made. Runs after ride_along,
+ * which takes such scale-downs along with a restart.
+ */
+static void delayed_inside(struct cycle *c)
+{
+    char iv[32], until[32];
+    core_format_duration(iv, sizeof iv, c->cfg->scale_down_interval_ms);
+    for (int i = 0; i < c->sm->n_vertices; i++) {
+        struct core_vdecision *o = vdec(c, i);
+        if (o->reason != CORE_R_SCALE_DOWN_DELAYED || o->outside_bounds)
+            continue;
+        core__fmt_utc(until, sizeof until, core__delayed_until(c->st, c->cfg, o->id));
+        o->reason = CORE_R_WITHIN_TARGET;
+        o->message =
+            core__asprintf(c->d,
+                           "%s; a scale-down to %d%s%s%s is recorded and waits out "
+                           "job.autoscaler.scale-down.interval (%s) until %s: a "
+                           "vertex inside its bounds is scaled only along with one "
+                           "outside them",
+                           core__explain_steady(c->d, o->id, o->current, &o->ev), c->down_to[i],
+                           c->sized_note[i] ? " (" : "", c->sized_note[i] ? c->sized_note[i] : "",
+                           c->sized_note[i] ? ")" : "", iv, until);
     }
 }
 
@@ -791,10 +823,21 @@ static void decide_collected(struct cycle *c, const struct core_window_status *w
     }
     if (!ws->fully_collected) {
         all_reasons(c, CORE_R_COLLECTING_METRICS);
-        d->message = core__asprintf(d, "%s: %d samples in the metric window",
-                                    ws->stabilizing ? "stabilizing after the job started"
-                                                    : "metric window not full yet",
-                                    ws->n_samples);
+        const struct core_window *w = &c->st->w;
+        if (ws->stabilizing && w->started_at != w->running_since) {
+            /* A restart the client did not declare: it is what the window stabilizes after. */
+            char when[32];
+            core__fmt_utc(when, sizeof when, w->started_at);
+            d->message = core__asprintf(d,
+                                        "stabilizing after the restart inferred at %s: %d "
+                                        "samples in the metric window",
+                                        when, ws->n_samples);
+        } else {
+            d->message = core__asprintf(d, "%s: %d samples in the metric window",
+                                        ws->stabilizing ? "stabilizing after the job started"
+                                                        : "metric window not full yet",
+                                        ws->n_samples);
+        }
         return;
     }
     if (core__memory_pressure(cfg, &g, d)) {
@@ -805,6 +848,7 @@ static void decide_collected(struct cycle *c, const struct core_window_status *w
     compute_targets(c);
     if (cfg->scale_down_with_restart)
         ride_along(c);
+    delayed_inside(c);
 
     /* Without a kept vertex outside its bounds the summary is dropped (core/README.md, Cycle
      * step 9). */
