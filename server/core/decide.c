@@ -593,6 +593,13 @@ static const char *within_message(struct cycle *c)
 }
 
 /* Runs the executors in order; returns true when one vetoed. */
+/* A reason that explains a move up. */
+static bool up_reason_code(enum core_reason r)
+{
+    return r == CORE_R_HIGH_BACKLOG || r == CORE_R_HIGH_UTILIZATION ||
+           r == CORE_R_KEY_PARALLELISM_LIMIT;
+}
+
 static bool run_executors(struct cycle *c)
 {
     const struct core_config *cfg = c->cfg;
@@ -634,9 +641,27 @@ static bool run_executors(struct cycle *c)
                 v->constraints |= CORE_C_CHANGED_BY_EXECUTOR;
                 c->new_p[i] = v->target;
                 c->in_summary[i] = v->target != v->current;
-                if (!v->message || v->target == v->current)
-                    v->message = core__asprintf(d, "%s: %d -> %d set by executor %s", v->id,
-                                                v->current, v->target, name);
+                /* What the new parallelism is expected to process, as for a native move
+                 * (Scaling step 10), so that the report prints no undefined figure. */
+                v->ev.expected_processing_rate =
+                    v->target == v->current
+                        ? NAN
+                        : core__round3(v->ev.true_processing_rate / v->current * v->target);
+                /* The executor's move, and the native one it replaces when there was one. */
+                v->message =
+                    core__asprintf(d, "%s: %d -> %d set by executor %s%s%s%s", v->id, v->current,
+                                   v->target, name, v->message ? " (natively: " : "",
+                                   v->message ? v->message : "", v->message ? ")" : "");
+                /* A move against the native reason's direction takes its direction's. */
+                bool up = v->target > v->current, down = v->target < v->current;
+                if (up && !up_reason_code(v->reason))
+                    v->reason = CORE_R_HIGH_UTILIZATION;
+                else if (down && v->reason != CORE_R_LOW_UTILIZATION &&
+                         v->reason != CORE_R_LIMIT_REACHED)
+                    v->reason = CORE_R_LOW_UTILIZATION;
+                else if (!up && !down &&
+                         (up_reason_code(v->reason) || v->reason == CORE_R_LOW_UTILIZATION))
+                    v->reason = CORE_R_WITHIN_TARGET; /* the executor keeps it */
             }
         }
     }
@@ -924,6 +949,7 @@ static void decide_collected(struct cycle *c, const struct core_window_status *w
         d->message = "executors left every vertex at its current parallelism";
         return;
     }
+    d->reason = scale_reason(c); /* the moves the executors left */
     core__event(d, "Normal", "ScalingReport", NULL,
                 "Scaling execution enabled, begin scaling vertices:%s", report_entries(c));
     record_execution(c);
