@@ -421,14 +421,14 @@ void core_batch_decide(struct core_batch_state *st, const struct core_batch_in *
     if (d->constraints & CORE_BC_HELD_WORKERS_STARTING) {
         char ago[32];
         core_format_duration(ago, sizeof ago, at - st->requested_at);
-        snprintf(held, sizeof held, " (held: %d of the %d workers asked for %s ago run)", r, q,
-                 ago);
+        snprintf(held, sizeof held, " (held: %d running of the %d worker%s asked for %s ago)", r, q,
+                 core__plural(q), ago);
     } else if (d->target == d->current && d->raw != d->current) {
         snprintf(held, sizeof held, " (held)");
     }
     snprintf(d->message, sizeof d->message,
-             "%.0f worker-seconds remain: ceil(sqrt(%g x %.0f / %g)) = %d workers%s; %d -> %d%s",
-             k.w, cfg->speed_weight, k.w, tau_s, d->raw,
+             "%.0f worker-seconds remain: ceil(sqrt(%g x %.0f / %g)) = %d worker%s%s; %d -> %d%s",
+             k.w, cfg->speed_weight, k.w, tau_s, d->raw, core__plural(d->raw),
              k.n_unmeasured ? " (a running stage has no cost measured yet)" : "", d->current,
              d->target, held);
 }

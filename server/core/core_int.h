@@ -77,6 +77,8 @@ void *core__alloc(struct core_decision *d, size_t n);
 char *core__astrdup(struct core_decision *d, const char *s);
 char *core__asprintf(struct core_decision *d, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* "" for 1, else "s": "%d partition%s", n, core__plural(n). */
+const char *core__plural(long n);
 
 /* Appends an event to d (message formatted into the arena). key NULL = never deduplicated.
  * De-duplication against the state happens once at the end of the cycle (core__events_dedupe). */

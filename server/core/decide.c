@@ -327,10 +327,11 @@ static void compute_targets(struct cycle *c)
                 o->message = core__asprintf(
                     c->d,
                     "%s: one key carries about %.0f%% of the input; no parallelism processes "
-                    "more than %s (needs %.0f/s); past %d subtasks more buy under %.0f%%; "
-                    "salting the hot key over %.0f subtasks would lift the limit",
-                    v->id, e->hot_key_share * 100.0, bound, need, psat,
-                    cfg->skew_saturation * 100.0, e->salting_fanout);
+                    "more than %s (needs %.0f/s); past %d subtask%s more buy under %.0f%%; "
+                    "salting the hot key over %.0f subtask%s would lift the limit",
+                    v->id, e->hot_key_share * 100.0, bound, need, psat, core__plural(psat),
+                    cfg->skew_saturation * 100.0, e->salting_fanout,
+                    core__plural((long)e->salting_fanout));
             }
         }
         if (target == p) {
@@ -368,9 +369,11 @@ static void compute_targets(struct cycle *c)
             core__fmt_rate(tpr, sizeof tpr, e->true_processing_rate);
             o->message = core__asprintf(
                 c->d,
-                "%s: %d -> %d: it needs %d subtasks but reads %d partitions, so only %d of its %d "
-                "subtasks read anything; at %d, about %s, as now",
-                v->id, p, target, r.raw, v->partitions, v->partitions, p, target, tpr);
+                "%s: %d -> %d: it needs %d subtask%s but reads %d partition%s, so only %d of "
+                "its %d subtasks %s anything; at %d, about %s, as now",
+                v->id, p, target, r.raw, core__plural(r.raw), v->partitions,
+                core__plural(v->partitions), v->partitions, p,
+                v->partitions == 1 ? "reads" : "read", target, tpr);
         } else {
             bool out2 = outside;
             /* governor.scale-down.early: the delay keeps the highest size that what arrives

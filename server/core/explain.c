@@ -134,16 +134,17 @@ static void limits_note(char *buf, size_t n, const struct core_vertex_in *v, uns
         NOTE("; the step is limited by the scale-%s max-factor",
              raw > v->parallelism ? "up" : "down");
     if (c & CORE_C_CAPPED_AT_PARTITIONS)
-        NOTE("; capped at its %d partitions", v->partitions);
+        NOTE("; capped at its %d partition%s", v->partitions, core__plural(v->partitions));
     if (c & CORE_C_CLAMPED_MAX_PARALLELISM)
         NOTE("; capped by max_parallelism %d or job.autoscaler.vertex.max-parallelism",
              v->max_parallelism);
     if (c & CORE_C_CLAMPED_MIN_PARALLELISM)
         NOTE("; raised to job.autoscaler.vertex.min-parallelism");
     if (c & CORE_C_ALIGNED_TO_KEY_GROUPS)
-        NOTE("; aligned to its %d key groups", v->max_parallelism);
+        NOTE("; aligned to its %d key group%s", v->max_parallelism,
+             core__plural(v->max_parallelism));
     if (c & CORE_C_ALIGNED_TO_PARTITIONS)
-        NOTE("; aligned to its %d partitions", v->partitions);
+        NOTE("; aligned to its %d partition%s", v->partitions, core__plural(v->partitions));
     if (c & CORE_C_ALIGNED_BY_PLUGIN)
         NOTE("; aligned by the alignment plugin");
 #undef NOTE
@@ -226,7 +227,8 @@ const char *core__explain_limit(struct core_decision *d, const struct core_confi
 {
     char why[256] = "";
     if (constraints & CORE_C_CAPPED_AT_PARTITIONS)
-        snprintf(why, sizeof why, "it reads %d partitions", v->partitions);
+        snprintf(why, sizeof why, "it reads %d partition%s", v->partitions,
+                 core__plural(v->partitions));
     else if (constraints & CORE_C_CLAMPED_MAX_PARALLELISM)
         snprintf(why, sizeof why,
                  "max_parallelism is %d and job.autoscaler.vertex.max-parallelism %d",

@@ -993,7 +993,8 @@ static int parse_batch(const struct sink *k, json_t *body, struct core_sample *s
     }
     if (in->has_running && in->has_requested && in->running > in->requested) {
         struct path rp = {&wp, "running", 0};
-        return fail(k, &rp, "%d is more than the %d workers requested", in->running, in->requested);
+        return fail(k, &rp, "%d is more than the %d worker%s requested", in->running, in->requested,
+                    in->requested == 1 ? "" : "s");
     }
     struct path vsp = {NULL, "vertices", 0};
     if (!verts)

@@ -29,7 +29,8 @@ NOT_FOR = {"SCALE_UP": {"LOW_UTILIZATION", "SCALE_DOWN_DELAYED", "WITHIN_TARGET"
 
 # Text no message may contain: number agreement, doubled words and punctuation.
 PROOF = [
-    (re.compile(r"(?<![\d.])1 subtasks\b"), "'1 subtasks'"),
+    (re.compile(r"(?<![\d.])1 (subtasks|partitions|workers|key groups|samples|pieces|slots|"
+                r"stragglers|records)\b"), "1 with a plural noun"),
     (re.compile(r"(?<![\d.])1 subtask (process|are|need|read)\b"), "'1 subtask' with a plural verb"),
     (re.compile(r"(?<![\d.])(?!1 )\d+ subtask (?!process|of)\b"), "a count above 1 with 'subtask'"),
     (re.compile(r"\b(\d+|several|many) subtasks (processes|is|needs|reads)\b"),

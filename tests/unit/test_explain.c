@@ -97,6 +97,9 @@ static void one_subtask_grammar(void)
     e.catch_up_data_rate = 2.8;
     m = core__explain_move(&d, &cfg, &v, CORE_R_HIGH_BACKLOG, 2, 2, 0, &e, 0);
     ASSERT_CONTAINS(m, "; 1 subtask processes at most 1000/s");
+    v.partitions = 1;
+    m = core__explain_limit(&d, &cfg, &v, 3, CORE_C_CAPPED_AT_PARTITIONS);
+    ASSERT_STR(m, "sink: needs 3 subtasks but stays at 1: it reads 1 partition");
     core_decision_deinit(&d);
 }
 
