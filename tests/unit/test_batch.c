@@ -577,6 +577,25 @@ static void state_round_trip(void)
     ASSERT_EQ(back->batch.target, 104);
     ASSERT_DEQ(back->batch.worker_s, 300.0);
     ASSERT_EQ(back->batch.last_change_at, T0 + 30000);
+    ASSERT_EQ(back->batch.requested, 104);
+    ASSERT_EQ(back->batch.n_stages, 1);
+    ASSERT_STR(back->batch.stages[0].id, "read");
+    ASSERT_DEQ(back->batch.stages[0].ws, 300.0);
+    ASSERT_DEQ(back->batch.stages[0].done_m, 7.5e9);
+    /* A tail of the build before (tag "B", its fields up to the confirmations) reads with
+     * the pool asked for and the stages' accounts empty. The "C" tail here: tag, 44 bytes of
+     * those fields, 20 of the pool asked for, one stage of 4 + 4 + 4 x 8 + 4 bytes. */
+    size_t tail = 1 + 44 + 20 + 44, old_len = len - tail + 1 + 44;
+    unsigned char *old = malloc(old_len);
+    memcpy(old, blob, len - tail);
+    old[len - tail] = 'B';
+    memcpy(old + len - tail + 1, blob + len - tail + 1, 44);
+    ASSERT_EQ(blob[len - tail], 'C');
+    ASSERT_EQ(core_state_decode(old, old_len, back, NULL, err, sizeof err), 0);
+    ASSERT_EQ(back->batch.target, 104);
+    ASSERT_EQ(back->batch.requested, 0);
+    ASSERT_EQ(back->batch.n_stages, 0);
+    free(old);
     /* a blob cut inside the tail is refused */
     ASSERT_EQ(core_state_decode(blob, len - 3, back, NULL, err, sizeof err), -1);
     free(blob);
