@@ -152,8 +152,10 @@ int core_batch_raw_workers(double w, double lambda, double tau_s);
 
 /*
  * One batch decision for sample `in` taken at `at` by a job running since `running_since`
- * (`running`: its status is RUNNING), with state st (updated in place) and options cfg;
- * fills d. The input must be valid (the parser's checks: done <= total, counts >= 0).
+ * (`running`: its status is RUNNING), with state st (updated in place: the pool asked for,
+ * each stage's accounts; core_batch_state_reset releases them) and options cfg; fills d. The
+ * input must be valid (the parser's checks: done <= total, counts >= 0, stage ids distinct,
+ * running <= requested).
  */
 void core_batch_decide(struct core_batch_state *st, const struct core_batch_in *in, int64_t at,
                        int64_t running_since, bool running, const struct core_batch_config *cfg,
