@@ -192,6 +192,9 @@ struct core_config {
     bool plausibility;         /* governor.plausibility.enabled: implausible samples left out */
     double plausibility_ratio; /* governor.plausibility.max-ratio: counter rate vs its gauge */
     bool window_keep_full;     /* governor.window.keep-full: a full window stays full */
+    /* Noisy input, under both profiles (core/README.md, Window) */
+    double counter_jitter;  /* governor.counters.jitter: a step back this share is no reset */
+    double gauge_tolerance; /* governor.rates.gauge-tolerance: gauge vs counter factor */
     /* The governor profile's decisions (core/README.md, Differences); each bool follows the
      * profile unless set. */
     bool source_rate_guard;         /* governor.source-rate.guard */

@@ -77,6 +77,8 @@ void *core__alloc(struct core_decision *d, size_t n);
 char *core__astrdup(struct core_decision *d, const char *s);
 char *core__asprintf(struct core_decision *d, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* "" for 1, else "s": "%d partition%s", n, core__plural(n). */
+const char *core__plural(long n);
 
 /* Appends an event to d (message formatted into the arena). key NULL = never deduplicated.
  * De-duplication against the state happens once at the end of the cycle (core__events_dedupe). */
@@ -157,7 +159,19 @@ struct core_window_status {
     bool restarted;       /* the window was restarted by this sample */
     enum core_restart restart;
     bool rejected; /* the sample was left out as implausible */
+    /* Gauges not trusted against their counters (core/README.md, Window: Gauges and
+     * counters): how many, and the first CORE_GAUGE_REPORTED (window index, gauge, the
+     * counter's rate that replaced it). */
+    int n_gauge_off;
+    struct {
+        int wi;
+        double gauge, counter;
+    } gauge_off[4];
 };
+#define CORE_GAUGE_REPORTED 4
+/* A gauge is checked against its counter's rise over at least this span: Flink's meters
+ * average the last minute, so over a shorter one they differ while the rate changes. */
+#define CORE_GAUGE_SPAN_MS 60000
 
 /*
  * Restart detection and plausibility (core/README.md, Window: Restart, Plausibility), without
@@ -384,10 +398,12 @@ void core__fmt_rate(char *buf, size_t n, double x);
 /* "2025-11-29T10:03:00Z" (second resolution). */
 void core__fmt_utc(char *buf, size_t n, int64_t ms);
 /* Why vertex v moves to target (reason HIGH_*, LOW_UTILIZATION), with the limits that
- * changed its number (raw: before them), in the arena. */
+ * changed its number (raw: before them) and the restart headroom it was sized with (restart_ms:
+ * the restart time the formulas use), in the arena. */
 const char *core__explain_move(struct core_decision *d, const struct core_config *cfg,
                                const struct core_vertex_in *v, enum core_reason reason, int target,
-                               int raw, unsigned constraints, const struct core_evaluated *e);
+                               int raw, unsigned constraints, const struct core_evaluated *e,
+                               int64_t restart_ms);
 /* Why vertex id stays: inside its bounds. */
 const char *core__explain_steady(struct core_decision *d, const char *id, int p,
                                  const struct core_evaluated *e);

@@ -24,6 +24,7 @@ struct cycle {
     bool *in_summary;          /* [n] changed and kept */
     bool *unscaled;            /* [n] excluded, or without the rates to compute a target */
     int *down_to;              /* [n] this cycle's scale-down proposal (0: none) */
+    const char **sized_note;   /* [n] how the vertex was sized other than for what arrives */
     struct core_plugin_err pe;
     bool backlog;
     int64_t now;
@@ -47,6 +48,7 @@ static void init_vertices(struct cycle *c)
     c->in_summary = core__alloc(d, (size_t)n * sizeof *c->in_summary);
     c->unscaled = core__alloc(d, (size_t)n * sizeof *c->unscaled);
     c->down_to = core__alloc(d, (size_t)n * sizeof *c->down_to);
+    c->sized_note = core__alloc(d, (size_t)n * sizeof *c->sized_note);
     c->ev = core__alloc(d, (size_t)n * sizeof *c->ev);
     for (int k = 0; k < n; k++) {
         int i = c->t.order[k];
@@ -293,6 +295,10 @@ static void compute_targets(struct cycle *c)
             core__thresholds(&capped, cfg, c->backlog, restart_ms);
             o->outside_bounds = core__outside_bounds(&capped);
             sized = &capped;
+            c->sized_note[i] = core__asprintf(c->d,
+                                              "sized for the %.0f%% of what arrives that the "
+                                              "hot key of %s lets through",
+                                              flow[i] * 100.0, limiter[i]);
         }
         core__scale_target(cfg, c->sm, &c->t, i, sized, hist, restart_ms, c->h, c->d, &c->pe, &r);
         o->raw_target = r.computed ? r.raw : p;
@@ -321,10 +327,11 @@ static void compute_targets(struct cycle *c)
                 o->message = core__asprintf(
                     c->d,
                     "%s: one key carries about %.0f%% of the input; no parallelism processes "
-                    "more than %s (needs %.0f/s); past %d subtasks more buy under %.0f%%; "
-                    "salting the hot key over %.0f subtasks would lift the limit",
-                    v->id, e->hot_key_share * 100.0, bound, need, psat,
-                    cfg->skew_saturation * 100.0, e->salting_fanout);
+                    "more than %s (needs %.0f/s); past %d subtask%s more buy under %.0f%%; "
+                    "salting the hot key over %.0f subtask%s would lift the limit",
+                    v->id, e->hot_key_share * 100.0, bound, need, psat, core__plural(psat),
+                    cfg->skew_saturation * 100.0, e->salting_fanout,
+                    core__plural((long)e->salting_fanout));
             }
         }
         if (target == p) {
@@ -362,9 +369,11 @@ static void compute_targets(struct cycle *c)
             core__fmt_rate(tpr, sizeof tpr, e->true_processing_rate);
             o->message = core__asprintf(
                 c->d,
-                "%s: %d -> %d: it needs %d subtasks but reads %d partitions, so only %d of its %d "
-                "subtasks read anything; at %d, about %s, as now",
-                v->id, p, target, r.raw, v->partitions, v->partitions, p, target, tpr);
+                "%s: %d -> %d: it needs %d subtask%s but reads %d partition%s, so only %d of "
+                "its %d subtasks %s anything; at %d, about %s, as now",
+                v->id, p, target, r.raw, core__plural(r.raw), v->partitions,
+                core__plural(v->partitions), v->partitions, p,
+                v->partitions == 1 ? "reads" : "read", target, tpr);
         } else {
             bool out2 = outside;
             /* governor.scale-down.early: the delay keeps the highest size that what arrives
@@ -408,13 +417,10 @@ static void compute_targets(struct cycle *c)
         c->new_p[i] = target;
         c->in_summary[i] = true;
         if (!o->message)
-            o->message =
-                core__explain_move(c->d, cfg, v, o->reason, target, r.raw, o->constraints, sized);
-        if (sized != e)
-            o->message = core__asprintf(c->d,
-                                        "%s; sized for the %.0f%% of what arrives that the hot "
-                                        "key of %s lets through",
-                                        o->message, flow[i] * 100.0, limiter[i]);
+            o->message = core__explain_move(c->d, cfg, v, o->reason, target, r.raw, o->constraints,
+                                            sized, restart_ms);
+        if (c->sized_note[i])
+            o->message = core__asprintf(c->d, "%s; %s", o->message, c->sized_note[i]);
     }
 }
 
@@ -453,6 +459,35 @@ static void ride_along(struct cycle *c)
                                     o->id, o->current, to);
         c->new_p[i] = to;
         c->in_summary[i] = true;
+    }
+}
+
+/*
+ * A scale-down waiting out its delay for a vertex inside its utilization bounds is no
+ * SCALE_DOWN_DELAYED: nothing is due for it, and at the end of the delay it is made only along
+ * with the scaling of a vertex outside its bounds (Cycle step 9). Its reason is WITHIN_TARGET,
+ * and the message says what is recorded and when it could be made. Runs after ride_along,
+ * which takes such scale-downs along with a restart.
+ */
+static void delayed_inside(struct cycle *c)
+{
+    char iv[32], until[32];
+    core_format_duration(iv, sizeof iv, c->cfg->scale_down_interval_ms);
+    for (int i = 0; i < c->sm->n_vertices; i++) {
+        struct core_vdecision *o = vdec(c, i);
+        if (o->reason != CORE_R_SCALE_DOWN_DELAYED || o->outside_bounds)
+            continue;
+        core__fmt_utc(until, sizeof until, core__delayed_until(c->st, c->cfg, o->id));
+        o->reason = CORE_R_WITHIN_TARGET;
+        o->message =
+            core__asprintf(c->d,
+                           "%s; a scale-down to %d%s%s%s is recorded and waits out "
+                           "job.autoscaler.scale-down.interval (%s) until %s: a "
+                           "vertex inside its bounds is scaled only along with one "
+                           "outside them",
+                           core__explain_steady(c->d, o->id, o->current, &o->ev), c->down_to[i],
+                           c->sized_note[i] ? " (" : "", c->sized_note[i] ? c->sized_note[i] : "",
+                           c->sized_note[i] ? ")" : "", iv, until);
     }
 }
 
@@ -561,6 +596,13 @@ static const char *within_message(struct cycle *c)
 }
 
 /* Runs the executors in order; returns true when one vetoed. */
+/* A reason that explains a move up. */
+static bool up_reason_code(enum core_reason r)
+{
+    return r == CORE_R_HIGH_BACKLOG || r == CORE_R_HIGH_UTILIZATION ||
+           r == CORE_R_KEY_PARALLELISM_LIMIT;
+}
+
 static bool run_executors(struct cycle *c)
 {
     const struct core_config *cfg = c->cfg;
@@ -602,9 +644,27 @@ static bool run_executors(struct cycle *c)
                 v->constraints |= CORE_C_CHANGED_BY_EXECUTOR;
                 c->new_p[i] = v->target;
                 c->in_summary[i] = v->target != v->current;
-                if (!v->message || v->target == v->current)
-                    v->message = core__asprintf(d, "%s: %d -> %d set by executor %s", v->id,
-                                                v->current, v->target, name);
+                /* What the new parallelism is expected to process, as for a native move
+                 * (Scaling step 10), so that the report prints no undefined figure. */
+                v->ev.expected_processing_rate =
+                    v->target == v->current
+                        ? NAN
+                        : core__round3(v->ev.true_processing_rate / v->current * v->target);
+                /* The executor's move, and the native one it replaces when there was one. */
+                v->message =
+                    core__asprintf(d, "%s: %d -> %d set by executor %s%s%s%s", v->id, v->current,
+                                   v->target, name, v->message ? " (natively: " : "",
+                                   v->message ? v->message : "", v->message ? ")" : "");
+                /* A move against the native reason's direction takes its direction's. */
+                bool up = v->target > v->current, down = v->target < v->current;
+                if (up && !up_reason_code(v->reason))
+                    v->reason = CORE_R_HIGH_UTILIZATION;
+                else if (down && v->reason != CORE_R_LOW_UTILIZATION &&
+                         v->reason != CORE_R_LIMIT_REACHED)
+                    v->reason = CORE_R_LOW_UTILIZATION;
+                else if (!up && !down &&
+                         (up_reason_code(v->reason) || v->reason == CORE_R_LOW_UTILIZATION))
+                    v->reason = CORE_R_WITHIN_TARGET; /* the executor keeps it */
             }
         }
     }
@@ -748,6 +808,34 @@ static void negative_busy(struct cycle *c)
     }
 }
 
+/* A warning for each gauge the window did not trust (core/README.md, Window: Gauges and
+ * counters). */
+static void gauge_warnings(struct cycle *c, const struct core_window_status *ws)
+{
+    for (int k = 0; k < ws->n_gauge_off && k < CORE_GAUGE_REPORTED; k++) {
+        int wi = ws->gauge_off[k].wi;
+        const char *id = c->st->w.ids[wi];
+        int i = core__topo_find(c->sm, id);
+        const struct core_vertex_in *v = i >= 0 ? &c->sm->vertices[i] : NULL;
+        const char *gauge = v && c->t.is_source[i] && isnan(v->records_in_per_s)
+                                ? "records_out_per_s"
+                                : "records_in_per_s";
+        char g[40], r[40];
+        core__fmt_rate(g, sizeof g, ws->gauge_off[k].gauge);
+        core__fmt_rate(r, sizeof r, ws->gauge_off[k].counter);
+        core__event(c->d, "Warning", "GaugeMismatch", core__asprintf(c->d, "GaugeMismatch:%s", id),
+                    "%s: %s says %s but its records_in counter rose %s over the last minute or "
+                    "more (more than governor.rates.gauge-tolerance %g apart; a gauge per "
+                    "subtask where the sum over subtasks is expected?): the counter's rate is "
+                    "used%s",
+                    id, gauge, g, r, c->cfg->gauge_tolerance,
+                    k + 1 == CORE_GAUGE_REPORTED && ws->n_gauge_off > CORE_GAUGE_REPORTED
+                        ? core__asprintf(c->d, " (and for %d more vertices)",
+                                         ws->n_gauge_off - CORE_GAUGE_REPORTED)
+                        : "");
+    }
+}
+
 /* The part of the cycle after collection; returns with d's outcome filled. */
 static void decide_collected(struct cycle *c, const struct core_window_status *ws)
 {
@@ -763,10 +851,21 @@ static void decide_collected(struct cycle *c, const struct core_window_status *w
     }
     if (!ws->fully_collected) {
         all_reasons(c, CORE_R_COLLECTING_METRICS);
-        d->message = core__asprintf(d, "%s: %d samples in the metric window",
-                                    ws->stabilizing ? "stabilizing after the job started"
-                                                    : "metric window not full yet",
-                                    ws->n_samples);
+        const struct core_window *w = &c->st->w;
+        if (ws->stabilizing && w->started_at != w->running_since) {
+            /* A restart the client did not declare: it is what the window stabilizes after. */
+            char when[32];
+            core__fmt_utc(when, sizeof when, w->started_at);
+            d->message = core__asprintf(d,
+                                        "stabilizing after the restart inferred at %s: %d "
+                                        "samples in the metric window",
+                                        when, ws->n_samples);
+        } else {
+            d->message = core__asprintf(d, "%s: %d samples in the metric window",
+                                        ws->stabilizing ? "stabilizing after the job started"
+                                                        : "metric window not full yet",
+                                        ws->n_samples);
+        }
         return;
     }
     if (core__memory_pressure(cfg, &g, d)) {
@@ -777,6 +876,7 @@ static void decide_collected(struct cycle *c, const struct core_window_status *w
     compute_targets(c);
     if (cfg->scale_down_with_restart)
         ride_along(c);
+    delayed_inside(c);
 
     /* Without a kept vertex outside its bounds the summary is dropped (core/README.md, Cycle
      * step 9). */
@@ -852,6 +952,7 @@ static void decide_collected(struct cycle *c, const struct core_window_status *w
         d->message = "executors left every vertex at its current parallelism";
         return;
     }
+    d->reason = scale_reason(c); /* the moves the executors left */
     core__event(d, "Normal", "ScalingReport", NULL,
                 "Scaling execution enabled, begin scaling vertices:%s", report_entries(c));
     record_execution(c);
@@ -900,6 +1001,7 @@ int core_decide(struct core_state *st, const struct core_sample *sm, const struc
     st->last_at = sm->at;
     /* A restart the client did not declare is worth a word (core/README.md, Window). */
     bool inferred = chk.restart > CORE_RESTART_DECLARED;
+    gauge_warnings(&c, &ws);
     if (inferred)
         core__event(d, "Warning", "RestartInferred",
                     core__asprintf(d, "RestartInferred:%s", core__restart_name(chk.restart)),

@@ -124,6 +124,11 @@ int64_t core__time_sub(int64_t t, int64_t d)
     return r;
 }
 
+const char *core__plural(long n)
+{
+    return n == 1 ? "" : "s";
+}
+
 void *core__xmalloc(size_t n)
 {
     void *p = malloc(n ? n : 1);

@@ -4,6 +4,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "time/cron.h"
@@ -54,6 +55,72 @@ int decision_refuse(struct decision_err *e, int status, const char *code, const 
     vsnprintf(e->message, sizeof e->message, fmt, ap);
     va_end(ap);
     return -1;
+}
+
+void decision_seen_init(struct decision_seen *s, int keep)
+{
+    memset(s, 0, sizeof *s);
+    s->keep = keep;
+}
+
+void decision_seen_clear(struct decision_seen *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        json_decref(s->e[i].body);
+        free(s->e[i].response);
+    }
+    s->n = 0;
+}
+
+void decision_seen_deinit(struct decision_seen *s)
+{
+    decision_seen_clear(s);
+    free(s->e);
+    memset(s, 0, sizeof *s);
+}
+
+int decision_seen_check(const struct decision_seen *s, int64_t at, json_t *body, const char *what,
+                        const char **response, struct decision_err *e)
+{
+    if (s->n == 0 || at > s->e[s->n - 1].at)
+        return 0;
+    int lo = 0, hi = s->n - 1; /* ascending: the last one with e.at <= at */
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        if (s->e[mid].at <= at)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    const struct decision_seen_entry *x = &s->e[lo];
+    if (x->at != at)
+        return decision_refuse(e, 409, "FAILED_PRECONDITION", "at",
+                               "at %lld is not after the job's last sample (%lld) and repeats no "
+                               "decided sample; samples of one job must go forward in time",
+                               (long long)at, (long long)s->e[s->n - 1].at);
+    if (!json_equal(x->body, body))
+        return decision_refuse(e, 409, "FAILED_PRECONDITION", "at",
+                               "at %lld was already decided (%s %ld) from another sample; a retry "
+                               "must send the same body, and a new sample a later at",
+                               (long long)at, what, x->tag);
+    *response = x->response;
+    return 1;
+}
+
+void decision_seen_add(struct decision_seen *s, int64_t at, json_t *body, const char *response,
+                       long tag)
+{
+    if (s->keep > 0 && s->n == s->keep) {
+        json_decref(s->e[0].body);
+        free(s->e[0].response);
+        memmove(s->e, s->e + 1, (size_t)(s->n - 1) * sizeof *s->e);
+        s->n--;
+    }
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 16;
+        s->e = xrealloc(s->e, (size_t)s->cap * sizeof *s->e);
+    }
+    s->e[s->n++] = (struct decision_seen_entry){at, json_incref(body), xstrdup(response), tag};
 }
 
 /* The field a message names: the text before its first ": " when that is a path (no

@@ -146,6 +146,39 @@ struct decision_res {
 };
 
 /*
+ * What a caller without a store (`governor replay`, replay against history) remembers of a
+ * job's decided samples, so that a sample not after the job's last one is answered as the
+ * server answers it (api_decide.c): the same `at` with the same body is a repeat of that
+ * decision, anything else a 409. Samples are kept in the order decided (their `at` ascending);
+ * `keep` > 0 bounds how many (the oldest go), 0 keeps all.
+ */
+struct decision_seen {
+    int n, cap, keep;
+    struct decision_seen_entry {
+        int64_t at;
+        json_t *body;   /* the request body (a reference held) */
+        char *response; /* the response as printed */
+        long tag;       /* the caller's name for it (a line number, a decision id) */
+    } * e;
+};
+
+void decision_seen_init(struct decision_seen *s, int keep);
+void decision_seen_deinit(struct decision_seen *s);
+/* Forgets every sample (a deleted job). */
+void decision_seen_clear(struct decision_seen *s);
+/*
+ * A sample at `at` with `body` (borrowed) against what was decided: 0 when it is after the
+ * last one (to be decided), 1 when it repeats a decided one (*response borrowed from s), -1
+ * with a 409 in *e otherwise (the server's messages; `what` names the caller's tag, "line" or
+ * "decision").
+ */
+int decision_seen_check(const struct decision_seen *s, int64_t at, json_t *body, const char *what,
+                        const char **response, struct decision_err *e);
+/* Records a decided sample (body: a reference is taken; response: copied). */
+void decision_seen_add(struct decision_seen *s, int64_t at, json_t *body, const char *response,
+                       long tag);
+
+/*
  * Makes one decision (the steps above), with b's buffers. 0: res->response (and res->write)
  * are new and the state is updated. -1: res->err says why, nothing is allocated and the
  * state is as it was.

@@ -210,6 +210,15 @@ static int get_typed(const struct sink *k, const json_t *obj, const struct path 
 #define MS_MIN (-62167219200000LL) /* 0000-01-01T00:00:00Z */
 #define MS_MAX (253402300799999LL) /* 9999-12-31T23:59:59.999Z */
 
+/*
+ * Epoch numbers that read as seconds, not milliseconds: [1e8, 1e11). As seconds they are
+ * 1973-03-03 to 5138, every date a client means; as milliseconds they would be 1970-01-02 to
+ * 1973-03-03, which no job runs at. Below 1e8 a value stays milliseconds (tests and synthetic
+ * traces count from the epoch), and an RFC 3339 string is never checked.
+ */
+#define SECONDS_LIKE_MIN 100000000LL    /* 1e8 */
+#define SECONDS_LIKE_END 100000000000LL /* 1e11 */
+
 /* `at` / `running_since`: epoch ms (integer, or an integral real) or an RFC 3339 string. */
 static int get_time(const struct sink *k, const json_t *obj, const char *key, int64_t *out)
 {
@@ -236,8 +245,24 @@ static int get_time(const struct sink *k, const json_t *obj, const char *key, in
         return fail(k, &p, "expected epoch milliseconds or an RFC 3339 string, got %s",
                     type_name(v));
     }
+    if (ms > MS_MAX && ms / 1000 <= MS_MAX && !json_is_string(v))
+        return fail(k, &p,
+                    "%" PRId64 " is outside years 0000-9999 and reads as microseconds since the "
+                    "epoch; epoch milliseconds are expected: %" PRId64,
+                    ms, ms / 1000);
     if (ms < MS_MIN || ms > MS_MAX)
         return fail(k, &p, "%" PRId64 " is outside years 0000-9999", ms);
+    if (!json_is_string(v) && ms >= SECONDS_LIKE_MIN && ms < SECONDS_LIKE_END) {
+        /* The commonest client bug: seconds, which as milliseconds are early 1970 and would
+         * keep the job collecting metrics for ever. Said with the value it would be. */
+        int64_t y, sod = ms % 86400;
+        int mo, d;
+        time_civil_from_days(ms / 86400, &y, &mo, &d);
+        return fail(k, &p,
+                    "%" PRId64 " reads as seconds since the epoch (%04" PRId64
+                    "-%02d-%02dT%02d:%02d:%02dZ); epoch milliseconds are expected: %" PRId64 "000",
+                    ms, y, mo, d, (int)(sod / 3600), (int)(sod / 60 % 60), (int)(sod % 60), ms);
+    }
     *out = ms;
     return 0;
 }
@@ -924,8 +949,11 @@ static int parse_stage(const struct sink *k, const json_t *jb, const struct path
 }
 
 /*
- * The rest of a decide request in batch mode: `workers` (current >= 0 required,
- * slots_per_worker >= 1, cpu_utilization in [0, 1], shuffle_on_workers) and `vertices`, each
+ * The rest of a decide request in batch mode: `workers` (current >= 0, the pool; running >= 0,
+ * the workers up and working, and requested >= 0, the pool asked of the cluster, running <=
+ * requested; current is required unless one of those is sent, and is then requested, else
+ * running; slots_per_worker >= 1, cpu_utilization in [0, 1], shuffle_on_workers) and
+ * `vertices`, each
  * with an id and a `batch` object: state PENDING | RUNNING (default) | DONE, total_work and
  * work_done >= 0 with work_done <= total_work, or fraction_consumed in [0, 1] (the work's share
  * when no amounts are sent), busy_s >= 0, remaining_parallelism >= 0, fixed_shards >= 1. A
@@ -946,11 +974,28 @@ static int parse_batch(const struct sink *k, json_t *body, struct core_sample *s
         return fail(k, &wp, "required in batch mode");
     in->slots_per_worker = 1;
     in->cpu = NAN;
-    if (get_int(k, jw, &wp, "current", true, 0, &in->workers) < 0 ||
+    in->workers = in->running = in->requested = -1;
+    if (get_int(k, jw, &wp, "current", false, 0, &in->workers) < 0 ||
+        get_int(k, jw, &wp, "running", false, 0, &in->running) < 0 ||
+        get_int(k, jw, &wp, "requested", false, 0, &in->requested) < 0 ||
         get_int(k, jw, &wp, "slots_per_worker", false, 1, &in->slots_per_worker) < 0 ||
         get_number(k, jw, &wp, "cpu_utilization", 0, 1, &in->cpu) < 0 ||
         get_bool(k, jw, &wp, "shuffle_on_workers", &in->shuffle_on_workers) < 0)
         return -1;
+    in->has_running = in->running >= 0;
+    in->has_requested = in->requested >= 0;
+    if (in->workers < 0) {
+        /* The pool is what was asked for, or what runs, when the sample says only those. */
+        struct path cp = {&wp, "current", 0};
+        if (!in->has_running && !in->has_requested)
+            return fail(k, &cp, "required (or running and requested)");
+        in->workers = in->has_requested ? in->requested : in->running;
+    }
+    if (in->has_running && in->has_requested && in->running > in->requested) {
+        struct path rp = {&wp, "running", 0};
+        return fail(k, &rp, "%d is more than the %d worker%s requested", in->running, in->requested,
+                    in->requested == 1 ? "" : "s");
+    }
     struct path vsp = {NULL, "vertices", 0};
     if (!verts)
         return fail(k, &vsp, "required");
@@ -1007,7 +1052,8 @@ static json_t *seconds_or_null(double x)
 static json_t *batch_evaluated(const struct core_batch_decision *d)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "remaining_worker_seconds", seconds_or_null(d->remaining_worker_seconds));
+    json_object_set_new(o, "remaining_worker_seconds",
+                        seconds_or_null(d->remaining_worker_seconds));
     json_object_set_new(o, "worker_seconds_spent", seconds_or_null(d->worker_seconds_spent));
     json_object_set_new(o, "eta_s", seconds_or_null(d->eta_s));
     json_object_set_new(o, "eta_current_s", seconds_or_null(d->eta_current_s));
@@ -1046,6 +1092,7 @@ json_t *json_render_batch(const struct core_batch_decision *d, const char *job,
     json_object_set_new(o, "parallelism", json_object());
     json_t *w = json_object();
     json_object_set_new(w, "current", json_integer(d->current));
+    json_object_set_new(w, "running", d->running >= 0 ? json_integer(d->running) : json_null());
     json_object_set_new(w, "target", json_integer(d->target));
     json_object_set_new(w, "raw", json_integer(d->raw));
     json_object_set_new(w, "min", json_integer(d->min));
@@ -1053,7 +1100,12 @@ json_t *json_render_batch(const struct core_batch_decision *d, const char *job,
     json_object_set_new(w, "constraints", json_render_batch_constraints(d->constraints));
     json_object_set_new(o, "workers", w);
     json_object_set_new(o, "evaluated", batch_evaluated(d));
-    json_object_set_new(o, "events", json_array());
+    json_t *ev = json_array();
+    for (int i = 0; i < d->n_warnings && i < CORE_BATCH_WARNINGS; i++)
+        json_array_append_new(ev, json_pack("{s:s, s:s, s:s, s:i, s:b}", "type", "Warning",
+                                            "reason", d->warnings[i].reason, "message",
+                                            d->warnings[i].message, "count", 1, "suppressed", 0));
+    json_object_set_new(o, "events", ev);
     json_object_set_new(o, "policy_revision", str_new(policy_revision));
     json_object_set_new(o, "config_hash", str_new(config_hash));
     return o;
@@ -1095,9 +1147,17 @@ static int parse_item(const struct sink *k, const json_t *ji, const struct path 
         struct path p = {ip, "remaining", 0};
         return fail(k, &p, "required");
     }
-    if (!(it->rate > 0)) {
+    if (isnan(it->rate)) {
         struct path p = {ip, "rate", 0};
-        return fail(k, &p, isnan(it->rate) ? "required" : "must be above 0");
+        return fail(k, &p, "required (0: the worker is stuck)");
+    }
+    if (it->fraction_consumed == 1 && it->remaining > 0) {
+        /* Split points are fractions of the item's range: none is left after 1. */
+        struct path p = {ip, "fraction_consumed", 0};
+        return fail(k, &p,
+                    "1 says the whole range is consumed, but remaining is %.17g: send the share "
+                    "of the item's range consumed so far (below 1) or leave it out",
+                    it->remaining);
     }
     if (cause) {
         int c = 0;
@@ -1141,7 +1201,7 @@ static int count_worker_items(const struct sink *k, const json_t *ws, const stru
  * The rebalance request: `at` (default now_ms), `stage`, `unit`, idle_slots (int
  * >= 0, default 0), startup_s and min_piece (>= 0, default 0), nominal_rate (> 0, default the
  * items' mean rate), and the items: `items` (one per worker) or `workers` [{id, items}], each
- * worker with at least one. An item: id, remaining >= 0, rate > 0, fraction_consumed in
+ * worker with at least one. An item: id, remaining >= 0, rate >= 0 (0: stuck), fraction_consumed in
  * [0, 1], remaining_parallelism >= 0, splittable (default true), cause (why not). Strings are
  * borrowed from body. 0, or -1 with *e filled.
  */
@@ -1219,6 +1279,15 @@ int json_parse_rebalance(json_t *body, int64_t now_ms, struct json_rebalance *jr
     return 0;
 }
 
+/* "400.0 s", or "never" (+inf: a stuck item). */
+static void fmt_seconds(char *buf, size_t n, double s)
+{
+    if (isinf(s))
+        snprintf(buf, n, "never");
+    else
+        snprintf(buf, n, "%.1f s", s);
+}
+
 json_t *json_render_rebalance(const struct json_rebalance *jr, const struct core_rebalance_out *o,
                               const char *job, int reason, const char *message)
 {
@@ -1234,6 +1303,8 @@ json_t *json_render_rebalance(const struct json_rebalance *jr, const struct core
     json_object_set_new(r, "makespan_before_s", seconds_or_null(o->makespan_before_s));
     json_object_set_new(r, "makespan_after_s", seconds_or_null(o->makespan_after_s));
     json_object_set_new(r, "free_finish_s", seconds_or_null(o->free_finish_s));
+    json_object_set_new(r, "held_by",
+                        o->holder >= 0 ? str_new(jr->items[o->holder].id) : json_null());
     json_object_set_new(r, "slots_used", json_integer(o->slots_used));
     json_t *splits = json_array();
     for (int i = 0; i < o->n_splits; i++) {
@@ -1263,12 +1334,27 @@ json_t *json_render_rebalance(const struct json_rebalance *jr, const struct core
             "the output has a fixed number of shards: let the sink choose them",
             "it is fused with a stage that cannot be split: break the fusion (a reshuffle)"};
         json_t *jb = json_object();
-        char msg[400];
-        snprintf(msg, sizeof msg, "%s holds the stage until %.1f s (%.1f s without it): %s", it->id,
-                 b->finish_s, o->free_finish_s, why[b->cause]);
+        char msg[700], fin[32], wo[32];
+        fmt_seconds(fin, sizeof fin, b->finish_s);
+        fmt_seconds(wo, sizeof wo, b->without_s);
+        if (b->holds_stage && isinf(b->finish_s))
+            snprintf(msg, sizeof msg,
+                     "%s is stuck (rate 0) and holds the stage: the stage cannot finish until it "
+                     "moves (%s without it): %s",
+                     it->id, wo, why[b->cause]);
+        else if (b->holds_stage)
+            snprintf(msg, sizeof msg, "%s holds the stage until %s (%s without it): %s", it->id,
+                     fin, wo, why[b->cause]);
+        else
+            snprintf(msg, sizeof msg,
+                     "%s finishes at %s, later than the splittable work could (%.1f s), but %s "
+                     "holds the stage longer (until %s): %s",
+                     it->id, fin, o->free_finish_s,
+                     o->holder >= 0 ? jr->items[o->holder].id : "another item", wo, why[b->cause]);
         json_object_set_new(jb, "item", str_new(it->id));
         json_object_set_new(jb, "cause", json_string(core_split_cause_name(b->cause)));
         json_object_set_new(jb, "finish_s", seconds_or_null(b->finish_s));
+        json_object_set_new(jb, "holds_stage", json_boolean(b->holds_stage));
         json_object_set_new(jb, "message", str_new(msg));
         json_array_append_new(un, jb);
     }

@@ -27,8 +27,8 @@ static const char *const metrics[] = {
     "busy_ms_per_s",       "backpressured_ms_per_s", "records_in",        "records_out",
     "accumulated_busy_ms", "records_in_per_s",       "records_out_per_s", "pending_records"};
 static const char *const busy[] = {"min", "avg", "max"};
-static const char *const workers[] = {"current", "slots_per_worker", "cpu_utilization",
-                                      "shuffle_on_workers"};
+static const char *const workers[] = {"current",          "running",         "requested",
+                                      "slots_per_worker", "cpu_utilization", "shuffle_on_workers"};
 static const char *const stage[] = {"id", "batch"};
 static const char *const stage_batch[] = {"state",
                                           "unit",

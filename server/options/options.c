@@ -478,6 +478,17 @@ static const struct opt_row opt_rows[] = {
      CF(plausibility_ratio),
      .help = "How many times faster than its gauge (plus 1/s) a counter may grow between two "
              "samples before the sample is implausible."},
+    {GOV("counters.jitter"), .type = T_DOUBLE, .def = "0.01", MIN(0), MAXX(1), .land = L_DOUBLE,
+     CF(counter_jitter),
+     .help = "A cumulative counter that steps back by at most this share of its last value is "
+             "read as jitter (a sum over subtasks read at slightly different instants), not as "
+             "a restart; the window keeps its last value (both profiles)."},
+    {GOV("rates.gauge-tolerance"), .type = T_DOUBLE, .def = "1.5", MINX(1), .land = L_DOUBLE,
+     CF(gauge_tolerance),
+     .help = "A rate gauge (records_in_per_s, a source's input rate) more than this factor "
+             "away from its counter's rise over the last minute or more is not trusted: the "
+             "counter's rate is used, with a GaugeMismatch warning naming the vertex (both "
+             "profiles)."},
     {GOV("window.keep-full"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
      CF(window_keep_full), .apply = apply_safeguard,
      .help = "A metric window once full stays full until the job restarts, however irregular "
@@ -602,6 +613,11 @@ static const struct opt_row opt_rows[] = {
     {GOV("batch.change-interval"), .type = T_DURATION, .def = "30 s", MIN(0), MAX(DUR_MAX),
      .land = L_I64, CF(batch.change_interval_ms),
      .help = "At most one change of a batch pool this often."},
+    {GOV("batch.worker-startup"), .type = T_DURATION, .def = "3 min", MIN(0), MAX(DUR_MAX),
+     .land = L_I64, CF(batch.worker_startup_ms),
+     .help = "How long requested workers may take to start: while fewer run than were "
+             "requested less than this ago, the pool is held, and a pool whose running "
+             "workers the sample does not say is not measured."},
     {GOV("batch.idle-cpu"), .type = T_DOUBLE, .def = "0.05", MIN(0), MAX(1), .land = L_DOUBLE,
      CF(batch.idle_cpu),
      .help = "Under this mean CPU utilization the workers wait on something else: the pool "

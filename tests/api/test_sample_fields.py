@@ -34,8 +34,8 @@ FULL = {
 BATCH = {
     "at": T0 + 30000, "running_since": T0, "status": "RUNNING", "mode": "BATCH",
     "config": {"governor.batch.max-workers": "50"},
-    "workers": {"current": 10, "slots_per_worker": 4, "cpu_utilization": 0.63,
-                "shuffle_on_workers": False},
+    "workers": {"current": 10, "running": 10, "requested": 10, "slots_per_worker": 4,
+                "cpu_utilization": 0.63, "shuffle_on_workers": False},
     "vertices": [
         {"id": "read", "batch": {"state": "RUNNING", "unit": "bytes", "total_work": 4.0e12,
                                  "work_done": 7.5e9, "busy_s": 300,

@@ -127,6 +127,7 @@ static const char *config_diff(const struct core_config *a, const struct core_co
     L(evaluators, n_evaluators) L(executors, n_executors);
     B(skew_enabled) D(skew_min_ratio) D(skew_saturation);
     B(profile) B(plausibility) D(plausibility_ratio) B(window_keep_full);
+    D(counter_jitter) D(gauge_tolerance);
     B(source_rate_guard) B(source_rate_warm_up_ms) D(source_rate_max_bp);
     B(catch_up_in_headroom) B(scale_down_with_restart) B(scale_down_early);
     B(scale_down_early_ms) B(align_busiest_share) D(util_ceiling);
@@ -140,6 +141,7 @@ static const char *config_diff(const struct core_config *a, const struct core_co
     B(batch.min_workers) B(batch.max_workers) B(batch.worker_overhead_ms) D(batch.speed_weight);
     D(batch.dead_band) D(batch.max_scale_up) B(batch.scale_down_confirmations);
     B(batch.change_interval_ms) D(batch.idle_cpu) D(batch.finishing);
+    B(batch.worker_startup_ms);
 #undef B
 #undef D
 #undef S
@@ -261,10 +263,10 @@ static void every_error_names_the_key(void)
         }
         free(e);
     }
-    /* Only the free-text row vertex.exclude.ids takes "?? junk ??". 49 job.autoscaler., 33
-     * governor. (10 of them governor.batch., 5 governor.dataflow., and governor.slo.lag) and
+    /* Only the free-text row vertex.exclude.ids takes "?? junk ??". 49 job.autoscaler., 36
+     * governor. (11 of them governor.batch., 5 governor.dataflow., and governor.slo.lag) and
      * 20 CLUSTER rows in all. */
-    ASSERT_EQ(ks.n, 102);
+    ASSERT_EQ(ks.n, 105);
     ASSERT_EQ(rejected, ks.n - 1);
     keys_free(&ks);
     opt_job_free(j);
@@ -306,8 +308,9 @@ static void every_duration_is_bounded(void)
      * restart.time, restart.time-tracking.limit, the two lag thresholds, history.max.age,
      * scaling.event.interval, flink.rest-client.timeout, governor.source-rate.warm-up,
      * governor.scale-down.early-after, governor.batch.worker-overhead,
-     * governor.batch.change-interval, governor.slo.lag, governor.dataflow.max-backlog */
-    ASSERT_EQ(durations, 17);
+     * governor.batch.change-interval, governor.batch.worker-startup, governor.slo.lag,
+     * governor.dataflow.max-backlog */
+    ASSERT_EQ(durations, 18);
     keys_free(&ks);
     opt_job_free(j);
 
