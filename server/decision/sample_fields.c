@@ -19,9 +19,12 @@ static const char *const top_batch[] = {"at",     "running_since", "status",   "
 static const char *const job_metrics[] = {
     "heap_used",      "heap_max",         "gc_ms_per_s",         "managed_used",
     "metaspace_used", "task_slots_total", "task_slots_available"};
-static const char *const vertex[] = {"id",         "parallelism", "max_parallelism",
-                                     "partitions", "inputs",      "slot_sharing_group",
-                                     "finished",   "metrics"};
+/* A vertex's `name` is its display name (governor flink sends the operator's): stored with the
+ * request, not read by the decision. */
+static const char *const vertex[] = {
+    "id",         "name",   "parallelism",        "max_parallelism",
+    "partitions", "inputs", "slot_sharing_group", "finished",
+    "metrics"};
 static const char *const input[] = {"from", "ship"};
 static const char *const metrics[] = {
     "busy_ms_per_s",       "backpressured_ms_per_s", "records_in",        "records_out",

@@ -11,6 +11,8 @@ import sqlite3
 import sys
 
 MAX_ROWS = 10
+# The page that holds the ten questions (relative to the repository's root).
+PAGE = "README.md"
 
 
 def cell(v):
@@ -41,7 +43,7 @@ def answer(db, sql):
 
 
 def main():
-    rewrite(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "README.md")
+    rewrite(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else PAGE)
 
 
 def rewrite(db, path):

@@ -21,7 +21,7 @@ FULL = {
                     "managed_used": 1073741824, "metaspace_used": 134217728,
                     "task_slots_total": 8, "task_slots_available": 2},
     "vertices": [
-        {"id": "source", "parallelism": 2, "max_parallelism": 128, "partitions": 8, "inputs": [],
+        {"id": "source", "name": "Source: Kafka", "parallelism": 2, "max_parallelism": 128, "partitions": 8, "inputs": [],
          "slot_sharing_group": "default", "finished": False,
          "metrics": {"busy_ms_per_s": {"min": 400, "avg": 500, "max": 650},
                      "backpressured_ms_per_s": 0, "records_in": 3600000, "records_out": 3600000,
