@@ -39,8 +39,8 @@ path = os.path.join(d, "orders.json")
 with open(path, "w") as f:
     json.dump(scenario, f)
 p = subprocess.run([BINARY, "simulate", path, "--only", "governor", "--policies", POLICIES,
-                    "--trace", d, "--out", d], capture_output=True, text=True, cwd=ROOT,
-                   timeout=300)
+                    "--trace", d, "--out", os.path.join(d, "sim-out")], capture_output=True,
+                   text=True, cwd=ROOT, timeout=300)
 c.check(p.returncode == 0, "simulate: %d %s" % (p.returncode, p.stderr[-500:]))
 with open(os.path.join(d, "orders.governor.jsonl")) as f:
     trace = [json.loads(ln) for ln in f]
