@@ -19,7 +19,7 @@ foreach(f ${SIM_SCENARIOS})
   set_tests_properties(scenarios.${name} PROPERTIES TIMEOUT 300)
 endforeach()
 add_test(NAME scenarios.readme_example COMMAND ${Python3_EXECUTABLE}
-         ${CMAKE_SOURCE_DIR}/tests/scenarios/run.py $<TARGET_FILE:governor> ${CMAKE_SOURCE_DIR}/README.md
+         ${CMAKE_SOURCE_DIR}/tests/scenarios/run.py $<TARGET_FILE:governor> ${CMAKE_SOURCE_DIR}/docs/simulate.md
          ${CMAKE_SOURCE_DIR}/policies ${CMAKE_BINARY_DIR}/scenarios/readme_example "1 h")
 set_tests_properties(scenarios.readme_example PROPERTIES TIMEOUT 300)
 # The governor profile's goals (tests/scenarios/goals.py): every shipped scenario against the

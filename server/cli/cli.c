@@ -36,7 +36,7 @@ void cli_usage(FILE *out)
           "             plugin sandbox: governor test [DIR] (default ./policies)\n"
           "  options    print the options table (job and server options)\n"
           "  reference  print the answer's reason and constraint codes, vertex fields and\n"
-          "             evaluated figures (markdown, as in the README)\n"
+          "             evaluated figures (markdown, as in docs/api.md)\n"
           "  --help     this text\n"
           "  --version  the version\n"
           "\n"

@@ -1,8 +1,8 @@
 /*
  * reference.h - `governor reference` (prefix cli_): the answer's reason codes, constraint
- * codes, vertex fields and evaluated figures, as the markdown tables of the README's "Request
- * and answer reference". The rows come from the core's tables, so the README's copy (checked
- * by tests/readme/reference.py) cannot drift from the codes the server sends.
+ * codes, vertex fields and evaluated figures, as the markdown tables of docs/api.md's "Request
+ * and answer reference". The rows come from the core's tables, so the page's copy (checked by
+ * tests/readme/reference.py) cannot drift from the codes the server sends.
  *
  * May call: core (its enums, names and field tables), libc.
  */

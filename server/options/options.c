@@ -3,13 +3,13 @@
  * of opt_rows[]: its name, scope, type, default (as the text a user would write), range,
  * deprecated alias, help text, and where the parsed value lands (an offset into struct
  * core_config or struct opt_server, or an apply hook). The parsers, layering, validation,
- * `governor options` and the README table are all driven by that one table.
+ * `governor options` and docs/options.md's tables are all driven by that one table.
  *
  * The default column is the one home of every default: the core has none of its own and is
  * always handed a struct core_config resolved from these rows (every field of it has a row,
  * whose default text lands in it like a value a user wrote), and the server's limits take
  * theirs from opt_server_init. Text and not a typed value, because the text is what
- * `governor options` and the README show ("15 min", "1.0", "128 mb"), and parsing it is the
+ * `governor options` and docs/options.md show ("15 min", "1.0", "128 mb"), and parsing it is the
  * path every user value takes anyway, so a default cannot mean something its text does not.
  */
 #include <ctype.h>
@@ -2044,7 +2044,7 @@ static void md_cell(FILE *out, const char *s)
     }
 }
 
-/* Prints the README's options tables (markdown), one per scope. */
+/* Prints docs/options.md's options tables (markdown), one per scope. */
 void opt_print_markdown(FILE *out)
 {
     for (int sc = S_JOB; sc <= S_SERVER; sc++) {

@@ -4,7 +4,7 @@
  * options, the Flink cluster keys the algorithm reads, and the server's own settings
  * (listen address, database, limits). The table feeds the value parsers, validation (spec
  * 6.4), layering (built-in < server < job < request), `governor options`, the `--flag`
- * parser of `governor serve`, the config file reader, and the README's option table.
+ * parser of `governor serve`, the config file reader, and docs/options.md's tables.
  *
  * The table's default column is the one home of every default (the core has none: it is
  * handed a struct core_config this module resolved, opt_config_defaults when nothing is set).
@@ -158,7 +158,7 @@ void opt_print_table(FILE *out);
 bool opt_server_known(const char *name);
 /* `governor serve --help`: every server option as a flag, with type, default, range, help. */
 void opt_print_server_flags(FILE *out);
-/* The README's table (markdown), generated from the same rows. */
+/* docs/options.md's tables (markdown), generated from the same rows. */
 void opt_print_markdown(FILE *out);
 
 #endif

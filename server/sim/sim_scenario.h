@@ -4,8 +4,8 @@
  * on HASH inputs, an external rate cap), the sources' arrival-rate profiles (constant, step,
  * ramp, daily cycle, spike, noise, outage with or without backlog), scripted failures, the
  * sampling interval, the restart downtime, the lag SLO, the measurement noise and the job
- * options every simulated policy starts from. The format is documented in the README
- * ("Simulate before production").
+ * options every simulated policy starts from. The format is documented in docs/simulate.md
+ * ("Scenario format").
  *
  * Time in a scenario is simulated seconds from t = 0 (the job's start, at `start` epoch
  * ms). A duration is a JSON number of seconds or a string as the options take it

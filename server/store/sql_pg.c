@@ -140,7 +140,7 @@ struct sql_pg *sql_pg_open(const char *conninfo, const struct sql_conn_limits *l
                      &status) < 0) {
         free(err);
         *errp = xasprintf("sql: PostgreSQL: cannot take the role " SQL_PG_ROLE
-                          " (created by the migration; see the README on PostgreSQL): %s",
+                          " (created by the migration; see docs/replicas.md): %s",
                           PQerrorMessage(c->pg));
         for (char *p = *errp; *p; p++)
             if (*p == '\n')

@@ -1,4 +1,4 @@
-"""The README's example alert rules (between <!-- alert-rules:begin --> and :end -->) pass
+"""docs/operations.md's example alert rules (between <!-- alert-rules:begin --> and :end -->) pass
 `promtool check rules`, and `promtool test rules` against series scraped from a real governor:
 a job whose backlog is above its governor.slo.lag and which stopped reporting pages twice, a
 job that reports and keeps within its objective pages never, and a governor that does not
@@ -23,11 +23,11 @@ if not PROMTOOL:
     sys.exit(77)
 
 c = gov.Checks()
-with open(os.path.join(ROOT, "README.md")) as f:
+with open(os.path.join(ROOT, "docs", "operations.md")) as f:
     readme = f.read()
 m = re.search(r"<!-- alert-rules:begin -->\s*(?:<!--[^\n]*-->\s*)?```yaml\n(.*?)```\s*<!-- alert-rules:end -->",
               readme, re.S)
-c.check(m is not None, "README holds the alert rules block")
+c.check(m is not None, "docs/operations.md holds the alert rules block")
 rules = m.group(1)
 tmp = tempfile.mkdtemp(prefix="governor-alerts-")
 rules_path = os.path.join(tmp, "rules.yml")

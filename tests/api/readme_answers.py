@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Rewrites the sample answers of the README's "Ten audit questions" from a database filled by
+"""Rewrites the sample answers of docs/audit.md's "Ten audit questions" from a database filled by
 audit_sim.py: each question's `sqlite3 -readonly audit.db "..."` command is run against
 DB and its result replaces the table under "Sample answer". Check the result by hand before
 committing (the answers are the documentation of what each query shows).
 
-usage: python3 tests/api/readme_answers.py DB [README.md]
+usage: python3 tests/api/readme_answers.py DB [docs/audit.md]
 """
 import re
 import sqlite3
@@ -12,7 +12,7 @@ import sys
 
 MAX_ROWS = 10
 # The page that holds the ten questions (relative to the repository's root).
-PAGE = "README.md"
+PAGE = "docs/audit.md"
 
 
 def cell(v):
@@ -47,10 +47,12 @@ def main():
 
 
 def rewrite(db, path):
-    """Rewrites the sample answers of the README at path from the database db."""
+    """Rewrites the sample answers of the page at path from the database db."""
     text = open(path).read()
-    start = text.index("### Ten audit questions")
-    end = text.index("\n## ", start)
+    start = re.search(r"(?m)^#+ Ten audit questions", text).start()
+    body = text.index("\n", start) + 1
+    nxt = re.search(r"(?m)^#{1,2} ", text[body:])
+    end = body + nxt.start() if nxt else len(text)
     section = text[start:end]
     blocks = re.split(r"(?m)^(?=\*\*\d+\. )", section)
     for i, b in enumerate(blocks):
@@ -68,7 +70,8 @@ def rewrite(db, path):
         tail = "\n".join(rest[k:])
         tail = tail.rstrip("\n") + "\n\n" if tail.strip() else ""
         blocks[i] = head + answer(db, sql) + "\n" + tail
-    text = text[:start] + "".join(blocks).rstrip("\n") + "\n\n" + text[end:].lstrip("\n")
+    rest = text[end:].lstrip("\n")
+    text = text[:start] + "".join(blocks).rstrip("\n") + ("\n\n" + rest if rest else "\n")
     open(path, "w").write(text)
 
 

@@ -29,7 +29,7 @@ from gov import BINARY, Server, Checks  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURE = os.path.join(HERE, "data", "history_v8.json.xz")
-README = os.path.join(HERE, "..", "..", "README.md")
+README = os.path.join(HERE, "..", "..", "docs", "audit.md")
 POLICIES = os.path.join(HERE, "..", "..", "policies")
 VIEWS = ["audit_decisions", "audit_vertex_decisions", "audit_scalings", "audit_events",
          "audit_plugin_calls", "audit_policy_revisions", "audit_config_changes",
@@ -38,8 +38,7 @@ VIEWS = ["audit_decisions", "audit_vertex_decisions", "audit_scalings", "audit_e
 
 def questions():
     text = open(README).read()
-    section = text[text.index("### Ten audit questions"):]
-    section = section[:section.index("\n## ")]
+    section = text[re.search(r"(?m)^#+ Ten audit questions", text).start():]
     return re.findall(r'^sqlite3 -readonly (?:governor|audit)\.db "(.*)"$', section, re.M)
 
 

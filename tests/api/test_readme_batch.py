@@ -1,4 +1,4 @@
-"""The README's "Batch jobs and rebalancing" examples, run as written against a real server (on
+"""docs/batch.md's examples, run as written against a real server (on
 a free port instead of 8080): the backfill gets 104 workers, the advice splits D at 0.6."""
 import json
 import os
@@ -11,9 +11,7 @@ from gov import Server, Checks  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 c = Checks()
-readme = open(os.path.join(ROOT, "README.md")).read()
-start = readme.index("## Batch jobs and rebalancing")
-sec = readme[start:readme.index("\n## ", start)]
+sec = open(os.path.join(ROOT, "docs", "batch.md")).read()
 blocks = re.findall(r"```sh\n(.*?)```", sec, re.S)
 c.check(len(blocks) == 2, "two curl blocks: %d" % len(blocks))
 s = Server()

@@ -28,10 +28,9 @@ import pgcopy  # noqa: E402
 from gov import Server, Checks  # noqa: E402
 
 c = Checks()
-text = open(os.path.join(ROOT, "README.md")).read()
-m = re.search(r"^## Audit with SQL\n(.*?)(?=^## )", text, re.S | re.M)
+text = open(os.path.join(ROOT, "docs", "audit.md")).read()
+m = re.search(r"^#+ Ten audit questions\n(.*)", text, re.S | re.M)
 section = m.group(1) if m else ""
-section = section[section.find("### Ten audit questions"):]
 queries = re.findall(r'^q "([^"]*)"\s*$', section, re.M)
 c.check(len(queries) == 10, "ten audit questions in the README: %d" % len(queries))
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""reference.py BUILD_DIR - README.md's reason codes, constraint codes, vertex fields and
+"""reference.py BUILD_DIR - docs/api.md's reason codes, constraint codes, vertex fields and
 evaluated figures (between <!-- reference:begin --> and <!-- reference:end -->) are what
 `governor reference` prints from the core's own tables: fails when they differ, or when the
 command names a code or field without a description. With UPDATE=1 in the environment it
-rewrites the README's copy instead. Also: `governor reference` takes no flag (an unknown one exits 2)."""
+rewrites the page's copy instead. Also: `governor reference` takes no flag (an unknown one exits 2)."""
 import os
 import subprocess
 import sys
@@ -25,29 +25,29 @@ def main():
         print("FAIL: governor reference --bogus: exit %d, %r (2 and 'unknown option' expected)"
               % (bad.returncode, bad.stderr[:200]))
         return 1
-    path = os.path.join(ROOT, "README.md")
+    path = os.path.join(ROOT, "docs", "api.md")
     text = open(path).read()
     if BEGIN not in text or END not in text:
-        print("FAIL: README.md has no %s ... %s section" % (BEGIN.strip(), END.strip()))
+        print("FAIL: docs/api.md has no %s ... %s section" % (BEGIN.strip(), END.strip()))
         return 1
     start = text.index(BEGIN) + len(BEGIN)
     end = text.index(END, start)
     if text[start:end] == p.stdout:
-        print("README.md's reference is what governor reference prints")
+        print("docs/api.md's reference is what governor reference prints")
         return 0
     if os.environ.get("UPDATE"):
         open(path, "w").write(text[:start] + p.stdout + text[end:])
-        print("README.md's reference rewritten")
+        print("docs/api.md's reference rewritten")
         return 0
     old, new = text[start:end].splitlines(), p.stdout.splitlines()
     for i in range(max(len(old), len(new))):
         a = old[i] if i < len(old) else "(nothing)"
         b = new[i] if i < len(new) else "(nothing)"
         if a != b:
-            print("first difference, line %d of the section:\n  README:    %s\n  governor:  %s"
+            print("first difference, line %d of the section:\n  the page:  %s\n  governor:  %s"
                   % (i + 1, a, b))
             break
-    print("FAIL: README.md's reference differs from `governor reference` "
+    print("FAIL: docs/api.md's reference differs from `governor reference` "
           "(UPDATE=1 python3 tests/readme/reference.py BUILD_DIR rewrites it)")
     return 1
 

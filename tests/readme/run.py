@@ -11,7 +11,7 @@ What it does, in order:
      runs while every page is followed, as it would on the reader's machine.
   3. Runs every ```sh block in one bash session (`set -eE -o pipefail`, so a function or a
      variable a block defines is there for the next ones), from the clone's root, with `curl`
-     failing on an HTTP error (--fail-with-body). The marker on the line before a block (other
+     failing on an HTTP error (--fail-with-body, unless the block asks for -f itself). The marker on the line before a block (other
      HTML comments may stand between them) says what else to do with it:
        <!-- readme-test: file PATH -->         write the block to PATH in the clone, at its
                                                place in the order (a plugin, a scenario);
@@ -132,7 +132,10 @@ def script_of(docs, ports, pg_dir):
     docs: [(page, text)]."""
     out = ["set -eE -o pipefail",
            "trap 'echo \"$README_PAGE line $README_LINE: the block failed (exit $?)\" >&2' ERR",
-           "curl() { command curl --fail-with-body \"$@\"; }"]
+           # curl fails on an HTTP error, as a reader would notice one (a block that asks
+           # for -f itself, waiting for a server, keeps it: curl refuses both together)
+           "curl() { if [[ \" $* \" =~ \\ -[a-zA-Z]*f|\\ --fail ]]; then command curl \"$@\"; "
+           "else command curl --fail-with-body \"$@\"; fi; }"]
     n = {"run": 0, "file": 0, "skip": 0, "only-if": 0}
     errors = []
     listens = {}

@@ -72,7 +72,7 @@ class HAProxy:
     def __init__(self, ports, tmp):
         text = open(HAPROXY_CFG).read()
         self.port = free_port()
-        text = text.replace("bind 127.0.0.1:8080", "bind 127.0.0.1:%d" % self.port)
+        text = re.sub(r"bind 127\.0\.0\.1:\d+", "bind 127.0.0.1:%d" % self.port, text)
         lines, servers = [], 0
         for line in text.splitlines():
             m = re.match(r"^(\s*)server g(\d) 127\.0\.0\.1:\d+ check$", line)

@@ -2,7 +2,7 @@
 """Runs `governor simulate` on one shipped scenario and checks what it leaves.
 
 usage: run.py GOVERNOR SCENARIO.json POLICIES_DIR WORK_DIR [HORIZON]
-       run.py GOVERNOR README.md POLICIES_DIR WORK_DIR [HORIZON]   (the README's example)
+       run.py GOVERNOR docs/simulate.md POLICIES_DIR WORK_DIR [HORIZON]   (the page's example)
 
 Twice, into two directories: the command exits 0, prints the table header and one row per
 policy (governor, flink, hpa, fixed), writes <name>.json with every figure of every policy and
@@ -38,12 +38,12 @@ def run(gov, scenario, policies, out, horizon):
 
 
 def readme_example(readme, work):
-    """The JSON block of the README's "Scenario format" section, as a scenario file."""
+    """The JSON block of docs/simulate.md's "Scenario format" section, as a scenario file."""
     text = open(readme).read()
-    i = text.index("### Scenario format")
+    i = re.search(r"(?m)^#+ Scenario format", text).start()
     m = re.search(r"```json\n(.*?)```", text[i:], re.S)
     if not m:
-        fail("no JSON example under the README's Scenario format")
+        fail("no JSON example under docs/simulate.md's Scenario format")
     os.makedirs(work, exist_ok=True)
     path = os.path.join(work, "readme_example.json")
     with open(path, "w") as f:
@@ -54,7 +54,7 @@ def readme_example(readme, work):
 def main():
     gov, scenario, policies, work = sys.argv[1:5]
     horizon = sys.argv[5] if len(sys.argv) > 5 else None
-    if scenario.endswith("README.md"):
+    if scenario.endswith(".md"):
         scenario = readme_example(scenario, work)
     name = json.load(open(scenario)).get("name") or os.path.basename(scenario)[:-5]
     docs = []

@@ -3,7 +3,7 @@
  * every field of struct core_config is landed by a row), aliases and the kubernetes.operator.
  * fallback, layering, validation (core/README.md, Options)
  * validation, plugin parameters, ignored keys, the hash, server options and the config
- * file, and the README's generated options block.
+ * file, and docs/options.md's generated options block.
  */
 #include "test.h"
 
@@ -1238,10 +1238,11 @@ static void table_lists_every_option(void)
 #define BEGIN "<!-- options:begin -->\n"
 #define END   "<!-- options:end -->"
 
-/* README.md's generated block equals opt_print_markdown(); UPDATE_GOLDEN=1 rewrites it. */
+/* docs/options.md's generated block equals opt_print_markdown(); UPDATE_GOLDEN=1 rewrites it. */
+#define OPTIONS_PAGE "docs/options.md"
 static void readme_table_is_current(void)
 {
-    char *readme = testfile_read("README.md");
+    char *readme = testfile_read(OPTIONS_PAGE);
     ASSERT(readme != NULL);
     char *md = capture(opt_print_markdown);
     char *b = strstr(readme, BEGIN);
@@ -1251,17 +1252,17 @@ static void readme_table_is_current(void)
     bool same = (size_t)(e - b) == strlen(md) && memcmp(b, md, strlen(md)) == 0;
     const char *upd = getenv("UPDATE_GOLDEN");
     if (!same && upd && strcmp(upd, "1") == 0) {
-        FILE *f = fopen("README.md", "wb");
+        FILE *f = fopen(OPTIONS_PAGE, "wb");
         ASSERT(f != NULL);
         fwrite(readme, 1, (size_t)(b - readme), f);
         fputs(md, f);
         fputs(e, f);
         fclose(f);
-        fprintf(stderr, "    README.md options block rewritten\n");
+        fprintf(stderr, "    " OPTIONS_PAGE " options block rewritten\n");
         same = true;
     }
     if (!same)
-        fprintf(stderr, "    README.md's options block is stale: run UPDATE_GOLDEN=1 "
+        fprintf(stderr, "    " OPTIONS_PAGE "'s options block is stale: run UPDATE_GOLDEN=1 "
                         "build/test_options from the repository root\n");
     ASSERT(same);
     free(readme);
