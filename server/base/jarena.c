@@ -9,7 +9,8 @@
 #include "base/jarena.h"
 #include "base/xmem.h"
 
-#define BLOCK (64 * 1024)
+#define BLOCK     (64 * 1024)
+#define BLOCK_MAX (16 * 1024 * 1024)
 
 struct jarena_block {
     struct jarena_block *next;
@@ -35,7 +36,12 @@ static void *alloc_fn(size_t n)
     n = (n + 15) & ~(size_t)15;
     struct jarena_block *b = a->head;
     if (!b || b->size - b->used < n) {
-        size_t sz = n > BLOCK ? n : BLOCK;
+        /* Each block twice the last (up to BLOCK_MAX): a request's JSON, however large, sits
+         * in few blocks, and free_fn's scan of them stays short (a fixed size made a large
+         * request's frees quadratic). */
+        size_t sz = !b ? BLOCK : b->size >= BLOCK_MAX / 2 ? BLOCK_MAX : b->size * 2;
+        if (sz < n)
+            sz = n;
         struct jarena_block *nb = malloc(sizeof *nb + sz);
         if (!nb)
             return NULL;

@@ -339,8 +339,12 @@ static int rebalance_run(struct decision_buf *b, const struct decision_req *q,
 static json_t *warnings_json(const struct opt_job *eff)
 {
     json_t *warn = json_array();
-    for (int i = 0; i < opt_job_n_warnings(eff); i++)
-        json_array_append_new(warn, json_string(opt_job_warning(eff, i)));
+    int n = opt_job_n_warnings(eff);
+    const char **keys = xmalloc((size_t)(n + 1) * sizeof *keys);
+    opt_job_warnings(eff, keys, n);
+    for (int i = 0; i < n; i++)
+        json_array_append_new(warn, json_string(keys[i]));
+    free(keys);
     return warn;
 }
 
@@ -411,8 +415,7 @@ int decision_run(struct decision_buf *b, const struct decision_req *q, struct de
             b->warn_cap = n_warn;
             b->warn = xrealloc(b->warn, (size_t)n_warn * sizeof *b->warn);
         }
-        for (int i = 0; i < n_warn; i++)
-            b->warn[i] = opt_job_warning(o.eff, i);
+        opt_job_warnings(o.eff, b->warn, n_warn);
         json_decision_text(&b->text, &b->d, q->job, revision, o.hash, q->warnings, b->warn, n_warn);
         struct db_write *w = res->write = unit_new(q, &b->d, call, &b->text);
         w->decision_json = text_dup(&b->text, 0, b->text.n);

@@ -22,6 +22,7 @@
 #include <strings.h>
 
 #include "decision/json.h"
+#include "core/index.h"
 #include "base/jarena.h"
 #include "time/timeutil.h"
 #include "base/xmem.h"
@@ -931,6 +932,48 @@ static int parse_stage(const struct sink *k, const json_t *jb, const struct path
  * when no amounts are sent), busy_s >= 0, remaining_parallelism >= 0, fixed_shards >= 1. A
  * RUNNING stage needs its total. `config` as in streaming mode.
  */
+/* Stage vp (jv) into st: its id (dup: an earlier stage has it), its batch fields. */
+static int parse_stage_entry(const struct sink *k, const json_t *jv, const struct path *vp,
+                             bool dup, struct core_batch_stage *st)
+{
+    struct path bp = {vp, "batch", 0}, ip = {vp, "id", 0};
+    json_t *jb;
+    if (!json_is_object(jv))
+        return fail(k, vp, "expected an object, got %s", type_name(jv));
+    st->id = NULL;
+    if (get_string(k, jv, vp, "id", true, &st->id) < 0)
+        return -1;
+    if (!valid_id(st->id))
+        return fail(k, &ip, "must be 1-128 printable ASCII characters without spaces");
+    if (dup)
+        return fail(k, &ip, "duplicate stage id \"%s\"", st->id);
+    if (get_typed(k, jv, vp, "batch", JSON_OBJECT, "an object", &jb) < 0)
+        return -1;
+    if (!jb)
+        return fail(k, &bp, "required in batch mode");
+    return parse_stage(k, jb, &bp, st);
+}
+
+/* new: for each element of arr, whether its "id" (a string) repeats an earlier element's;
+ * n log n (the ids sorted), not the pairs. */
+static bool *repeated_ids(const json_t *arr)
+{
+    size_t n = json_array_size(arr), m = n ? n : 1;
+    const char **ids = xcalloc(m, sizeof *ids);
+    int *perm = xmalloc(m * sizeof *perm), *tmp = xmalloc(m * sizeof *tmp);
+    bool *dup = xcalloc(m, sizeof *dup);
+    for (size_t i = 0; i < n; i++)
+        ids[i] = json_string_value(json_object_get(json_array_get(arr, i), "id"));
+    struct core_index x;
+    core_index_build(&x, ids, sizeof *ids, 0, (int)n, perm, tmp);
+    for (size_t i = 0; i < n; i++)
+        dup[i] = ids[i] && core_index_find(&x, ids[i]) < (int)i;
+    free(ids);
+    free(perm);
+    free(tmp);
+    return dup;
+}
+
 static int parse_batch(const struct sink *k, json_t *body, struct core_sample *s,
                        struct sample_buf *b, struct opt_job *opts, struct json_err *e)
 {
@@ -961,32 +1004,17 @@ static int parse_batch(const struct sink *k, json_t *body, struct core_sample *s
         return fail(k, &vsp, "too many stages");
     reserve(&b->st, &b->cap_st, (int)n, sizeof *b->st);
     json_t *jv;
+    bool *dup = repeated_ids(verts);
+    int rc = 0;
     json_array_foreach(verts, i, jv)
     {
-        struct path vp = {&vsp, NULL, (int)i}, bp = {&vp, "batch", 0};
-        struct core_batch_stage *st = &b->st[i];
-        json_t *jb;
-        if (!json_is_object(jv))
-            return fail(k, &vp, "expected an object, got %s", type_name(jv));
-        st->id = NULL;
-        if (get_string(k, jv, &vp, "id", true, &st->id) < 0)
-            return -1;
-        if (!valid_id(st->id)) {
-            struct path p = {&vp, "id", 0};
-            return fail(k, &p, "must be 1-128 printable ASCII characters without spaces");
-        }
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(b->st[j].id, st->id) == 0) {
-                struct path p = {&vp, "id", 0};
-                return fail(k, &p, "duplicate stage id \"%s\"", st->id);
-            }
-        if (get_typed(k, jv, &vp, "batch", JSON_OBJECT, "an object", &jb) < 0)
-            return -1;
-        if (!jb)
-            return fail(k, &bp, "required in batch mode");
-        if (parse_stage(k, jb, &bp, st) < 0)
-            return -1;
+        struct path vp = {&vsp, NULL, (int)i};
+        if ((rc = parse_stage_entry(k, jv, &vp, dup[i], &b->st[i])) < 0)
+            break;
     }
+    free(dup);
+    if (rc < 0)
+        return -1;
     in->stages = b->st;
     in->n_stages = (int)n;
     if (cfg && apply_config(cfg, opts, e, k) < 0)
@@ -1487,26 +1515,35 @@ static const char *key_at(const struct keyed *k, int i)
 static void tx_object(struct json_text *t, const struct keyed *k, const void *ud,
                       void (*val)(struct json_text *t, const void *ud, int i))
 {
+    /* The elements sorted by key: each key's run gives its first place and its last value
+     * (n log n; comparing every pair made a large answer quadratic). */
+    size_t n = (size_t)(k->n > 0 ? k->n : 1);
+    int *perm = xmalloc(n * sizeof *perm), *last = xmalloc(n * sizeof *last);
+    struct core_index x;
+    core_index_build(&x, k->base, k->stride, k->off, k->n, perm, last);
+    for (int i = 0; i < k->n; i++)
+        last[i] = -1;
+    for (int a = 0, b; a < k->n; a = b) {
+        const char *key = key_at(k, perm[a]);
+        for (b = a + 1; b < k->n && strcmp(key_at(k, perm[b]), key) == 0; b++)
+            ;
+        last[perm[a]] = perm[b - 1];
+    }
     TX_LIT(t, "{");
     bool first = true;
     for (int i = 0; i < k->n; i++) {
         const char *key = key_at(k, i);
-        bool again = false;
-        for (int j = 0; j < i && !again; j++)
-            again = strcmp(key_at(k, j), key) == 0;
-        if (again || !utf8_valid(key))
+        if (last[i] < 0 || !utf8_valid(key))
             continue;
-        int last = i;
-        for (int j = i + 1; j < k->n; j++)
-            if (strcmp(key_at(k, j), key) == 0)
-                last = j;
         if (!first)
             TX_LIT(t, ",");
         first = false;
         tx_key(t, key);
-        val(t, ud, last);
+        val(t, ud, last[i]);
     }
     TX_LIT(t, "}");
+    free(perm);
+    free(last);
 }
 
 static void target_val(struct json_text *t, const void *ud, int i)

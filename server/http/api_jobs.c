@@ -135,8 +135,12 @@ int api_config_put(const struct req *q, struct resp *r)
         json_object_set_new(stored, key, json_string(jobs_value_text(v, buf, sizeof buf)));
     }
     warn = json_array();
-    for (int i = 0; i < opt_job_n_warnings(opts); i++)
-        json_array_append_new(warn, json_string(opt_job_warning(opts, i)));
+    int n_warn = opt_job_n_warnings(opts);
+    const char **keys = xmalloc((size_t)(n_warn + 1) * sizeof *keys);
+    opt_job_warnings(opts, keys, n_warn);
+    for (int i = 0; i < n_warn; i++)
+        json_array_append_new(warn, json_string(keys[i]));
+    free(keys);
 
     struct jobs_entry *e;
     int found = api_job_find(a, q->job, &e, r);
