@@ -303,7 +303,7 @@ static int pieces_at(const struct core_rebalance_in *in, const struct core_rebal
  * cannot be split out (what the others alone could reach). */
 static bool feasible(const struct core_rebalance_in *in, double t, bool skip_blocked)
 {
-    int used = 0;
+    int64_t used = 0; /* each n <= idle_slots, and the sum stops once above it */
     for (int i = 0; i < in->n_items; i++) {
         const struct core_rebalance_item *it = &in->items[i];
         double mv;

@@ -24,6 +24,7 @@
 #include "decision/jobs.h"
 #include "plugin/policies.h"
 #include "http/api.h"
+#include "options/options.h"
 #include "decision/decision.h"
 #include "base/jarena.h"
 #include "plugin/plugin.h"
@@ -237,6 +238,7 @@ static void decide(const struct req *q, struct resp *r)
                               .cache = &e->cache,
                               .state = e->state,
                               .set = set,
+                              .limits = a->srv ? &a->srv->limits : NULL,
                               .revision = a->policy_revision,
                               .warnings = true,
                               .text_only = true,

@@ -14,6 +14,7 @@
 
 #include "decision/jobs.h"
 #include "http/api.h"
+#include "options/options.h"
 #include "base/xmem.h"
 
 static json_t *time_or_null(int64_t t)
@@ -114,6 +115,12 @@ int api_config_put(const struct req *q, struct resp *r)
     layer = json_object_get(body, "config");
     if (!json_is_object(body) || !json_is_object(layer)) {
         api_error(r, 400, NULL, "config", "the body must be {\"config\": {\"option\": value}}");
+        goto out;
+    }
+    if (a->srv && json_object_size(layer) > (size_t)a->srv->limits.config_keys) {
+        api_error(r, 413, NULL, "config",
+                  "%zu keys is more than the limit of %d (the server option max-config-keys)",
+                  json_object_size(layer), a->srv->limits.config_keys);
         goto out;
     }
     if (jobs_layer_opts(a->jobs, layer, &opts, &err, bad, sizeof bad) < 0) {

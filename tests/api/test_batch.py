@@ -108,7 +108,8 @@ if st == 200:
             and abs(d["makespan_after_s"] - 200) < 1e-9, "400 s -> 200 s: %r" % d)
     sp = d["splits"]
     c.check(len(sp) == 1 and sp[0]["item"] == "D" and abs(sp[0]["fraction_of_remainder"] - 0.5)
-            < 1e-12 and abs(sp[0]["split_at_fraction"][0] - 0.6) < 1e-12
+            < 1e-12 and abs(sp[0]["split_at_fraction"] - 0.6) < 1e-12
+            and sp[0]["pieces"] == 1 and abs(sp[0]["piece_fraction"] - 0.4) < 1e-12
             and abs(sp[0]["piece_size"] - 1000) < 1e-9 and abs(sp[0]["piece_finish_s"] - 110)
             < 1e-9, "D split at 0.6: %r" % sp)
     un = d["unsplittable"]
