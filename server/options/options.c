@@ -693,11 +693,11 @@ static const struct opt_row opt_rows[] = {
              "for a policy load)."},
     {SERVER("plugin-memory"), .type = T_MEMORY, .def = "64 mb", MIN(1048576), .land = L_I64,
      SV(plugin_memory_bytes), .help = "Memory cap of one Lua state."},
-    {SERVER("max-vertices"), .type = T_INT, .def = "10000", MIN(1), MAX(1000000), .land = L_INT,
+    {SERVER("max-vertices"), .type = T_INT, .def = "5000", MIN(1), MAX(1000000), .land = L_INT,
      SV(limits.vertices),
      .help = "Most vertices in one sample (stages in a batch sample); more is a 413 naming "
              "`vertices`."},
-    {SERVER("max-edges"), .type = T_INT, .def = "100000", MIN(1), MAX(10000000), .land = L_INT,
+    {SERVER("max-edges"), .type = T_INT, .def = "50000", MIN(1), MAX(10000000), .land = L_INT,
      SV(limits.edges),
      .help = "Most inputs of a sample's vertices, in all (one vertex may have them all); more is "
              "a 413 naming the `vertices[i].inputs` where the count passes it."},
@@ -710,7 +710,7 @@ static const struct opt_row opt_rows[] = {
      .land = L_INT, SV(limits.rebalance_items),
      .help = "Most items in one rebalance request, over all its workers; more is a 413 naming "
              "`items` (or `workers`)."},
-    {SERVER("max-page-rows"), .type = T_INT, .def = "20000", MIN(1), MAX(10000000), .land = L_INT,
+    {SERVER("max-page-rows"), .type = T_INT, .def = "5000", MIN(1), MAX(10000000), .land = L_INT,
      SV(limits.page_rows),
      .help = "Most vertex rows (a decision's vertices, summed) in one page of GET "
              "/v1/jobs/{job}/decisions: the page stops at the decision that passes it (always "

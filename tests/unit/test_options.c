@@ -1270,7 +1270,7 @@ static void readme_table_is_current(void)
 static void readme_limits_are_current(void)
 {
     char *m = capture(opt_print_limits_markdown);
-    ASSERT_CONTAINS(m, "| `10000` | `max-vertices` | 413 |");
+    ASSERT_CONTAINS(m, "| `5000` | `max-vertices` | 413 |");
     ASSERT_CONTAINS(m, "| 1000000 | fixed | 400 |");
     free(m);
     readme_block_is_current("<!-- limits:begin -->\n", "<!-- limits:end -->",
@@ -1282,11 +1282,11 @@ static void limits_are_options(void)
 {
     struct opt_limits l;
     opt_limits_defaults(&l);
-    ASSERT_EQ(l.vertices, 10000);
-    ASSERT_EQ(l.edges, 100000);
+    ASSERT_EQ(l.vertices, 5000);
+    ASSERT_EQ(l.edges, 50000);
     ASSERT_EQ(l.config_keys, 1000);
     ASSERT_EQ(l.rebalance_items, 10000);
-    ASSERT_EQ(l.page_rows, 20000);
+    ASSERT_EQ(l.page_rows, 5000);
     struct opt_server s;
     opt_server_init(&s);
     char *err = NULL;
