@@ -2,9 +2,11 @@
  * index.c - the sorted index over strings (see index.h): a bottom-up merge sort of positions,
  * binary searches over it.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/index.h"
+#include "core/core_int.h"
 
 const char *core_index_key(const struct core_index *x, int i)
 {
@@ -113,4 +115,85 @@ void core_index_prefix(const struct core_index *x, const char *prefix, int *lo, 
             b = mid;
     }
     *hi = a;
+}
+
+/* The run of r that starts at `start` and holds n positions, as an index. */
+static struct core_index run_at(const struct core_runs *r, const void *base, size_t stride,
+                                size_t off, int start, int n)
+{
+    struct core_index x = {base, stride, off, n, r->pos + start};
+    return x;
+}
+
+void core_runs_add(struct core_runs *r, const void *base, size_t stride, size_t off)
+{
+    int n = r->n, end = n + 1;
+    if (n == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 8;
+        r->pos = core__xrealloc(r->pos, (size_t)r->cap * sizeof *r->pos);
+    }
+    r->pos[n] = n;
+    struct core_index x = run_at(r, base, stride, off, 0, 0);
+    for (int sz = 1; n & sz; sz *= 2) {
+        int start = end - 2 * sz;
+        int *tmp = core__xmalloc((size_t)(2 * sz) * sizeof *tmp);
+        core_index_merge(&x, r->pos + start, sz, r->pos + start + sz, sz, tmp);
+        memcpy(r->pos + start, tmp, (size_t)(2 * sz) * sizeof *tmp);
+        free(tmp);
+    }
+    r->n++;
+}
+
+int core_runs_find(const struct core_runs *r, const void *base, size_t stride, size_t off,
+                   const char *key)
+{
+    int start = 0;
+    for (int bit = 30; bit >= 0; bit--) {
+        int size = r->n & (1 << bit);
+        if (!size)
+            continue;
+        struct core_index x = run_at(r, base, stride, off, start, size);
+        int i = core_index_find(&x, key);
+        if (i >= 0)
+            return i;
+        start += size;
+    }
+    return -1;
+}
+
+int core_runs_prefix(const struct core_runs *r, const void *base, size_t stride, size_t off,
+                     const char *prefix, int **out)
+{
+    int n_hit = 0, start = 0;
+    *out = NULL;
+    for (int bit = 30; bit >= 0; bit--) {
+        int size = r->n & (1 << bit);
+        if (!size)
+            continue;
+        struct core_index x = run_at(r, base, stride, off, start, size);
+        int lo, hi;
+        core_index_prefix(&x, prefix, &lo, &hi);
+        if (hi > lo) {
+            *out = core__xrealloc(*out, (size_t)(n_hit + hi - lo) * sizeof **out);
+            memcpy(*out + n_hit, x.perm + lo, (size_t)(hi - lo) * sizeof **out);
+            n_hit += hi - lo;
+        }
+        start += size;
+    }
+    return n_hit;
+}
+
+void core_runs_copy(struct core_runs *dst, const struct core_runs *src)
+{
+    dst->n = dst->cap = src->n;
+    dst->pos = src->n ? core__xmalloc((size_t)src->n * sizeof *dst->pos) : NULL;
+    if (src->n)
+        memcpy(dst->pos, src->pos, (size_t)src->n * sizeof *dst->pos);
+}
+
+void core_runs_free(struct core_runs *r)
+{
+    free(r->pos);
+    r->pos = NULL;
+    r->n = r->cap = 0;
 }

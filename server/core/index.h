@@ -13,7 +13,8 @@
  * permutation's storage, and keeps both unchanged while the index is used. A NULL key sorts
  * first and is never found.
  *
- * Pure C (libc's strcmp and strncmp only): part of the core, usable by every layer.
+ * Pure C (libc's strcmp, strncmp and, for core_runs, the core's aborting allocators): part of
+ * the core, usable by every layer.
  */
 #ifndef GOVERNOR_CORE_INDEX_H
 #define GOVERNOR_CORE_INDEX_H
@@ -56,5 +57,32 @@ void core_index_sort(const struct core_index *x, int *perm, int n, int *tmp);
  * has room for na + nb ints and overlaps neither. */
 void core_index_merge(const struct core_index *x, const int *a, int na, const int *b, int nb,
                       int *out);
+
+/*
+ * A growing index: positions 0, 1, 2, ... of a caller's array, added one at a time as the
+ * array grows (a key seen for the first time), kept as sorted runs whose sizes are the bits of
+ * n, largest first (a binary counter: a new position is a run of one, and two runs of equal
+ * size merge). Adding is amortized log n moves, finding log^2 n compares, a prefix a binary
+ * search per run: no step compares every key with every other, however many are added. The
+ * array may move between calls (base is passed each time); its keys must not change. Zeroed
+ * storage is empty; core_runs_free releases it.
+ */
+struct core_runs {
+    int *pos; /* [cap] */
+    int n, cap;
+};
+
+/* Adds position r->n (its key already in the array at base). Aborts when out of memory. */
+void core_runs_add(struct core_runs *r, const void *base, size_t stride, size_t off);
+/* The position of key, -1 when none. */
+int core_runs_find(const struct core_runs *r, const void *base, size_t stride, size_t off,
+                   const char *key);
+/* The positions whose key starts with prefix, into out (new, malloc'd; NULL when none), in no
+ * particular order; how many. Aborts when out of memory. */
+int core_runs_prefix(const struct core_runs *r, const void *base, size_t stride, size_t off,
+                     const char *prefix, int **out);
+/* A copy of src into dst (new storage). */
+void core_runs_copy(struct core_runs *dst, const struct core_runs *src);
+void core_runs_free(struct core_runs *r);
 
 #endif

@@ -1039,20 +1039,20 @@ struct list_cache {
 };
 
 /*
- * The keys that are not rows are kept in the order first set (extra[]), and found through
- * runs: positions of extra[] sorted by key, in runs of decreasing powers of two whose sizes
- * are the bits of n_extra (a binary counter; a new key is a run of one, and runs of equal
- * size merge). Adding a key is amortized log n moves, finding one log^2 n compares, and a
- * prefix's keys (a plugin's parameters) are a binary search per run: no step compares every
- * key with every other, however many a layer brings.
+ * The keys that are not rows are kept in the order first set (extra[]), and found through a
+ * growing sorted index of them (core_runs): adding a key is amortized log n moves, finding one
+ * log^2 n compares, and a prefix's keys (a plugin's parameters) a binary search per run: no
+ * step compares every key with every other, however many a layer brings.
  */
 struct opt_job {
     struct slot rows[N_ROWS];
     struct extra *extra;
     int n_extra, cap_extra;
-    int *runs; /* [cap_extra] */
+    struct core_runs keys; /* extra[], by key */
     struct list_cache lists[N_ROWS];
 };
+
+#define EXTRA_KEY sizeof(struct extra), offsetof(struct extra, key)
 
 static void slot_clear(struct slot *s, int layer)
 {
@@ -1114,7 +1114,7 @@ void opt_job_free(struct opt_job *j)
             free(j->extra[i].s.v[l]);
     }
     free(j->extra);
-    free(j->runs);
+    core_runs_free(&j->keys);
     lists_free(j);
     free(j);
 }
@@ -1135,8 +1135,7 @@ struct opt_job *opt_job_clone(const struct opt_job *j)
         slot_copy(&c->rows[i], &j->rows[i]);
     if (j->n_extra) {
         c->extra = xmalloc((size_t)j->n_extra * sizeof *c->extra);
-        c->runs = xmalloc((size_t)j->n_extra * sizeof *c->runs);
-        memcpy(c->runs, j->runs, (size_t)j->n_extra * sizeof *c->runs);
+        core_runs_copy(&c->keys, &j->keys);
         c->cap_extra = c->n_extra = j->n_extra;
         for (int i = 0; i < j->n_extra; i++) {
             c->extra[i].key = xstrdup(j->extra[i].key);
@@ -1206,44 +1205,10 @@ static int lookup_job_key(const char *key, struct key_ref *ref)
     return 0;
 }
 
-/* The run of j's key index that starts at `start` and holds n positions, as an index. */
-static struct core_index run_at(const struct opt_job *j, int start, int n)
-{
-    struct core_index x = {(const char *)j->extra, sizeof *j->extra, offsetof(struct extra, key), n,
-                           j->runs + start};
-    return x;
-}
-
 static struct extra *find_extra(const struct opt_job *j, const char *key)
 {
-    int start = 0;
-    for (int bit = 30; bit >= 0; bit--) {
-        int n = j->n_extra & (1 << bit);
-        if (!n)
-            continue;
-        struct core_index x = run_at(j, start, n);
-        int i = core_index_find(&x, key);
-        if (i >= 0)
-            return &j->extra[i];
-        start += n;
-    }
-    return NULL;
-}
-
-/* Appends a new key (its extra already filled at j->extra[j->n_extra]) to the runs. */
-static void index_extra(struct opt_job *j)
-{
-    int n = j->n_extra, end = n + 1;
-    j->runs[n] = n;
-    for (int sz = 1; n & sz; sz *= 2) {
-        int start = end - 2 * sz;
-        int *tmp = xmalloc((size_t)(2 * sz) * sizeof *tmp);
-        struct core_index x = run_at(j, 0, 0);
-        core_index_merge(&x, j->runs + start, sz, j->runs + start + sz, sz, tmp);
-        memcpy(j->runs + start, tmp, (size_t)(2 * sz) * sizeof *tmp);
-        free(tmp);
-    }
-    j->n_extra++;
+    int i = core_runs_find(&j->keys, j->extra, EXTRA_KEY, key);
+    return i >= 0 ? &j->extra[i] : NULL;
 }
 
 /* Stores value (new copy) in slot s at layer unless a better-ranked spelling is there. */
@@ -1298,13 +1263,13 @@ int opt_job_set(struct opt_job *j, enum opt_layer layer, const char *key, const 
         if (j->n_extra == j->cap_extra) {
             j->cap_extra = j->cap_extra ? 2 * j->cap_extra : 8;
             j->extra = xrealloc(j->extra, (size_t)j->cap_extra * sizeof *j->extra);
-            j->runs = xrealloc(j->runs, (size_t)j->cap_extra * sizeof *j->runs);
         }
         x = &j->extra[j->n_extra];
         memset(x, 0, sizeof *x);
         x->key = xstrdup(ref.key);
         x->ignored = ref.ignored;
-        index_extra(j);
+        core_runs_add(&j->keys, j->extra, EXTRA_KEY);
+        j->n_extra++;
     }
     slot_set(&x->s, layer, ref.rank, t);
     t = NULL;
@@ -1592,21 +1557,7 @@ void opt_job_params(const struct opt_job *j, const char *prefix,
                     void (*fn)(void *ud, const char *param, const char *value), void *ud)
 {
     size_t n = strlen(prefix);
-    int *hit = NULL, n_hit = 0, start = 0;
-    for (int bit = 30; bit >= 0; bit--) {
-        int size = j->n_extra & (1 << bit);
-        if (!size)
-            continue;
-        struct core_index x = run_at(j, start, size);
-        int lo, hi;
-        core_index_prefix(&x, prefix, &lo, &hi);
-        if (hi > lo) {
-            hit = xrealloc(hit, (size_t)(n_hit + hi - lo) * sizeof *hit);
-            memcpy(hit + n_hit, x.perm + lo, (size_t)(hi - lo) * sizeof *hit);
-            n_hit += hi - lo;
-        }
-        start += size;
-    }
+    int *hit = NULL, n_hit = core_runs_prefix(&j->keys, j->extra, EXTRA_KEY, prefix, &hit);
     if (n_hit > 1)
         qsort(hit, (size_t)n_hit, sizeof *hit, cmp_int);
     for (int k = 0; k < n_hit; k++) {
