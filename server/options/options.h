@@ -120,6 +120,8 @@ struct opt_limits {
 #define OPT_MAX_ID_LEN     128     /* a vertex's or a stage's id, characters */
 #define OPT_MAX_IDLE_SLOTS 1000000 /* a rebalance request's idle_slots (a value: 400) */
 #define OPT_MAX_PAGE       1000    /* limit= of GET /v1/jobs/{job}/decisions and .../events */
+#define OPT_MAX_BUCKETS    2000    /* buckets of one timeline */
+#define OPT_MAX_VALUES     1000000 /* values per series of one timeline: buckets x vertices */
 
 /* The table's defaults of every limit (what a tool without server options applies). */
 void opt_limits_defaults(struct opt_limits *l);

@@ -9,7 +9,7 @@ is allowed costs the loop time linear in its size.
    vertices, 14,000 plugin parameters in a sample and in a stored layer, 27,000 batch stages,
    too many inputs or rebalance items (each a 413 naming the field and the limit), and a
    history page over decisions of thousands of vertices (a page that stops at its rows'
-   budget and says where the next begins).
+   budget and says where the next begins), and their timeline (buckets x vertices bounded).
 2. Linear work: the loop thread's CPU time for the largest sample allowed against one a tenth
    its size (vertices, inputs, option keys in a sample layer, a stored layer and plugin
    parameters, batch stages, rebalance items, a history page), each ratio at most 20 (a linear
@@ -222,6 +222,16 @@ def issue_requests():
     top = max(seen or [0])
     c.check(seen == list(range(top, top - 6, -1)) and pages == 3,
             "following next lists all 6 decisions once, newest first, in 3 pages: %r" % seen)
+    # Its timeline at one-second steps: 2,000 buckets x 2,000 vertices pass the 1,000,000 values
+    # of a timeline; two vertices of it are fine.
+    tl = "/v1/jobs/hist/timeline?from=%d&to=%d&step=1s" % (T0, T0 + 2000000)
+    st, r, _ = req(s, "GET", tl)
+    err = r.get("error", {}) if isinstance(r, dict) else {}
+    c.check(st == 413 and err.get("field") == "vertices" and "1000000" in err.get("message", ""),
+            "a timeline of 4,000,000 values: 413 naming vertices (%s %r)" % (st, str(r)[:200]))
+    st, r, _ = req(s, "GET", tl + "&vertices=v0,v1")
+    c.check(st == 200 and [v["id"] for v in r.get("vertices", [])] == ["v0", "v1"],
+            "the same timeline of two vertices: 200 (%s)" % st)
     st, _, _ = s.req("GET", "/v1/jobs/hist/decisions?before=0")
     c.check(st == 400, "before=0 is a 400: %s" % st)
     s.stop()
