@@ -310,3 +310,21 @@ json_t *api_json_body(const struct req *q, struct resp *r, const char *what_obje
     }
     return body;
 }
+
+int api_in_arena(const struct req *q, struct resp *r, void (*fn)(const struct req *, struct resp *))
+{
+    jarena_begin(&q->api->arena);
+    fn(q, r);
+    if (r->json) {
+        size_t n;
+        char *t = jarena_dump(r->json);
+        json_decref(r->json);
+        r->json = NULL;
+        n = strlen(t);
+        r->text = xrealloc(t, n + 2);
+        memcpy(r->text + n, "\n", 2);
+        r->content_type = "application/json";
+    }
+    jarena_end(&q->api->arena);
+    return 0;
+}

@@ -14,6 +14,7 @@
 
 #include "decision/jobs.h"
 #include "http/api.h"
+#include "options/options.h"
 #include "base/xmem.h"
 
 static json_t *time_or_null(int64_t t)
@@ -120,6 +121,12 @@ int api_config_put(const struct req *q, struct resp *r)
         api_error(r, 400, NULL, "config", "the body must be {\"config\": {\"option\": value}}");
         goto out;
     }
+    if (a->srv && json_object_size(layer) > (size_t)a->srv->limits.config_keys) {
+        api_error(r, 413, NULL, "config",
+                  "%zu keys is more than the limit of %d (the server option max-config-keys)",
+                  json_object_size(layer), a->srv->limits.config_keys);
+        goto out;
+    }
     if (jobs_layer_opts(a->jobs, layer, &opts, &err, bad, sizeof bad) < 0) {
         snprintf(field, sizeof field, "config.%s", bad);
         api_error(r, 422, NULL, field, "%s", err);
@@ -139,8 +146,12 @@ int api_config_put(const struct req *q, struct resp *r)
         json_object_set_new(stored, key, json_string(jobs_value_text(v, buf, sizeof buf)));
     }
     warn = json_array();
-    for (int i = 0; i < opt_job_n_warnings(opts); i++)
-        json_array_append_new(warn, json_string(opt_job_warning(opts, i)));
+    int n_warn = opt_job_n_warnings(opts);
+    const char **keys = xmalloc((size_t)(n_warn + 1) * sizeof *keys);
+    opt_job_warnings(opts, keys, n_warn);
+    for (int i = 0; i < n_warn; i++)
+        json_array_append_new(warn, json_string(keys[i]));
+    free(keys);
 
     struct jobs_entry *e;
     int found = api_job_find(a, q->job, &e, r);

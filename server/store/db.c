@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -1456,34 +1457,60 @@ static char *response_text(const json_t *o)
 }
 
 static const char SQL_DECISIONS[] =
-    "SELECT " DEC_COLS " FROM decisions d LEFT JOIN decision_configs c ON c.id = d.config_id "
-    "WHERE d.job = ?1 AND d.at >= ?2 AND d.at <= ?3 ORDER BY d.at DESC, d.id DESC LIMIT ?4";
+    "SELECT " DEC_COLS ", (SELECT coalesce(max(ord) + 1, 0) FROM vertex_decisions v "
+    "WHERE v.decision_id = d.id) FROM decisions d LEFT JOIN decision_configs c ON c.id = "
+    "d.config_id "
+    "WHERE d.job = ?1 AND d.at >= ?2 AND (d.at < ?3 OR (d.at = ?3 AND d.id < ?5)) "
+    "ORDER BY d.at DESC, d.id DESC LIMIT ?4";
 
-int db_decisions_list(struct db *db, const char *job, int64_t since, int64_t until, int limit,
-                      json_t **out, char **errp)
+int db_response_rows(const json_t *response)
+{
+    size_t n = json_array_size(json_object_get(response, "vertices")) +
+               json_array_size(json_object_get(response, "splits")) +
+               json_array_size(json_object_get(response, "unsplittable"));
+    return n < 1 ? 1 : n > INT_MAX ? INT_MAX : (int)n;
+}
+
+int db_decisions_list(struct db *db, const char *job, struct db_page *page, json_t **out,
+                      char **errp)
 {
     if (db->pg)
-        return pg_decisions_list(db->pg, job, since, until, limit, out, errp);
+        return pg_decisions_list(db->pg, job, page, out, errp);
     sqlite3_stmt *st = stmt(db, SQL_DECISIONS, errp);
     json_t *arr = json_array();
     int rc;
+    int64_t rows = 0;
     *out = NULL;
+    page->more = false;
     if (!st) {
         json_decref(arr);
         return -1;
     }
     bind_text(st, 1, job);
-    sqlite3_bind_int64(st, 2, since);
-    sqlite3_bind_int64(st, 3, until);
-    sqlite3_bind_int(st, 4, limit);
+    sqlite3_bind_int64(st, 2, page->since);
+    sqlite3_bind_int64(st, 3, page->until);
+    sqlite3_bind_int(st, 4, page->limit);
+    sqlite3_bind_int64(st, 5, page->before);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         json_t *d;
+        /* A decision's vertex rows are counted before it is rebuilt (the last column, an
+         * index seek): past the first, one that would take the page past its budget is left
+         * for the next page. */
+        int64_t will = sqlite3_column_int64(st, DC__N);
+        if (rows > 0 && (rows >= page->max_rows || rows + will > page->max_rows)) {
+            page->more = true;
+            rc = SQLITE_DONE;
+            break;
+        }
         if (response_of(db, st, 0, &d, errp) < 0) {
             sqlite3_reset(st);
             sqlite3_clear_bindings(st);
             json_decref(arr);
             return -1;
         }
+        rows += db_response_rows(d);
+        page->next_at = sqlite3_column_int64(st, DC_AT);
+        page->next_id = sqlite3_column_int64(st, DC_ID);
         if (json_is_object(d)) {
             /* decision_id first, as in the decide response */
             json_t *o = json_pack("{s:I}", "decision_id", (json_int_t)sqlite3_column_int64(st, 0));

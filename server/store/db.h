@@ -261,11 +261,30 @@ int db_jobs_each(struct db *db, const char *job,
                  void *ud, char **errp);
 
 /*
- * new in *out: {"decisions": [...]} of job, newest first, at in [since, until], at most
- * limit; each the stored response object with its decision_id. -1 + *errp.
+ * One page of a job's decisions, newest first (by at, then id): at in [since, until], and
+ * at `until` only ids below `before` (INT64_MAX: all), at most `limit` decisions and at most
+ * `max_rows` rows in all (db_response_rows; a decision's vertex rows are counted before it is
+ * read), but always the first decision: the work of a page is bounded by its rows, not by
+ * decisions x vertices. When it stops early with decisions left, `more` is set and next_at /
+ * next_id name its last decision: the next page is until = next_at, before = next_id.
  */
-int db_decisions_list(struct db *db, const char *job, int64_t since, int64_t until, int limit,
-                      json_t **out, char **errp);
+struct db_page {
+    int64_t since, until, before;
+    int limit, max_rows;
+    bool more;
+    int64_t next_at, next_id;
+};
+
+/* The rows a stored response costs a page: its vertices, or a rebalance advice's splits and
+ * unsplittable items; at least 1. */
+int db_response_rows(const json_t *response);
+
+/*
+ * new in *out: {"decisions": [...]} of job as page asks (page->more and next_* set); each the
+ * stored response object with its decision_id. -1 + *errp.
+ */
+int db_decisions_list(struct db *db, const char *job, struct db_page *page, json_t **out,
+                      char **errp);
 /*
  * new in *out: the newest decision of job with execute true (the client was told to apply
  * it), as db_decisions_list gives one (decision_id first); *out = NULL when there is none.

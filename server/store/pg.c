@@ -1215,29 +1215,45 @@ fail:
 }
 
 static const char SQL_DECISIONS[] =
-    "SELECT " DEC_COLS " FROM decisions d LEFT JOIN decision_configs c ON c.id = d.config_id "
-    "WHERE d.job = $1 AND d.at >= $2 AND d.at <= $3 ORDER BY d.at DESC, d.id DESC LIMIT $4";
+    "SELECT " DEC_COLS ", (SELECT coalesce(max(ord) + 1, 0) FROM vertex_decisions v "
+    "WHERE v.decision_id = d.id) FROM decisions d LEFT JOIN decision_configs c ON c.id = "
+    "d.config_id "
+    "WHERE d.job = $1 AND d.at >= $2 AND (d.at < $3 OR (d.at = $3 AND d.id < $5)) "
+    "ORDER BY d.at DESC, d.id DESC LIMIT $4";
 
-int pg_decisions_list(struct pg *p, const char *job, int64_t since, int64_t until, int limit,
-                      json_t **out, char **errp)
+int pg_decisions_list(struct pg *p, const char *job, struct db_page *page, json_t **out,
+                      char **errp)
 {
     struct par a = {0};
+    int64_t rows = 0;
     *out = NULL;
+    page->more = false;
     p_text(&a, job);
-    p_int(&a, since);
-    p_int(&a, until);
-    p_int(&a, limit);
+    p_int(&a, page->since);
+    p_int(&a, page->until);
+    p_int(&a, page->limit);
+    p_int(&a, page->before);
     PGresult *r = run(p, SQL_DECISIONS, &a, "read decisions", errp);
     if (!r)
         return -1;
     json_t *arr = json_array();
     for (int i = 0; i < PQntuples(r); i++) {
         json_t *d;
+        /* As db.c: a decision's vertex rows are counted before it is rebuilt; past the
+         * first, one that would take the page past its budget is left for the next page. */
+        int64_t will = i64(r, i, DC__N);
+        if (rows > 0 && (rows >= page->max_rows || rows + will > page->max_rows)) {
+            page->more = true;
+            break;
+        }
         if (response_of(p, r, i, &d, errp) < 0) {
             PQclear(r);
             json_decref(arr);
             return -1;
         }
+        rows += db_response_rows(d);
+        page->next_at = i64(r, i, DC_AT);
+        page->next_id = i64(r, i, DC_ID);
         if (json_is_object(d)) {
             json_t *o = json_pack("{s:I}", "decision_id", (json_int_t)i64(r, i, DC_ID));
             json_object_update(o, d);

@@ -57,8 +57,8 @@ int pg_jobs_each(struct pg *p, const char *job,
                            const void *state_bin, size_t state_bin_len, int64_t last_at,
                            int64_t version),
                  void *ud, char **errp);
-int pg_decisions_list(struct pg *p, const char *job, int64_t since, int64_t until, int limit,
-                      json_t **out, char **errp);
+int pg_decisions_list(struct pg *p, const char *job, struct db_page *page, json_t **out,
+                      char **errp);
 int pg_decision_get(struct pg *p, int64_t id, json_t **out, char **errp);
 int pg_decision_executed(struct pg *p, const char *job, json_t **out, char **errp);
 int pg_decision_find(struct pg *p, const char *job, int64_t at, int64_t *id, char **input_json,

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "core/index.h"
 #include "options/options.h"
 #include "store/db.h"
 #include "store/timeline.h"
@@ -56,13 +57,24 @@ double timeline_backlog_s(double lag, double rate)
 
 /* ------------------------------------------------------------------ read -- */
 
-static int intern(char ***list, int *n, const char *s)
+/* The index of s in *list (of *n names), added when new. With idx, a sorted index of the list
+ * (core_runs) finds it: a history's vertex ids and config hashes, which may be many; without,
+ * a scan (the reason codes, a few). */
+static int intern(char ***list, int *n, struct core_runs *idx, const char *s)
 {
-    for (int i = 0; i < *n; i++)
-        if (strcmp((*list)[i], s) == 0)
-            return i;
+    int i = -1;
+    if (idx)
+        i = core_runs_find(idx, *list, sizeof **list, 0, s);
+    else
+        for (int k = 0; k < *n && i < 0; k++)
+            if (strcmp((*list)[k], s) == 0)
+                i = k;
+    if (i >= 0)
+        return i;
     *list = xrealloc(*list, (size_t)(*n + 1) * sizeof **list);
     (*list)[*n] = xstrdup(s);
+    if (idx)
+        core_runs_add(idx, *list, sizeof **list, 0);
     return (*n)++;
 }
 
@@ -266,7 +278,9 @@ static int read_decisions(struct src *s, const char *job, int64_t from, int64_t 
                           struct timeline_history *hi, char **errp)
 {
     struct cur cu;
-    int rc = -1, cap = 0;
+    int rc = -1, cap = 0, n_hashes = 0;
+    char **hashes = NULL; /* the configs' hashes, found by by_hash */
+    struct core_runs by_hash = {0};
     int64_t a[] = {from, to};
     if (cur_open(s, &cu, SQL_DECISIONS, PG_DECISIONS, job, a, 2, "read audit_decisions", errp) < 0)
         goto out;
@@ -280,7 +294,7 @@ static int read_decisions(struct src *s, const char *job, int64_t from, int64_t 
         d->id = cur_int(&cu, 0);
         d->at = cur_int(&cu, 1);
         const char *reason = cur_text(&cu, 2);
-        d->reason = intern(&hi->codes, &hi->n_codes, reason ? reason : "");
+        d->reason = intern(&hi->codes, &hi->n_codes, NULL, reason ? reason : "");
         const char *action = cur_text(&cu, 4);
         snprintf(d->action, sizeof d->action, "%s", action ? action : "");
         d->executed = cur_int(&cu, 3) == 1 && strcmp(d->action, "NO_CHANGE") != 0;
@@ -289,11 +303,8 @@ static int read_decisions(struct src *s, const char *job, int64_t from, int64_t 
         if (!hash)
             hash = "";
         int c = hi->n_configs - 1;
-        if (c < 0 || strcmp(hi->configs[c].hash, hash) != 0) {
-            for (c = 0; c < hi->n_configs; c++)
-                if (strcmp(hi->configs[c].hash, hash) == 0)
-                    break;
-        }
+        if (c < 0 || strcmp(hi->configs[c].hash, hash) != 0)
+            c = intern(&hashes, &n_hashes, &by_hash, hash); /* configs[i] has hashes[i] */
         if (c == hi->n_configs) {
             hi->configs = xrealloc(hi->configs, (size_t)(c + 1) * sizeof *hi->configs);
             memset(&hi->configs[c], 0, sizeof hi->configs[c]);
@@ -310,6 +321,10 @@ static int read_decisions(struct src *s, const char *job, int64_t from, int64_t 
     rc = 0;
 out:
     cur_close(&cu);
+    for (int k = 0; k < n_hashes; k++)
+        free(hashes[k]);
+    free(hashes);
+    core_runs_free(&by_hash);
     return rc;
 }
 
@@ -318,6 +333,7 @@ static int read_vertices(struct src *s, const char *job, int64_t from, int64_t t
 {
     struct cur cu;
     int rc = -1, cap = 0, k = 0;
+    struct core_runs by_id = {0}; /* hi->vertices, sorted */
     int64_t a[] = {from, to};
     bool more;
     if (cur_open(s, &cu, SQL_VERTICES, PG_VERTICES, job, a, 2, "read audit_vertex_decisions",
@@ -341,7 +357,7 @@ static int read_vertices(struct src *s, const char *job, int64_t from, int64_t t
         struct timeline_vrow *v = &hi->vrows[hi->n_vrows++];
         d->n_v++;
         const char *name = cur_text(&cu, 1);
-        v->vertex = intern(&hi->vertices, &hi->n_vertices, name ? name : "");
+        v->vertex = intern(&hi->vertices, &hi->n_vertices, &by_id, name ? name : "");
         v->current = (int)cur_int(&cu, 2);
         v->target = (int)cur_int(&cu, 3);
         v->load = cur_double(&cu, 4);
@@ -372,6 +388,7 @@ static int read_vertices(struct src *s, const char *job, int64_t from, int64_t t
     rc = 0;
 out:
     cur_close(&cu);
+    core_runs_free(&by_id);
     return rc;
 }
 
@@ -552,6 +569,15 @@ static bool wanted(const char *id, const char *const *only, int n_only)
     return false;
 }
 
+int64_t timeline_values(const struct timeline_history *h, int64_t n_buckets,
+                        const char *const *only, int n_only)
+{
+    int64_t shown = 0;
+    for (int v = 0; v < h->n_vertices; v++)
+        shown += wanted(h->vertices[v], only, n_only);
+    return shown * n_buckets;
+}
+
 static json_t *reason_runs(const struct timeline_history *h)
 {
     json_t *codes = json_array(), *runs = json_array();
@@ -578,9 +604,12 @@ json_t *timeline_render(const struct timeline_history *h, int64_t from, int64_t 
     struct vseries *vs = xcalloc((size_t)(h->n_vertices ? h->n_vertices : 1), sizeof *vs);
     signed char *off = xmalloc((size_t)(n ? n : 1));
     memset(off, -1, (size_t)(n ? n : 1));
+    /* Series only for the vertices shown: the rest would cost buckets x vertices for nothing. */
     for (int v = 0; v < h->n_vertices; v++) {
         struct vseries *s = &vs[v];
         size_t nb = (size_t)(n ? n : 1);
+        if (!wanted(h->vertices[v], only, n_only))
+            continue;
         s->current = xmalloc(nb * sizeof(int));
         s->target = xmalloc(nb * sizeof(int));
         s->minp = xmalloc(nb * sizeof(int));
@@ -607,6 +636,8 @@ json_t *timeline_render(const struct timeline_history *h, int64_t from, int64_t 
         for (int k = 0; k < d->n_v; k++) {
             const struct timeline_vrow *v = &h->vrows[d->v0 + k];
             struct vseries *s = &vs[v->vertex];
+            if (!s->current)
+                continue; /* not shown */
             s->current[b] = v->current;
             s->target[b] = v->target;
             s->minp[b] = v->min_parallelism;
@@ -629,7 +660,7 @@ json_t *timeline_render(const struct timeline_history *h, int64_t from, int64_t 
     }
     for (int v = 0; v < h->n_vertices; v++) {
         struct vseries *s = &vs[v];
-        if (wanted(h->vertices[v], only, n_only)) {
+        if (s->current) {
             double *util = xmalloc((size_t)(n ? n : 1) * sizeof(double));
             for (int64_t b = 0; b < n; b++)
                 util[b] = s->util_n[b] ? s->util_sum[b] / s->util_n[b] : NAN;

@@ -35,8 +35,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "options/options.h"
+
 /* At most this many buckets in one timeline (a 400 beyond). */
-#define TIMELINE_MAX_BUCKETS 2000
+#define TIMELINE_MAX_BUCKETS OPT_MAX_BUCKETS
+/* At most this many values per series in one timeline: buckets x the vertices shown (a 413
+ * naming `vertices` beyond): 2,000 buckets of 500 vertices, or 360 of 2,777. */
+#define TIMELINE_MAX_VALUES OPT_MAX_VALUES
 /* At most this many executed decisions listed as events ("events_truncated" beyond). */
 #define TIMELINE_MAX_EVENTS 5000
 /* The default range: the last six hours. */
@@ -99,6 +104,11 @@ struct timeline_history {
 /* A source's backlog in seconds: lag / input rate (0 when the lag is 0); NaN when either is
  * undefined or the rate is 0 under a lag (no finite figure). */
 double timeline_backlog_s(double lag, double rate);
+
+/* The values per series a timeline of n_buckets would hold: buckets x the vertices shown
+ * (those of only, or every vertex of the history). */
+int64_t timeline_values(const struct timeline_history *h, int64_t n_buckets,
+                        const char *const *only, int n_only);
 
 /*
  * Reads job's decisions with from <= at < to from the database file db (read-only). 0 with

@@ -14,6 +14,8 @@
 
 #include "base/jarena.h"
 #include "store/db.h"
+#include <limits.h>
+
 #include "test.h"
 
 static const char *pg_url(void)
@@ -193,7 +195,8 @@ static char *everything(struct db *db)
     json_t *j = NULL;
     int64_t id = 0, *ids = NULL;
     int n = 0;
-    if (db_decisions_list(db, "j1", 0, INT64_MAX, 100, &j, &err) == 0)
+    struct db_page page = {0, INT64_MAX, INT64_MAX, 100, INT_MAX, false, 0, 0};
+    if (db_decisions_list(db, "j1", &page, &j, &err) == 0)
         put(&acc, "list", j);
     json_decref(j);
     for (int64_t i = 1; i <= 5; i++) {
@@ -278,7 +281,8 @@ static int n_decisions(struct db *db, const char *job)
     json_t *j = NULL;
     char *err = NULL;
     int n = -1;
-    if (db_decisions_list(db, job, 0, INT64_MAX, 1000, &j, &err) == 0)
+    struct db_page page = {0, INT64_MAX, INT64_MAX, 1000, INT_MAX, false, 0, 0};
+    if (db_decisions_list(db, job, &page, &j, &err) == 0)
         n = (int)json_array_size(json_object_get(j, "decisions"));
     json_decref(j);
     free(err);
