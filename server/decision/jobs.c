@@ -7,6 +7,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "decision/jobs.h"
 #include "decision/json.h"
@@ -71,6 +74,25 @@ struct jobs_entry *jobs_get(struct jobs *js, const char *id)
     return i >= 0 ? js->v[i] : NULL;
 }
 
+/*
+ * A new job's generation: a random positive 63-bit number (0 is the generation of rows from
+ * before it existed). Two incarnations of a job, made by any processes, draw the same one with
+ * a chance of 2^-63; without the kernel's randomness, the clock, the process and a counter.
+ */
+static int64_t new_generation(void)
+{
+    static uint64_t counter;
+    uint64_t g = 0;
+    if (getrandom(&g, sizeof g, GRND_NONBLOCK) != (ssize_t)sizeof g) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        g = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) * 0x9E3779B97F4A7C15u ^
+            ((uint64_t)getpid() << 32) ^ ++counter;
+    }
+    g &= INT64_MAX;
+    return g ? (int64_t)g : 1;
+}
+
 struct jobs_entry *jobs_add(struct jobs *js, const char *id, int64_t created_at)
 {
     int i = find(js, id);
@@ -90,6 +112,7 @@ struct jobs_entry *jobs_add(struct jobs *js, const char *id, int64_t created_at)
     e->config = json_object();
     e->created_at = created_at;
     e->last_at = INT64_MIN;
+    e->generation = new_generation();
     js->v[i] = e;
     js->n++;
     return e;
@@ -189,7 +212,8 @@ static int add_sample(void *ud, int64_t seq, const void *blob, size_t len)
 }
 
 static int load_row(void *ud, const char *id, int64_t created_at, const char *config_json,
-                    const void *state_bin, size_t state_bin_len, int64_t last_at, int64_t version)
+                    const void *state_bin, size_t state_bin_len, int64_t last_at, int64_t version,
+                    int64_t generation)
 {
     struct load_ctx *lc = ud;
     struct jobs *js = lc->js;
@@ -203,6 +227,7 @@ static int load_row(void *ud, const char *id, int64_t created_at, const char *co
     struct jobs_entry *e = jobs_add(js, id, created_at);
     e->last_at = last_at;
     e->version = version;
+    e->generation = generation;
     layer = json_loads(config_json ? config_json : "{}", 0, NULL);
     if (!json_is_object(layer)) {
         json_decref(layer);
@@ -256,5 +281,6 @@ int jobs_load(struct jobs *js, struct db *db, const char *id, char **errp)
 void jobs_fence(struct jobs_entry *e, struct db_write *w)
 {
     w->expect_version = e->version;
+    w->expect_generation = e->generation;
     e->version++;
 }

@@ -52,6 +52,9 @@ struct jobs_entry {
      * of the job submitted so far has committed (0: the job has no row). jobs_fence hands it
      * to a unit and counts the unit's write; a commit confirms it (the unit's new_version). */
     int64_t version;
+    /* ... and the job's incarnation (db_write.expect_generation): drawn at random when the
+     * entry is made for a job the store does not hold, the stored row's when loaded. */
+    int64_t generation;
     struct jobs_gauges gauges;
 };
 
@@ -63,7 +66,8 @@ void jobs_free(struct jobs *js);
 
 /* Borrowed entry, or NULL. */
 struct jobs_entry *jobs_get(struct jobs *js, const char *id);
-/* Borrowed new entry with an empty state and no stored layer (the id must not exist). */
+/* Borrowed new entry with an empty state, no stored layer and a new generation (a job the
+ * store does not hold; the id must not exist in memory). */
 struct jobs_entry *jobs_add(struct jobs *js, const char *id, int64_t created_at);
 /* Forgets the entry (no-op when absent). */
 void jobs_remove(struct jobs *js, const char *id);
@@ -96,8 +100,9 @@ void jobs_set_layer_take(struct jobs_entry *e, json_t *layer, struct opt_job *op
 int jobs_load(struct jobs *js, struct db *db, const char *id, char **errp);
 
 /*
- * Fences w (a decision, config or delete unit of e's job) on the version e's state was
- * computed from, and counts w's write in e->version (the next unit of the job expects it).
+ * Fences w (a decision, config or delete unit of e's job) on the version and generation e's
+ * state was computed from, and counts w's write in e->version (the next unit of the job
+ * expects it).
  */
 void jobs_fence(struct jobs_entry *e, struct db_write *w);
 

@@ -285,14 +285,18 @@ static int each_decision(void *ud, int64_t id, int64_t at, const char *input, co
 {
     struct each *e = ud;
     struct run *r = e->r;
-    /* A DELETE of the job between the previous decision and this one emptied its state. */
+    /* A DELETE of the job between the previous decision and this one: the job made after it
+     * started as new, with an empty state (its samples may even go back in time), as the
+     * server's did. */
     bool deleted = false;
     while (e->di < r->n_deletes && r->deletes[e->di] < id) {
         deleted |= e->prev_id != INT64_MIN && r->deletes[e->di] >= e->prev_id;
         e->di++;
     }
-    if (deleted)
-        core_state_clear(r->st);
+    if (deleted) {
+        core_state_free(r->st);
+        r->st = core_state_new();
+    }
     e->prev_id = id;
     return one(r, id, at, input, config, dec, e->cb, e->ud, e->errp) < 0 ? -1 : 0;
 }

@@ -58,7 +58,7 @@ static void *hist_thread(void *arg)
             status = 500;
     } else {
         struct timeline_history h;
-        if (timeline_history_read(j->db, j->job, j->from, j->to, &h, &err) < 0)
+        if (timeline_history_read(j->db, j->job, j->from, j->to, 0, &h, &err) < 0)
             status = 500;
         else
             body = timeline_render(&h, j->from, j->to, j->step_ms, (const char *const *)j->only,

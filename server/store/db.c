@@ -550,26 +550,36 @@ static int run_fenced(struct db *db, sqlite3_stmt *st, struct db_write *w, const
 }
 
 /*
- * The jobs row of a unit, fenced by its version (db_write.expect_version, ?5 or ?4): a row
- * known to the unit (expect > 0) is updated only where its version is still that one; a job
- * new to the unit (expect 0) is inserted, or updated where its version is still 0 (a row from
- * before migration 010); expect -1 writes whatever is there. Each adds 1 to the version and
- * returns it: no row returned is a fence that did not hold.
+ * The jobs row of a unit, fenced by its version and generation (db_write.expect_version,
+ * expect_generation; ?5 and ?6 for the state, ?4 and ?5 for the config): a row known to the
+ * unit (expect > 0) is updated only where both are still those; a job new to the unit (expect
+ * 0) is inserted with the unit's generation, or updated where its version is still 0 (a row
+ * from before migration 010), taking the unit's generation; expect -1 writes whatever is there
+ * (a row it inserts takes the unit's generation). Each adds 1 to the version and returns it:
+ * no row returned is a fence that did not hold.
  */
 static const char SQL_JOB_STATE_SET[] =
     "UPDATE jobs SET state_bin = ?3, last_at = ?4, version = version + 1 "
-    "WHERE job = ?1 AND version = ?5 RETURNING version";
+    "WHERE job = ?1 AND version = ?5 AND generation = ?6 RETURNING version";
 static const char SQL_JOB_STATE_NEW[] =
-    "INSERT INTO jobs (job, created_at, state_bin, last_at, version) VALUES (?1, ?2, ?3, ?4, 1) "
+    "INSERT INTO jobs (job, created_at, state_bin, last_at, version, generation) "
+    "VALUES (?1, ?2, ?3, ?4, 1, ?6) "
     "ON CONFLICT (job) DO UPDATE SET state_bin = excluded.state_bin, last_at = excluded.last_at, "
-    "version = jobs.version + 1 WHERE ?5 < 0 OR jobs.version = ?5 RETURNING version";
-static const char SQL_JOB_CONFIG_SET[] = "UPDATE jobs SET config_json = ?3, version = version + 1 "
-                                         "WHERE job = ?1 AND version = ?4 RETURNING version";
+    "version = jobs.version + 1, "
+    "generation = CASE WHEN ?5 < 0 THEN jobs.generation ELSE excluded.generation END "
+    "WHERE ?5 < 0 OR jobs.version = ?5 RETURNING version";
+static const char SQL_JOB_CONFIG_SET[] =
+    "UPDATE jobs SET config_json = ?3, version = version + 1 "
+    "WHERE job = ?1 AND version = ?4 AND generation = ?5 RETURNING version";
 static const char SQL_JOB_CONFIG_NEW[] =
-    "INSERT INTO jobs (job, created_at, config_json, version) VALUES (?1, ?2, ?3, 1) "
+    "INSERT INTO jobs (job, created_at, config_json, version, generation) "
+    "VALUES (?1, ?2, ?3, 1, ?5) "
     "ON CONFLICT (job) DO UPDATE SET config_json = excluded.config_json, "
-    "version = jobs.version + 1 WHERE ?4 < 0 OR jobs.version = ?4 RETURNING version";
-static const char SQL_JOB_DELETE[] = "DELETE FROM jobs WHERE job = ?1 AND (?2 < 0 OR version = ?2)";
+    "version = jobs.version + 1, "
+    "generation = CASE WHEN ?4 < 0 THEN jobs.generation ELSE excluded.generation END "
+    "WHERE ?4 < 0 OR jobs.version = ?4 RETURNING version";
+static const char SQL_JOB_DELETE[] = "DELETE FROM jobs WHERE job = ?1 AND "
+                                     "(?2 < 0 OR (version = ?2 AND generation = ?3))";
 static const char SQL_CONFIG_CHANGE[] =
     "INSERT INTO config_changes (job, at, config_json, after_decision) "
     "VALUES (?1, ?2, ?3, (SELECT max(id) FROM decisions))";
@@ -915,6 +925,7 @@ static int apply_job_state(struct db *db, struct db_write *w, char **errp)
     else
         sqlite3_bind_int64(st, 4, w->last_at);
     sqlite3_bind_int64(st, 5, w->expect_version);
+    sqlite3_bind_int64(st, 6, w->expect_generation);
     return run_fenced(db, st, w, "update job state", errp);
 }
 
@@ -1010,6 +1021,7 @@ static int apply_config(struct db *db, struct db_write *w, const char *layer, ch
         sqlite3_bind_int64(st, 2, w->now);
         bind_text(st, 3, layer);
         sqlite3_bind_int64(st, 4, w->expect_version);
+        sqlite3_bind_int64(st, 5, w->expect_generation);
         int rc = run_fenced(db, st, w, "update job config", errp);
         if (rc != 0)
             return rc < 0 ? -1 : 0;
@@ -1018,6 +1030,7 @@ static int apply_config(struct db *db, struct db_write *w, const char *layer, ch
             return -1;
         bind_text(st, 1, w->job);
         sqlite3_bind_int64(st, 2, w->expect_version);
+        sqlite3_bind_int64(st, 3, w->expect_generation);
         if (run(db, st, "delete job", errp) < 0)
             return -1;
         if (w->expect_version >= 0 && sqlite3_changes(db->h) == 0) {
@@ -1177,15 +1190,15 @@ fail:
 
 /* ----------------------------------------------------------------- reads -- */
 
-static const char SQL_JOBS_ALL[] =
-    "SELECT job, created_at, config_json, last_at, state_bin, version FROM jobs ORDER BY job";
-static const char SQL_JOBS_ONE[] =
-    "SELECT job, created_at, config_json, last_at, state_bin, version FROM jobs WHERE job = ?1";
+static const char SQL_JOBS_ALL[] = "SELECT job, created_at, config_json, last_at, state_bin, "
+                                   "version, generation FROM jobs ORDER BY job";
+static const char SQL_JOBS_ONE[] = "SELECT job, created_at, config_json, last_at, state_bin, "
+                                   "version, generation FROM jobs WHERE job = ?1";
 
 int db_jobs_each(struct db *db, const char *job,
                  int (*fn)(void *ud, const char *job, int64_t created_at, const char *config_json,
                            const void *state_bin, size_t state_bin_len, int64_t last_at,
-                           int64_t version),
+                           int64_t version, int64_t generation),
                  void *ud, char **errp)
 {
     if (db->pg)
@@ -1201,7 +1214,8 @@ int db_jobs_each(struct db *db, const char *job,
             sqlite3_column_type(st, 3) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(st, 3);
         if (fn(ud, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1),
                (const char *)sqlite3_column_text(st, 2), sqlite3_column_blob(st, 4),
-               (size_t)sqlite3_column_bytes(st, 4), last, sqlite3_column_int64(st, 5)) != 0) {
+               (size_t)sqlite3_column_bytes(st, 4), last, sqlite3_column_int64(st, 5),
+               sqlite3_column_int64(st, 6)) != 0) {
             *errp =
                 xasprintf("job \"%s\": bad stored row", (const char *)sqlite3_column_text(st, 0));
             n = -1;

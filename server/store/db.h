@@ -186,6 +186,12 @@ struct db_write {
      * whatever version is stored. A row whose version differs (or a row inserted meanwhile, or
      * deleted) stores nothing of the unit: fault DB_FAULT_FENCED. */
     int64_t expect_version;
+    /* ... and its generation (jobs.generation, the job's incarnation: drawn when the row is
+     * created, kept by every later write): with expect_version >= 0 a row of another
+     * generation does not hold the fence either, so a unit computed from a job deleted since
+     * cannot land on the job created again under its name. A unit that creates the row gives
+     * it this generation. */
+    int64_t expect_generation;
     /* out: the row's version after the unit (DECISION, JOB_CONFIG; 0 after a deletion) */
     int64_t new_version;
     /* writer bookkeeping */
@@ -251,13 +257,13 @@ int db_probe(struct db *db, int64_t now, int busy_ms, char **errp);
 /*
  * Calls fn for each row of the jobs table (job = NULL) or for the one job named (one read by
  * the primary key); strings and the state blob are borrowed for the call; state_bin may be
- * NULL (no state); last_at is INT64_MIN when NULL; version: the row's fencing version.
+ * NULL (no state); last_at is INT64_MIN when NULL; version and generation: the row's fence.
  * Returns the number of rows, or -1 with *errp (fn returning non-zero stops with -1 too).
  */
 int db_jobs_each(struct db *db, const char *job,
                  int (*fn)(void *ud, const char *job, int64_t created_at, const char *config_json,
                            const void *state_bin, size_t state_bin_len, int64_t last_at,
-                           int64_t version),
+                           int64_t version, int64_t generation),
                  void *ud, char **errp);
 
 /*

@@ -55,7 +55,7 @@ int pg_window_each(struct pg *p, const char *job, int64_t from_seq,
 int pg_jobs_each(struct pg *p, const char *job,
                  int (*fn)(void *ud, const char *job, int64_t created_at, const char *config_json,
                            const void *state_bin, size_t state_bin_len, int64_t last_at,
-                           int64_t version),
+                           int64_t version, int64_t generation),
                  void *ud, char **errp);
 int pg_decisions_list(struct pg *p, const char *job, int64_t since, int64_t until, int limit,
                       json_t **out, char **errp);

@@ -238,37 +238,37 @@ out:
 
 static const char SQL_DECISIONS[] =
     "SELECT id, at, reason, execute, action, config_hash FROM audit_decisions "
-    "WHERE job = ?1 AND at >= ?2 AND at < ?3 ORDER BY at, id";
+    "WHERE job = ?1 AND at >= ?2 AND at < ?3 AND id > ?4 ORDER BY at, id";
 static const char SQL_VERTICES[] =
     "SELECT decision_id, vertex, current, target, load, lag, target_data_rate, "
     "scale_down_rate_threshold, json_extract(evaluated_json, '$.max_parallelism'), "
     "json_extract(evaluated_json, '$.num_source_partitions') FROM audit_vertex_decisions "
-    "WHERE job = ?1 AND at >= ?2 AND at < ?3 ORDER BY at, decision_id, ord";
+    "WHERE job = ?1 AND at >= ?2 AND at < ?3 AND decision_id > ?4 ORDER BY at, decision_id, ord";
 static const char SQL_EVENTS[] =
     "SELECT decision_id, at, action, reason, changes, subtasks_before, subtasks_after, applied "
-    "FROM audit_scalings WHERE job = ?1 AND at >= ?2 AND at < ?3 ORDER BY at, decision_id "
-    "LIMIT ?4";
+    "FROM audit_scalings WHERE job = ?1 AND at >= ?2 AND at < ?3 AND decision_id > ?4 "
+    "ORDER BY at, decision_id LIMIT ?5";
 /* The same reads on PostgreSQL. */
 static const char PG_DECISIONS[] =
     "SELECT id, at, reason, execute, action, config_hash FROM audit_decisions "
-    "WHERE job = $1 AND at >= $2 AND at < $3 ORDER BY at, id";
+    "WHERE job = $1 AND at >= $2 AND at < $3 AND id > $4 ORDER BY at, id";
 static const char PG_VERTICES[] =
     "SELECT decision_id, vertex, current, target, load, lag, target_data_rate, "
     "scale_down_rate_threshold, evaluated_json::json ->> 'max_parallelism', "
     "evaluated_json::json ->> 'num_source_partitions' FROM audit_vertex_decisions "
-    "WHERE job = $1 AND at >= $2 AND at < $3 ORDER BY at, decision_id, ord";
+    "WHERE job = $1 AND at >= $2 AND at < $3 AND decision_id > $4 ORDER BY at, decision_id, ord";
 static const char PG_EVENTS[] =
     "SELECT decision_id, at, action, reason, changes, subtasks_before, subtasks_after, "
     "applied::int FROM audit_scalings WHERE job = $1 AND at >= $2 AND at < $3 "
-    "ORDER BY at, decision_id LIMIT $4";
+    "AND decision_id > $4 ORDER BY at, decision_id LIMIT $5";
 
 static int read_decisions(struct src *s, const char *job, int64_t from, int64_t to,
-                          struct timeline_history *hi, char **errp)
+                          int64_t after_id, struct timeline_history *hi, char **errp)
 {
     struct cur cu;
     int rc = -1, cap = 0;
-    int64_t a[] = {from, to};
-    if (cur_open(s, &cu, SQL_DECISIONS, PG_DECISIONS, job, a, 2, "read audit_decisions", errp) < 0)
+    int64_t a[] = {from, to, after_id};
+    if (cur_open(s, &cu, SQL_DECISIONS, PG_DECISIONS, job, a, 3, "read audit_decisions", errp) < 0)
         goto out;
     while (cur_next(&cu)) {
         if (hi->n_d == cap) {
@@ -313,14 +313,14 @@ out:
     return rc;
 }
 
-static int read_vertices(struct src *s, const char *job, int64_t from, int64_t to,
+static int read_vertices(struct src *s, const char *job, int64_t from, int64_t to, int64_t after_id,
                          struct timeline_history *hi, char **errp)
 {
     struct cur cu;
     int rc = -1, cap = 0, k = 0;
-    int64_t a[] = {from, to};
+    int64_t a[] = {from, to, after_id};
     bool more;
-    if (cur_open(s, &cu, SQL_VERTICES, PG_VERTICES, job, a, 2, "read audit_vertex_decisions",
+    if (cur_open(s, &cu, SQL_VERTICES, PG_VERTICES, job, a, 3, "read audit_vertex_decisions",
                  errp) < 0)
         goto out;
     while ((more = cur_next(&cu))) {
@@ -400,7 +400,7 @@ static json_t *cur_json(const struct cur *c, int i)
     }
 }
 
-static int read_events(struct src *s, const char *job, int64_t from, int64_t to,
+static int read_events(struct src *s, const char *job, int64_t from, int64_t to, int64_t after_id,
                        struct timeline_history *hi, char **errp)
 {
     static const char *const names[] = {"decision_id",    "at",      "action",
@@ -408,9 +408,9 @@ static int read_events(struct src *s, const char *job, int64_t from, int64_t to,
                                         "subtasks_after", "applied"};
     struct cur cu;
     int rc = -1;
-    int64_t a[] = {from, to, TIMELINE_MAX_EVENTS + 1};
+    int64_t a[] = {from, to, after_id, TIMELINE_MAX_EVENTS + 1};
     hi->events = json_array();
-    if (cur_open(s, &cu, SQL_EVENTS, PG_EVENTS, job, a, 3, "read audit_scalings", errp) < 0)
+    if (cur_open(s, &cu, SQL_EVENTS, PG_EVENTS, job, a, 4, "read audit_scalings", errp) < 0)
         goto out;
     while (cur_next(&cu)) {
         if (json_array_size(hi->events) == TIMELINE_MAX_EVENTS) {
@@ -473,7 +473,7 @@ static void src_close(struct src *s)
 }
 
 int timeline_history_read(const char *db, const char *job, int64_t from, int64_t to,
-                          struct timeline_history *h, char **errp)
+                          int64_t after_id, struct timeline_history *h, char **errp)
 {
     struct src s = {0};
     int rc = -1;
@@ -481,9 +481,9 @@ int timeline_history_read(const char *db, const char *job, int64_t from, int64_t
     h->job = xstrdup(job);
     if (src_open(&s, db, errp) < 0)
         goto out;
-    if (read_decisions(&s, job, from, to, h, errp) < 0 ||
-        read_vertices(&s, job, from, to, h, errp) < 0 ||
-        read_events(&s, job, from, to, h, errp) < 0)
+    if (read_decisions(&s, job, from, to, after_id, h, errp) < 0 ||
+        read_vertices(&s, job, from, to, after_id, h, errp) < 0 ||
+        read_events(&s, job, from, to, after_id, h, errp) < 0)
         goto out;
     rc = 0;
 out:

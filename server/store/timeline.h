@@ -101,12 +101,13 @@ struct timeline_history {
 double timeline_backlog_s(double lag, double rate);
 
 /*
- * Reads job's decisions with from <= at < to from the database file db (read-only). 0 with
- * h filled (zeroed first; free it with timeline_history_free), -1 with *errp (new) when the
- * database cannot be opened or read.
+ * Reads job's decisions with from <= at < to and an id above after_id (0: all; the last
+ * deletion's db_job_deletions id: the job as it is since it was made again) from the database
+ * file db (read-only). 0 with h filled (zeroed first; free it with timeline_history_free), -1
+ * with *errp (new) when the database cannot be opened or read.
  */
 int timeline_history_read(const char *db, const char *job, int64_t from, int64_t to,
-                          struct timeline_history *h, char **errp);
+                          int64_t after_id, struct timeline_history *h, char **errp);
 void timeline_history_free(struct timeline_history *h);
 
 /*

@@ -167,8 +167,10 @@ static int hist_cb(void *ud, int64_t id, int64_t at, const char *input, const ch
 }
 
 static int jobs_cb(void *ud, const char *job, int64_t created_at, const char *config_json,
-                   const void *state_bin, size_t len, int64_t last_at, int64_t version)
+                   const void *state_bin, size_t len, int64_t last_at, int64_t version,
+                   int64_t generation)
 {
+    (void)generation; /* drawn at random by the registry, 0 in these units */
     json_t *o =
         json_pack("{s:s,s:I,s:s,s:o,s:I,s:I}", "job", job, "created_at", (json_int_t)created_at,
                   "config", config_json, "state", hex(state_bin, len), "last_at",
