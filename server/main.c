@@ -185,7 +185,8 @@ static int serve(struct cli *c)
     jobs = jobs_new(c->defaults);
     if (jobs_load(jobs, db, NULL, &err) < 0)
         goto out;
-    if (!(s.wr = writer_new(s.base, c->srv.db, c->srv.synchronous, c->srv.max_batch, &err)))
+    if (!(s.wr = writer_new(s.base, c->srv.db, c->srv.synchronous, c->srv.max_batch,
+                            c->srv.wal_max_bytes, &err)))
         goto out;
     struct plugin_limits plim;
     plugin_limits_from(&plim, &c->srv);

@@ -660,6 +660,10 @@ static const struct opt_row opt_rows[] = {
      SV(synchronous), .help = "SQLite `PRAGMA synchronous` of the writer."},
     {SERVER("max-batch"), .type = T_INT, .def = "256", MIN(1), .land = L_INT, SV(max_batch),
      .help = "Most decisions committed together (group commit)."},
+    {SERVER("wal-max"), .type = T_MEMORY, .def = "64 mb", MIN(MIB), MAX(64 * 1024 * MIB),
+     .land = L_I64, SV(wal_max_bytes),
+     .help = "SQLite's write-ahead log past which the writer truncates it, holding writes back "
+             "while readers on older snapshots finish (also `journal_size_limit`)."},
     {SERVER("sql-db"), .type = T_STRING, .def = "", .flags = F_OPTIONAL | F_NONEMPTY, .land = L_STR,
      SV(sql_db),
      .help = "Database POST /v1/sql reads, e.g. a hot standby's postgresql:// URL; none = `db`."},

@@ -112,6 +112,7 @@ struct opt_server {
     int64_t read_timeout_ms;     /* 10 s */
     char *synchronous;           /* "FULL" | "NORMAL" | "OFF" */
     int max_batch;               /* decisions per group commit, 256 */
+    int64_t wal_max_bytes;       /* SQLite's write-ahead log before the writer truncates it */
     char *sql_db;                /* what POST /v1/sql reads; NULL = db */
     int64_t sql_timeout_ms;      /* POST /v1/sql time limit, 2 s */
     int sql_max_rows;            /* 10000 */

@@ -42,6 +42,8 @@ struct db {
         int64_t id;
     } configs[DB_CONFIGS];
     int n_configs, next_config;
+    /* The write-ahead log (db_wal_limit): its frames after the last commit, the page size. */
+    int wal_frames, page_size;
 };
 
 /* Fault injection (tests only): set by a test's thread, read by the writer's. */
@@ -302,6 +304,67 @@ void db_read_end(struct db *db)
         return;
     }
     sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
+}
+
+/* ------------------------------------------------------------------- WAL -- */
+
+/* What SQLite's own wal_autocheckpoint does after a commit, at its default of 1000 pages. */
+#define DB_AUTOCHECKPOINT 1000
+
+/*
+ * The write-ahead log hook (db_wal_limit): after each commit, the log's frames, and SQLite's
+ * automatic checkpoint, which a hook of our own replaces: a PASSIVE one past 1000 frames, as
+ * sqlite3_wal_autocheckpoint does (it copies what no reader needs, and waits for nobody).
+ */
+static int wal_hook(void *ud, sqlite3 *h, const char *name, int frames)
+{
+    struct db *db = ud;
+    db->wal_frames = frames;
+    if (frames >= DB_AUTOCHECKPOINT)
+        sqlite3_wal_checkpoint_v2(h, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    return SQLITE_OK;
+}
+
+int db_wal_limit(struct db *db, int64_t bytes, char **errp)
+{
+    char sql[64];
+    if (db->pg)
+        return 0;
+    snprintf(sql, sizeof sql, "PRAGMA journal_size_limit = %lld", (long long)bytes);
+    if (exec(db, sql, errp) < 0)
+        return -1;
+    sqlite3_stmt *st = NULL;
+    db->page_size = 4096;
+    if (sqlite3_prepare_v2(db->h, "PRAGMA page_size", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        db->page_size = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_wal_hook(db->h, wal_hook, db);
+    return 0;
+}
+
+int64_t db_wal_bytes(const struct db *db)
+{
+    /* the header, then each frame: its header and a page */
+    return db->pg || !db->wal_frames ? 0 : 32 + (int64_t)db->wal_frames * (24 + db->page_size);
+}
+
+int db_wal_truncate(struct db *db, int busy_ms, char **errp)
+{
+    int log = 0, done = 0;
+    if (db->pg)
+        return 0;
+    sqlite3_busy_timeout(db->h, busy_ms);
+    int rc = sqlite3_wal_checkpoint_v2(db->h, NULL, SQLITE_CHECKPOINT_TRUNCATE, &log, &done);
+    sqlite3_busy_timeout(db->h, DB_BUSY_MS);
+    if (rc == SQLITE_OK) {
+        db->wal_frames = 0;
+        return 0;
+    }
+    if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED)
+        return 1;
+    *errp = dberr(db, "checkpoint");
+    return -1;
 }
 
 /* Forgets the decision_configs rows the connection knew. */
@@ -1681,19 +1744,40 @@ int db_decision_find(struct db *db, const char *job, int64_t at, int64_t *id, ch
 static const char SQL_HISTORY[] =
     "SELECT " DEC_COLS ", d.input, c.config_json FROM decisions d "
     "LEFT JOIN decision_configs c ON c.id = d.config_id WHERE d.job = ?1 AND d.at <= ?2 "
-    "ORDER BY d.id";
+    "AND d.id > ?3 AND d.id <= ?4 ORDER BY d.id LIMIT ?5";
 /* Before migration 009: the same, from the columns of then. */
 static const char SQL_HISTORY_008[] =
     "SELECT id, at, input_json, config_json, decision_json FROM decisions "
-    "WHERE job = ?1 AND at <= ?2 ORDER BY id";
+    "WHERE job = ?1 AND at <= ?2 AND id > ?3 AND id <= ?4 ORDER BY id LIMIT ?5";
+static const char SQL_HISTORY_LAST[] = "SELECT coalesce(max(id), 0) FROM decisions WHERE job = ?1";
 
-int db_history_each(struct db *db, const char *job, int64_t to,
-                    int (*fn)(void *ud, int64_t id, int64_t at, const char *input,
-                              const char *config, json_t *decision),
-                    void *ud, char **errp)
+int db_history_last_id(struct db *db, const char *job, int64_t *id, char **errp)
 {
     if (db->pg)
-        return pg_history_each(db->pg, job, to, fn, ud, errp);
+        return pg_history_last_id(db->pg, job, id, errp);
+    sqlite3_stmt *st = NULL;
+    int rc = -1;
+    *id = 0;
+    if (sqlite3_prepare_v2(db->h, SQL_HISTORY_LAST, -1, &st, NULL) == SQLITE_OK) {
+        bind_text(st, 1, job);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            *id = sqlite3_column_int64(st, 0);
+            rc = 0;
+        }
+    }
+    if (rc < 0)
+        *errp = dberr(db, "read decisions");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* One page of db_history_each: at most limit decisions with after_id < id <= max_id. */
+static int history_page(struct db *db, const char *job, int64_t to, int64_t after_id,
+                        int64_t max_id, int limit,
+                        int (*fn)(void *ud, int64_t id, int64_t at, const char *input,
+                                  const char *config, json_t *decision),
+                        void *ud, char **errp)
+{
     bool old = db_user_version(db) < 9;
     sqlite3_stmt *st = NULL;
     int rc = 0, step;
@@ -1705,6 +1789,9 @@ int db_history_each(struct db *db, const char *job, int64_t to,
     }
     bind_text(st, 1, job);
     sqlite3_bind_int64(st, 2, to);
+    sqlite3_bind_int64(st, 3, after_id);
+    sqlite3_bind_int64(st, 4, max_id);
+    sqlite3_bind_int(st, 5, limit);
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st, old ? 0 : DC_ID);
         int64_t at = sqlite3_column_int64(st, old ? 1 : DC_AT);
@@ -1737,6 +1824,72 @@ int db_history_each(struct db *db, const char *job, int64_t to,
         rc = -1;
     }
     sqlite3_finalize(st);
+    return rc;
+}
+
+/* A page of decisions held between its read transaction and the caller's callbacks. */
+struct hpage {
+    struct hrow {
+        int64_t id, at;
+        char *input, *config;
+        json_t *dec;
+    } v[DB_HISTORY_PAGE];
+    int n;
+};
+
+static int hpage_add(void *ud, int64_t id, int64_t at, const char *input, const char *config,
+                     json_t *dec)
+{
+    struct hpage *pg = ud;
+    struct hrow *r = &pg->v[pg->n++];
+    r->id = id;
+    r->at = at;
+    r->input = xstrdup(input);
+    r->config = xstrdup(config);
+    r->dec = json_incref(dec);
+    return 0;
+}
+
+static void hpage_clear(struct hpage *pg)
+{
+    for (int i = 0; i < pg->n; i++) {
+        free(pg->v[i].input);
+        free(pg->v[i].config);
+        json_decref(pg->v[i].dec);
+    }
+    pg->n = 0;
+}
+
+int db_history_each(struct db *db, const char *job, int64_t to, int64_t max_id,
+                    int (*fn)(void *ud, int64_t id, int64_t at, const char *input,
+                              const char *config, json_t *decision),
+                    void *ud, char **errp)
+{
+    struct hpage *pg = xcalloc(1, sizeof *pg);
+    int64_t after = 0;
+    int rc = 0;
+    for (;;) {
+        if (db_read_begin(db, errp) < 0) {
+            rc = -1;
+            break;
+        }
+        rc = db->pg
+                 ? pg_history_page(db->pg, job, to, after, max_id, DB_HISTORY_PAGE, hpage_add, pg,
+                                   errp)
+                 : history_page(db, job, to, after, max_id, DB_HISTORY_PAGE, hpage_add, pg, errp);
+        db_read_end(db);
+        for (int i = 0; i < pg->n && rc == 0; i++) {
+            struct hrow *r = &pg->v[i];
+            rc = fn(ud, r->id, r->at, r->input, r->config, r->dec);
+        }
+        int n = pg->n;
+        if (n > 0)
+            after = pg->v[n - 1].id;
+        hpage_clear(pg);
+        if (rc || n < DB_HISTORY_PAGE)
+            break;
+    }
+    free(pg);
     return rc;
 }
 

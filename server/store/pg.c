@@ -1416,9 +1416,23 @@ int pg_decision_find(struct pg *p, const char *job, int64_t at, int64_t *id, cha
 static const char SQL_HISTORY[] =
     "SELECT " DEC_COLS ", d.input, c.config_json FROM decisions d "
     "LEFT JOIN decision_configs c ON c.id = d.config_id WHERE d.job = $1 AND d.at <= $2 "
-    "ORDER BY d.id";
+    "AND d.id > $3 AND d.id <= $4 ORDER BY d.id LIMIT $5";
+static const char SQL_HISTORY_LAST[] = "SELECT coalesce(max(id), 0) FROM decisions WHERE job = $1";
 
-int pg_history_each(struct pg *p, const char *job, int64_t to,
+int pg_history_last_id(struct pg *p, const char *job, int64_t *id, char **errp)
+{
+    struct par a = {0};
+    p_text(&a, job);
+    PGresult *r = run(p, SQL_HISTORY_LAST, &a, "read decisions", errp);
+    if (!r)
+        return -1;
+    *id = PQntuples(r) == 1 ? i64(r, 0, 0) : 0;
+    PQclear(r);
+    return 0;
+}
+
+int pg_history_page(struct pg *p, const char *job, int64_t to, int64_t after_id, int64_t max_id,
+                    int limit,
                     int (*fn)(void *ud, int64_t id, int64_t at, const char *input,
                               const char *config, json_t *decision),
                     void *ud, char **errp)
@@ -1427,6 +1441,9 @@ int pg_history_each(struct pg *p, const char *job, int64_t to,
     int rc = 0;
     p_text(&a, job);
     p_int(&a, to);
+    p_int(&a, after_id);
+    p_int(&a, max_id);
+    p_int(&a, limit);
     PGresult *r = run(p, SQL_HISTORY, &a, "read decisions", errp);
     if (!r)
         return -1;

@@ -62,10 +62,14 @@ int pg_decisions_list(struct pg *p, const char *job, int64_t since, int64_t unti
 int pg_decision_get(struct pg *p, int64_t id, json_t **out, char **errp);
 int pg_decision_find(struct pg *p, const char *job, int64_t at, int64_t *id, char **input_json,
                      char **decision_json, char **errp);
-int pg_history_each(struct pg *p, const char *job, int64_t to,
+/* At most limit decisions of job with at <= to and after_id < id <= max_id, in id order (one
+ * page of db_history_each). */
+int pg_history_page(struct pg *p, const char *job, int64_t to, int64_t after_id, int64_t max_id,
+                    int limit,
                     int (*fn)(void *ud, int64_t id, int64_t at, const char *input,
                               const char *config, json_t *decision),
                     void *ud, char **errp);
+int pg_history_last_id(struct pg *p, const char *job, int64_t *id, char **errp);
 int pg_job_deletions(struct pg *p, const char *job, int64_t **ids, int *n, char **errp);
 int pg_events_list(struct pg *p, const char *job, int limit, json_t **out, char **errp);
 

@@ -22,8 +22,11 @@
  * configured lower bound is above 0, which the evaluation does only while the job processes
  * a backlog (core/README.md, Evaluation).
  *
- * The database is opened read-only (query_only) in one read transaction, on the caller's
- * thread: the server calls this off its loop.
+ * The database is opened read-only (query_only) on the caller's thread (the server calls this
+ * off its loop), and read in pages of TIMELINE_PAGE decisions (in (at, id) order), each page
+ * with its vertex rows and scalings in one short read transaction: a long history never holds
+ * one snapshot for the whole read, which would keep the write-ahead log from being checkpointed
+ * while readers follow one another (db.h, db_wal_limit).
  *
  * May call: options (resolving the stored options), core (the bounds' formula), SQLite,
  * jansson, libc.
@@ -39,6 +42,8 @@
 #define TIMELINE_MAX_BUCKETS 2000
 /* At most this many executed decisions listed as events ("events_truncated" beyond). */
 #define TIMELINE_MAX_EVENTS 5000
+/* Decisions read in one read transaction (timeline_history_read reads in pages). */
+#define TIMELINE_PAGE 256
 /* The default range: the last six hours. */
 #define TIMELINE_DEFAULT_RANGE_MS (6 * 3600 * 1000LL)
 
@@ -94,6 +99,7 @@ struct timeline_history {
     int n_configs;
     json_t *events; /* executed decisions in [from, to): audit_scalings rows (new) */
     bool events_truncated;
+    int cap_d, cap_vrows; /* allocated entries of d and vrows */
 };
 
 /* A source's backlog in seconds: lag / input rate (0 when the lag is 0); NaN when either is

@@ -211,7 +211,7 @@ static char *everything(struct db *db)
     }
     free(in);
     free(dj);
-    db_history_each(db, "j1", INT64_MAX, hist_cb, &acc, &err);
+    db_history_each(db, "j1", INT64_MAX, INT64_MAX, hist_cb, &acc, &err);
     j = NULL;
     if (db_events_list(db, "j1", 10, &j, &err) == 0)
         put(&acc, "events", j);
