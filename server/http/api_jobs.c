@@ -2,6 +2,9 @@
  * api_jobs.c - the jobs resource: GET /v1/jobs, DELETE /v1/jobs/{job},
  * PUT and GET /v1/jobs/{job}/config.
  *
+ * GET /v1/jobs lists the jobs of the store (db_jobs_list), not only those in memory: the
+ * registry forgets idle jobs past max-jobs-in-memory, and another process may have made some.
+ *
  * PUT replaces the job's stored layer after validating it over the server defaults; the
  * in-memory entry changes at once (so the next decide on the loop sees it) and the write
  * unit makes it durable before the reply. DELETE forgets the job's state and stored layer;
@@ -10,29 +13,23 @@
  * version, and one that finds the version moved stores nothing (503 conflict, the job reloaded).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "decision/jobs.h"
 #include "http/api.h"
 #include "base/xmem.h"
 
-static json_t *time_or_null(int64_t t)
-{
-    return t == INT64_MIN ? json_null() : json_integer(t);
-}
-
 int api_jobs_list(const struct req *q, struct resp *r)
 {
-    struct jobs *js = q->api->jobs;
-    json_t *arr = json_array();
-    for (int i = 0; i < jobs_count(js); i++) {
-        struct jobs_entry *e = jobs_at(js, i);
-        json_array_append_new(arr, json_pack("{s:s,s:I,s:o,s:O}", "job", e->id, "created_at",
-                                             (json_int_t)e->created_at, "last_at",
-                                             time_or_null(e->last_at), "config", e->config));
+    char *err = NULL;
+    if (db_jobs_list(q->api->db, &r->json, &err) < 0) {
+        api_error(r, 503, NULL, NULL, "cannot read the jobs from the store (%s); retry", err);
+        r->retry_after = 1;
+        free(err);
+        return 0;
     }
     r->status = 200;
-    r->json = json_pack("{s:o}", "jobs", arr);
     return 0;
 }
 

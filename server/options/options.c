@@ -696,6 +696,11 @@ static const struct opt_row opt_rows[] = {
              "for a policy load)."},
     {SERVER("plugin-memory"), .type = T_MEMORY, .def = "64 mb", MIN(1048576), .land = L_I64,
      SV(plugin_memory_bytes), .help = "Memory cap of one Lua state."},
+    {SERVER("max-jobs-in-memory"), .type = T_INT, .def = "10000", MIN(1), MAX(10000000),
+     .land = L_INT, SV(max_jobs_in_memory),
+     .help = "Jobs whose state the server holds in memory (about 8 KB each); past it the least "
+             "recently used idle jobs are forgotten and read again from the store at their next "
+             "sample."},
     {SERVER("metrics-max-jobs"), .type = T_INT, .def = "100", MIN(0), MAX(100000), .land = L_INT,
      SV(metrics_max_jobs),
      .help = "Jobs that get per-job series in GET /metrics (governor_job_*), the first in id "

@@ -126,6 +126,7 @@ struct opt_server {
     int64_t plugin_decision_timeout_ms;
     int64_t plugin_memory_bytes; /* Lua memory cap per state */
     int metrics_max_jobs;        /* jobs with governor_job_* series in GET /metrics, 100 */
+    int max_jobs_in_memory;      /* jobs whose state is held in memory, 10000 */
 };
 
 /* Fills s with the table's defaults (strings are new; opt_server_deinit frees). */

@@ -1253,25 +1253,28 @@ fail:
 
 /* ----------------------------------------------------------------- reads -- */
 
-static const char SQL_JOBS_ALL[] = "SELECT job, created_at, config_json, last_at, state_bin, "
-                                   "version, generation FROM jobs ORDER BY job";
+static const char SQL_JOBS_ALL[] =
+    "SELECT job, created_at, config_json, last_at, state_bin, version, generation FROM jobs "
+    "ORDER BY coalesce(last_at, created_at) DESC, job LIMIT ?1";
 static const char SQL_JOBS_ONE[] = "SELECT job, created_at, config_json, last_at, state_bin, "
                                    "version, generation FROM jobs WHERE job = ?1";
 
-int db_jobs_each(struct db *db, const char *job,
+int db_jobs_each(struct db *db, const char *job, int limit,
                  int (*fn)(void *ud, const char *job, int64_t created_at, const char *config_json,
                            const void *state_bin, size_t state_bin_len, int64_t last_at,
                            int64_t version, int64_t generation),
                  void *ud, char **errp)
 {
     if (db->pg)
-        return pg_jobs_each(db->pg, job, fn, ud, errp);
+        return pg_jobs_each(db->pg, job, limit, fn, ud, errp);
     sqlite3_stmt *st = stmt(db, job ? SQL_JOBS_ONE : SQL_JOBS_ALL, errp);
     int n = 0, rc;
     if (!st)
         return -1;
     if (job)
         bind_text(st, 1, job);
+    else
+        sqlite3_bind_int(st, 1, limit);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t last =
             sqlite3_column_type(st, 3) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(st, 3);
@@ -1324,6 +1327,39 @@ static int finish_list(struct db *db, sqlite3_stmt *st, int rc, json_t *arr, con
     }
     *out = json_pack("{s:o}", key, arr);
     return 0;
+}
+
+static const char SQL_JOBS_LIST[] =
+    "SELECT job, created_at, last_at, config_json FROM jobs ORDER BY job";
+
+int db_jobs_list(struct db *db, json_t **out, char **errp)
+{
+    if (db->pg)
+        return pg_jobs_list(db->pg, out, errp);
+    sqlite3_stmt *st = stmt(db, SQL_JOBS_LIST, errp);
+    json_t *arr = json_array();
+    int rc;
+    *out = NULL;
+    if (!st) {
+        json_decref(arr);
+        return -1;
+    }
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        json_t *config = col_json(st, 3);
+        if (!json_is_object(config)) {
+            json_decref(config);
+            config = json_object();
+        }
+        json_array_append_new(
+            arr, json_pack("{s:o,s:I,s:o,s:o}", "job",
+                           pack_str_json((const char *)sqlite3_column_text(st, 0)), "created_at",
+                           (json_int_t)sqlite3_column_int64(st, 1), "last_at",
+                           sqlite3_column_type(st, 2) == SQLITE_NULL
+                               ? json_null()
+                               : json_integer(sqlite3_column_int64(st, 2)),
+                           "config", config));
+    }
+    return finish_list(db, st, rc, arr, "jobs", out, errp);
 }
 
 /*

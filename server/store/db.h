@@ -274,17 +274,24 @@ int db_probe(struct db *db, int64_t now, int busy_ms, char **errp);
 /* ----------------------------------------------------------------- reads -- */
 
 /*
- * Calls fn for each row of the jobs table (job = NULL) or for the one job named (one read by
- * the primary key); strings and the state blob are borrowed for the call; state_bin may be
- * NULL (no state); last_at is INT64_MIN when NULL; version and generation: the row's fence.
- * Returns the number of rows, or -1 with *errp (fn returning non-zero stops with -1 too).
+ * Calls fn for the rows of the jobs table (job = NULL: the `limit` most recently sampled, by
+ * last_at or else created_at, newest first) or for the one job named (one read by the primary
+ * key); strings and the state blob are borrowed for the call; state_bin may be NULL (no
+ * state); last_at is INT64_MIN when NULL; version and generation: the row's fence. Returns
+ * the number of rows, or -1 with *errp (fn returning non-zero stops with -1 too).
  */
-int db_jobs_each(struct db *db, const char *job,
+int db_jobs_each(struct db *db, const char *job, int limit,
                  int (*fn)(void *ud, const char *job, int64_t created_at, const char *config_json,
                            const void *state_bin, size_t state_bin_len, int64_t last_at,
                            int64_t version, int64_t generation),
                  void *ud, char **errp);
 
+/*
+ * new in *out: {"jobs": [{"job", "created_at", "last_at" (null: no sample), "config" (the
+ * stored layer, an object)}, ...]}: every row of the jobs table in job order (byte order, on
+ * both stores), without reading their states. -1 + *errp.
+ */
+int db_jobs_list(struct db *db, json_t **out, char **errp);
 /*
  * new in *out: {"decisions": [...]} of job, newest first, at in [since, until], at most
  * limit; each the stored response object with its decision_id. -1 + *errp.

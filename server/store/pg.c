@@ -995,12 +995,13 @@ int pg_window_each(struct pg *p, const char *job, int64_t from_seq,
 }
 
 /* COLLATE "C": the order of SQLite's BINARY collation whatever the database's locale. */
-static const char SQL_JOBS_ALL[] = "SELECT job, created_at, config_json, last_at, state_bin, "
-                                   "version, generation FROM jobs ORDER BY job COLLATE \"C\"";
+static const char SQL_JOBS_ALL[] =
+    "SELECT job, created_at, config_json, last_at, state_bin, version, generation FROM jobs "
+    "ORDER BY coalesce(last_at, created_at) DESC, job COLLATE \"C\" LIMIT $1";
 static const char SQL_JOBS_ONE[] = "SELECT job, created_at, config_json, last_at, state_bin, "
                                    "version, generation FROM jobs WHERE job = $1";
 
-int pg_jobs_each(struct pg *p, const char *job,
+int pg_jobs_each(struct pg *p, const char *job, int limit,
                  int (*fn)(void *ud, const char *job, int64_t created_at, const char *config_json,
                            const void *state_bin, size_t state_bin_len, int64_t last_at,
                            int64_t version, int64_t generation),
@@ -1009,6 +1010,8 @@ int pg_jobs_each(struct pg *p, const char *job,
     struct par a = {0};
     if (job)
         p_text(&a, job);
+    else
+        p_int(&a, limit);
     PGresult *r = run(p, job ? SQL_JOBS_ONE : SQL_JOBS_ALL, &a, "read jobs", errp);
     int n = 0;
     if (!r)
@@ -1041,6 +1044,34 @@ static json_t *col_text(const PGresult *r, int row, int col)
 {
     const char *s = txt(r, row, col);
     return s ? json_string(s) : json_null();
+}
+
+static const char SQL_JOBS_LIST[] =
+    "SELECT job, created_at, last_at, config_json FROM jobs ORDER BY job COLLATE \"C\"";
+
+int pg_jobs_list(struct pg *p, json_t **out, char **errp)
+{
+    struct par a = {0};
+    PGresult *r = run(p, SQL_JOBS_LIST, &a, "read jobs", errp);
+    *out = NULL;
+    if (!r)
+        return -1;
+    json_t *arr = json_array();
+    for (int i = 0; i < PQntuples(r); i++) {
+        json_t *config = col_json(r, i, 3);
+        if (!json_is_object(config)) {
+            json_decref(config);
+            config = json_object();
+        }
+        json_array_append_new(
+            arr, json_pack("{s:o,s:I,s:o,s:o}", "job", pack_str_json(txt(r, i, 0)), "created_at",
+                           (json_int_t)i64(r, i, 1), "last_at",
+                           PQgetisnull(r, i, 2) ? json_null() : json_integer(i64(r, i, 2)),
+                           "config", config));
+    }
+    PQclear(r);
+    *out = json_pack("{s:o}", "jobs", arr);
+    return 0;
 }
 
 /* new: the evaluated figures (columns fig: figures, fig + 1: evaluated_json). */

@@ -52,7 +52,8 @@ int pg_probe(struct pg *p, int64_t now, int busy_ms, char **errp);
 int pg_window_each(struct pg *p, const char *job, int64_t from_seq,
                    int (*fn)(void *ud, int64_t seq, const void *blob, size_t len), void *ud,
                    char **errp);
-int pg_jobs_each(struct pg *p, const char *job,
+int pg_jobs_list(struct pg *p, json_t **out, char **errp);
+int pg_jobs_each(struct pg *p, const char *job, int limit,
                  int (*fn)(void *ud, const char *job, int64_t created_at, const char *config_json,
                            const void *state_bin, size_t state_bin_len, int64_t last_at,
                            int64_t version, int64_t generation),

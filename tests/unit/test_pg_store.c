@@ -224,7 +224,7 @@ static char *everything(struct db *db)
         json_decref(a);
     }
     free(ids);
-    db_jobs_each(db, NULL, jobs_cb, &acc, &err);
+    db_jobs_each(db, NULL, 1000, jobs_cb, &acc, &err);
     db_window_each(db, "j2", 0, window_cb, &acc, &err);
     if (err)
         put(&acc, "error", json_string(err));
