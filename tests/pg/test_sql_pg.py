@@ -61,8 +61,10 @@ with pgtmp.Cluster() as pg:
     pg.psql(pg.url(), "CREATE ROLE governor LOGIN CREATEROLE")
     pg.psql(pg.url(), "CREATE DATABASE audit OWNER governor")
     url = pg.url("audit", user="governor")
+    # every migration, in order, as the server applies them (001 the tables, 002 the views)
     schema = [open(os.path.join(ROOT, "schema", "pg", f)).read()
-              for f in ("001_tables.sql", "002_audit_views.sql")]
+              for f in sorted(os.listdir(os.path.join(ROOT, "schema", "pg")))
+              if re.match(r"^\d{3}_.*\.sql$", f)]
     for sql in schema:
         pg.psql(url, sql, "-1")  # each file in one transaction, as the migrations run
 
