@@ -11,6 +11,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
+import gov  # noqa: E402
 from gov import Server, Checks, sample  # noqa: E402
 
 c = Checks()
@@ -186,14 +187,23 @@ TOO_BIG = [
     "SELECT char(65) || printf('%.*c', {n1}, 'x')",
     "SELECT strftime(printf('%.*c', {h}, 'Y') || printf('%.*c', {h}, 'Y'), 'now')",
 ]
-for q in TOO_BIG:
-    q = q.format(n=N, h=N // 2 + 1, n1=N - 1, q=N // 5 + 1)
-    st, raw, r, _ = sql_raw(v, q)
-    code, msg = err(r)
-    c.check(st == 400 and code == "RESOURCE_EXHAUSTED" and "sql-max-value" in msg and
-            str(LIMIT) in msg,
-            "%s: 400 RESOURCE_EXHAUSTED naming sql-max-value, got %r %r %.100r"
-            % (q[:70], st, code, msg or raw))
+
+
+def too_big():
+    for q in TOO_BIG:
+        q = q.format(n=N, h=N // 2 + 1, n1=N - 1, q=N // 5 + 1)
+        st, raw, r, _ = sql_raw(v, q)
+        code, msg = err(r)
+        c.check(st == 400 and code == "RESOURCE_EXHAUSTED" and "sql-max-value" in msg and
+                str(LIMIT) in msg,
+                "%s: 400 RESOURCE_EXHAUSTED naming sql-max-value, got %r %r %.100r"
+                % (q[:70], st, code, msg or raw))
+
+
+# another job's decisions meanwhile, as a ratio to their idle latency
+_, ratio = gov.Probe(v).ratio(too_big)
+print("another job's worst decision during the queries: %.1f x its idle latency" % ratio)
+c.check(ratio < 200, "another job keeps answering during the queries: %.1f x idle" % ratio)
 # ... and what fits is answered as SQLite's own printf answers it
 FITS = [
     ("SELECT length(printf('%.*c', {n}, 'x'))", [[LIMIT]]),
