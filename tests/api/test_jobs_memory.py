@@ -5,7 +5,8 @@ the store at their next request, as a replica takes over a job.
 
 1. The same decisions: five jobs decided in turn, 40 samples each (a window that fills, then
    scale-downs delayed by scale-down.interval), on a server that holds at most 2 jobs and on
-   one without a cap: every answer is the same, though the capped server forgot and read
+   one without a cap (a restart at 34): every answer is the same, though the capped server
+   forgot and read
    again a job at almost every sample; GET /metrics says how many were forgotten; GET /v1/jobs
    lists every job (from the store) on both; a job's config reads and changes after it was
    forgotten.
@@ -37,9 +38,15 @@ CFG = {"job.autoscaler.metrics.window": "3 min", "job.autoscaler.stabilization.i
 
 def trace(k, i):
     """Job k's i-th sample: busy until 10 (+k), then idle, so its window fills, a scale-down is
-    proposed, delayed, then done; each job at its own rate."""
+    proposed, delayed, then done; from 34 on the job runs at 2 after a restart (restart
+    tracking); each job at its own rate."""
     busy = 700.0 if i < 10 + k else 150.0 + 20 * k
-    return sample(i, rate=1000.0 + 250 * k, busy_src=busy, busy_agg=busy + 50, config=CFG)
+    p = 2 if i >= 34 else 4
+    x = sample(i, p_src=p, p_agg=p, rate=1000.0 + 250 * k, busy_src=busy, busy_agg=busy + 50,
+               config=CFG)
+    if i >= 34:
+        x["running_since"] = sample(34)["at"] - 20000
+    return x
 
 
 def essence(b):
@@ -153,13 +160,29 @@ for label, args in (("uncapped", []), ("capped", ["--max-jobs-in-memory", "100"]
     names(srv, "warm", 200)  # the allocator's and the store's caches warm
     r0 = rss(srv)
     if label == "capped":
+        # Another job's decisions while the names arrive: their 90th percentile over their idle
+        # median (the worst one on a shared machine is whatever the scheduler did, printed).
         probe = Probe(srv)
         base = probe.baseline()
-        bad, ratio = probe.ratio(lambda: names(srv, "job", N), base)
-        print("capped: another job's worst decision %.1f x its idle latency (%.2f ms)"
-              % (ratio, base * 1000))
-        c.check(ratio < 200, "another job keeps answering while %d names arrive: %.1f x idle"
-                % (N, ratio))
+        lat, done = [], threading.Event()
+
+        def probing():
+            while not done.is_set():
+                lat.append(probe.one())
+                time.sleep(0.01)
+
+        t = threading.Thread(target=probing)
+        t.start()
+        bad = names(srv, "job", N)
+        done.set()
+        t.join()
+        lat.sort()
+        p90 = lat[int(len(lat) * 0.9)] / max(base, 1e-4) if lat else float("inf")
+        print("capped: another job's decisions while the names arrive: p90 %.1f x, worst %.1f x "
+              "their idle latency (%.2f ms; %d decisions)"
+              % (p90, lat[-1] / max(base, 1e-4) if lat else 0, base * 1000, len(lat)))
+        c.check(len(lat) >= 10 and p90 < 100,
+                "another job keeps answering while %d names arrive: p90 %.1f x idle" % (N, p90))
     else:
         bad = names(srv, "job", N)
     growth[label] = rss(srv) - r0
