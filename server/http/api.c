@@ -290,6 +290,8 @@ int api_job_find(struct api *a, const char *job, struct jobs_entry **e, struct r
         return -1;
     }
     *e = jobs_get(a->jobs, job);
+    /* the job loaded is the most recently used: never the one forgotten */
+    jobs_trim(a->jobs, a->wr);
     return *e ? 1 : 0;
 }
 

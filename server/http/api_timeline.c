@@ -62,7 +62,7 @@ static void *hist_thread(void *arg)
         struct timeline_history h;
         int64_t n = 0;
         timeline_buckets(j->from, j->to, j->step_ms, &n);
-        if (timeline_history_read(j->db, j->job, j->from, j->to, &h, &err) < 0)
+        if (timeline_history_read(j->db, j->job, j->from, j->to, 0, &h, &err) < 0)
             status = 500;
         else if (timeline_values(&h, n, (const char *const *)j->only, j->n_only) >
                  TIMELINE_MAX_VALUES)

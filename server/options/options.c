@@ -703,6 +703,10 @@ static const struct opt_row opt_rows[] = {
      SV(synchronous), .help = "SQLite `PRAGMA synchronous` of the writer."},
     {SERVER("max-batch"), .type = T_INT, .def = "256", MIN(1), .land = L_INT, SV(max_batch),
      .help = "Most decisions committed together (group commit)."},
+    {SERVER("wal-max"), .type = T_MEMORY, .def = "64 mb", MIN(MIB), MAX(64 * 1024 * MIB),
+     .land = L_I64, SV(wal_max_bytes),
+     .help = "SQLite's write-ahead log past which the writer truncates it, holding writes back "
+             "while readers on older snapshots finish (also `journal_size_limit`)."},
     {SERVER("sql-db"), .type = T_STRING, .def = "", .flags = F_OPTIONAL | F_NONEMPTY, .land = L_STR,
      SV(sql_db),
      .help = "Database POST /v1/sql reads, e.g. a hot standby's postgresql:// URL; none = `db`."},
@@ -757,6 +761,11 @@ static const struct opt_row opt_rows[] = {
      .help = "Most vertex rows (a decision's vertices, summed) in one page of GET "
              "/v1/jobs/{job}/decisions: the page stops at the decision that passes it (always "
              "holding one) and says where the next begins (`next`)."},
+    {SERVER("max-jobs-in-memory"), .type = T_INT, .def = "10000", MIN(1), MAX(10000000),
+     .land = L_INT, SV(max_jobs_in_memory),
+     .help = "Jobs whose state the server holds in memory (about 8 KB each); past it the least "
+             "recently used idle jobs are forgotten and read again from the store at their next "
+             "sample."},
     {SERVER("metrics-max-jobs"), .type = T_INT, .def = "100", MIN(0), MAX(100000), .land = L_INT,
      SV(metrics_max_jobs),
      .help = "Jobs that get per-job series in GET /metrics (governor_job_*), the first in id "
@@ -2118,6 +2127,13 @@ static const struct limit_row limit_rows[] = {
      "a point per pixel of a wide chart"},
     {"`GET .../timeline`", "values per series (buckets x vertices shown)", "`vertices`", NULL,
      STR(OPT_MAX_VALUES), "413", "2,000 buckets of 500 vertices; a larger job picks vertices"},
+    {"every job route", "jobs whose state is held in memory", "", "max-jobs-in-memory", NULL,
+     "the least recently used idle job is forgotten, read again from the store at its next "
+     "sample",
+     "about 8 KB a job: 10,000 jobs are about 80 MB, whatever the number of job names ever seen"},
+    {"reads of the history", "the SQLite WAL file", "", "wal-max", NULL,
+     "the writer truncates the WAL once readers let it",
+     "readers never grow the disk: a timeline, advice or SQL read ends its snapshot often"},
 };
 
 void opt_limits_defaults(struct opt_limits *l)

@@ -148,6 +148,7 @@ struct opt_server {
     int64_t read_timeout_ms;     /* 10 s */
     char *synchronous;           /* "FULL" | "NORMAL" | "OFF" */
     int max_batch;               /* decisions per group commit, 256 */
+    int64_t wal_max_bytes;       /* SQLite's write-ahead log before the writer truncates it */
     char *sql_db;                /* what POST /v1/sql reads; NULL = db */
     int64_t sql_timeout_ms;      /* POST /v1/sql time limit, 2 s */
     int sql_max_rows;            /* 10000 */
@@ -162,6 +163,7 @@ struct opt_server {
     int64_t plugin_memory_bytes; /* Lua memory cap per state */
     int metrics_max_jobs;        /* jobs with governor_job_* series in GET /metrics, 100 */
     struct opt_limits limits;    /* the request budget */
+    int max_jobs_in_memory;      /* jobs whose state is held in memory, 10000 */
 };
 
 /* Fills s with the table's defaults (strings are new; opt_server_deinit frees). */
