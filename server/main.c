@@ -168,9 +168,11 @@ static int serve(struct cli *c)
     if (!(db = db_open(c->srv.db, c->srv.synchronous, &err)))
         goto out;
     jobs = jobs_new(c->defaults);
+    jobs_set_max(jobs, c->srv.max_jobs_in_memory);
     if (jobs_load(jobs, db, NULL, &err) < 0)
         goto out;
-    if (!(s.wr = writer_new(s.base, c->srv.db, c->srv.synchronous, c->srv.max_batch, &err)))
+    if (!(s.wr = writer_new(s.base, c->srv.db, c->srv.synchronous, c->srv.max_batch,
+                            c->srv.wal_max_bytes, &err)))
         goto out;
     struct plugin_limits plim;
     plugin_limits_from(&plim, &c->srv);

@@ -4,6 +4,7 @@
  */
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -52,19 +53,25 @@ int core_batch_raw_workers(double w, double lambda, double tau_s)
     return c >= (double)INT_MAX ? INT_MAX : (int)c;
 }
 
-/* The accounts of stage id, created empty when new. */
-static struct core_batch_stage_acc *stage_acc(struct core_batch_state *st, const char *id)
+/*
+ * The position in st->stages of the accounts of stage id, created empty when new: found
+ * through keys, the sorted index of st->stages' ids (log^2 n compares, whatever the number
+ * of stages; core/index.h), to which a new one is added.
+ */
+static int stage_acc(struct core_batch_state *st, struct core_runs *keys, const char *id)
 {
-    for (int i = 0; i < st->n_stages; i++)
-        if (strcmp(st->stages[i].id, id) == 0)
-            return &st->stages[i];
+    const size_t stride = sizeof *st->stages, off = offsetof(struct core_batch_stage_acc, id);
+    int i = core_runs_find(keys, st->stages, stride, off, id);
+    if (i >= 0)
+        return i;
     core__grow(&st->stages, &st->cap_stages, st->n_stages + 1, sizeof *st->stages);
-    struct core_batch_stage_acc *a = &st->stages[st->n_stages++];
+    struct core_batch_stage_acc *a = &st->stages[st->n_stages];
     memset(a, 0, sizeof *a);
     a->id = core__strdup(id);
     a->busy_max = NAN;
     a->state = -1;
-    return a;
+    core_runs_add(keys, st->stages, stride, off);
+    return st->n_stages++;
 }
 
 /* A warning event of the decision (the first CORE_BATCH_WARNINGS are kept). */
@@ -99,9 +106,21 @@ static void charge(struct core_batch_state *st, const struct core_batch_in *in, 
 {
     int sharing = 0;
     double busy = 0;
+    /* Positions first, pointers once every new stage is added (adding may move the array). */
+    struct core_runs keys = {0};
+    int *at = core__xcalloc((size_t)in->n_stages + 1, sizeof *at);
+    for (int i = 0; i < st->n_stages; i++)
+        core_runs_add(&keys, st->stages, sizeof *st->stages,
+                      offsetof(struct core_batch_stage_acc, id));
+    for (int i = 0; i < in->n_stages; i++)
+        at[i] = stage_acc(st, &keys, in->stages[i].id);
+    core_runs_free(&keys);
+    for (int i = 0; i < in->n_stages; i++)
+        acc[i] = &st->stages[at[i]];
+    free(at);
     for (int i = 0; i < in->n_stages; i++) {
         const struct core_batch_stage *s = &in->stages[i];
-        struct core_batch_stage_acc *a = acc[i] = stage_acc(st, s->id);
+        struct core_batch_stage_acc *a = acc[i];
         if (!first && s->state == CORE_BATCH_RUNNING && a->state != CORE_BATCH_RUNNING)
             measured = false;
         if (s->done < a->done_max)
@@ -500,7 +519,7 @@ static int pieces_at(const struct core_rebalance_in *in, const struct core_rebal
  * cannot be split out (what the others alone could reach). */
 static bool feasible(const struct core_rebalance_in *in, double t, bool skip_blocked)
 {
-    int used = 0;
+    int64_t used = 0; /* each n <= idle_slots, and the sum stops once above it */
     if (isinf(t))
         return true;
     for (int i = 0; i < in->n_items; i++) {

@@ -25,6 +25,10 @@ struct cycle {
     bool *unscaled;            /* [n] excluded, or without the rates to compute a target */
     int *down_to;              /* [n] this cycle's scale-down proposal (0: none) */
     const char **sized_note;   /* [n] how the vertex was sized other than for what arrives */
+    /* [n] by sample index: the vertex's position in st->hist and st->delayed (-1: none),
+     * kept as they change, so no step searches them by id (core__map_state). */
+    int *hist_of, *delayed_of;
+    struct core_index excl; /* cfg->exclude_ids, sorted */
     struct core_plugin_err pe;
     bool backlog;
     int64_t now;
@@ -49,6 +53,8 @@ static void init_vertices(struct cycle *c)
     c->unscaled = core__alloc(d, (size_t)n * sizeof *c->unscaled);
     c->down_to = core__alloc(d, (size_t)n * sizeof *c->down_to);
     c->sized_note = core__alloc(d, (size_t)n * sizeof *c->sized_note);
+    c->hist_of = core__alloc(d, (size_t)n * sizeof *c->hist_of);
+    c->delayed_of = core__alloc(d, (size_t)n * sizeof *c->delayed_of);
     c->ev = core__alloc(d, (size_t)n * sizeof *c->ev);
     for (int k = 0; k < n; k++) {
         int i = c->t.order[k];
@@ -127,11 +133,45 @@ static void revert_targets(struct cycle *c)
     }
 }
 
+/* c->hist_of and c->delayed_of from the state as it is now: n log n. Again after the history
+ * is trimmed (positions move). */
+static void map_state(struct cycle *c)
+{
+    const struct core_state *st = c->st;
+    for (int i = 0; i < c->sm->n_vertices; i++)
+        c->hist_of[i] = c->delayed_of[i] = -1;
+    for (int h = 0; h < st->n_hist; h++) {
+        int i = core__topo_find(&c->t, st->hist[h].id);
+        if (i >= 0 && c->hist_of[i] < 0)
+            c->hist_of[i] = h;
+    }
+    for (int k = 0; k < st->n_delayed; k++) {
+        int i = core__topo_find(&c->t, st->delayed[k].id);
+        if (i >= 0 && c->delayed_of[i] < 0)
+            c->delayed_of[i] = k;
+    }
+}
+
+/* Clears sample vertex i's delayed scale-down, keeping c->delayed_of right for the entry that
+ * moves into its slot. */
+static void delayed_clear(struct cycle *c, int i)
+{
+    int pos = c->delayed_of[i];
+    if (pos < 0)
+        return;
+    c->delayed_of[i] = -1;
+    if (core__delayed_clear_at(c->st, pos) >= 0) {
+        int j = core__topo_find(&c->t, c->st->delayed[pos].id);
+        if (j >= 0)
+            c->delayed_of[j] = pos;
+    }
+}
+
 /* Is vertex i excluded from scaling this cycle (core/README.md, Cycle step 8)? */
 static bool excluded(struct cycle *c, int i, const char **why)
 {
     const struct core_vertex_in *v = &c->sm->vertices[i];
-    if (core__in_list(c->cfg->exclude_ids, c->cfg->n_exclude_ids, v->id)) {
+    if (core_index_find(&c->excl, v->id) >= 0) {
         *why = "listed in job.autoscaler.vertex.exclude.ids";
         return true;
     }
@@ -139,7 +179,7 @@ static bool excluded(struct cycle *c, int i, const char **why)
         *why = "finished";
         return true;
     }
-    int wi = core__window_index(&c->st->w, v->id);
+    int wi = core__topo_wi(&c->t, &c->st->w, c->sm, i);
     double load = core__w_latest(&c->st->w, wi, offsetof(struct core_vmetrics, load));
     if (isnan(load)) {
         *why = "reports no busy time";
@@ -169,64 +209,43 @@ static enum core_reason up_reason(struct cycle *c, const struct core_evaluated *
  * (what arrives plus the catch-up rate) even at the parallelism the skew cap lets it reach.
  * Its sources then read no faster than it takes, so every vertex fed by one of them carries
  * that share at most: flow[v] = the least such share; the key-limited vertices keep 1 (their
- * own sizing is the skew cap's). *limiter[v] names the vertex that sets it.
+ * own sizing is the skew cap's). *limiter[v] names the vertex that sets it: of the keys with
+ * the least share, the first in topological order.
+ *
+ * Linear in vertices and edges: the least (share, key) each source feeds is carried up from
+ * the keys against the edges (reverse topological order), then down from the sources along
+ * them (topological order), instead of a sources-by-vertices table.
  */
-/* fed[v * n + s]: source s feeds vertex v (directly or through others), by sample index. */
-static bool *fed_by(struct cycle *c)
-{
-    int n = c->sm->n_vertices;
-    bool *fed = core__alloc(c->d, (size_t)n * (size_t)n * sizeof *fed);
-    for (int k = 0; k < n; k++) {
-        int v = c->t.order[k];
-        if (c->t.is_source[v])
-            fed[v * n + v] = true;
-        for (int e = c->t.in_start[v]; e < c->t.in_start[v + 1]; e++)
-            for (int s = 0; s < n; s++)
-                fed[v * n + s] |= fed[c->t.in_src[e] * n + s];
-    }
-    return fed;
-}
+struct limit {
+    double share; /* 1: none */
+    int rank;     /* the key's topological position (ties: the first) */
+};
 
-/*
- * governor.source.stall (core/README.md, Cycle step 8): the stalled source feeding sample
- * vertex v, per vertex (NULL: none). While a source reads nothing and its backlog grows,
- * the vertices it feeds are idle because nothing is read, not because the load is gone, and
- * the backlog waits for the source, not for capacity: they are held.
- */
-static const char **stalled_sources(struct cycle *c)
+static bool limit_less(struct limit a, struct limit b)
 {
-    int n = c->sm->n_vertices;
-    const char **stall = core__alloc(c->d, (size_t)n * sizeof *stall);
-    bool *fed = NULL;
-    for (int s = 0; s < n; s++) {
-        int wi = core__window_index(&c->st->w, c->sm->vertices[s].id);
-        if (!c->t.is_source[s] || !core__source_stalled(&c->st->w, wi, &c->sm->vertices[s]))
-            continue;
-        if (!fed)
-            fed = fed_by(c);
-        for (int v = 0; v < n; v++)
-            if (fed[v * n + s] && !stall[v])
-                stall[v] = c->sm->vertices[s].id;
-    }
-    return stall;
+    return a.share < b.share || (a.share == b.share && a.rank < b.rank);
 }
 
 static double *limited_flow(struct cycle *c, const char **limiter)
 {
     int n = c->sm->n_vertices;
+    const struct core_topo *t = &c->t;
     const struct core_config *cfg = c->cfg;
-    double *flow = core__alloc(c->d, (size_t)n * sizeof *flow);
-    bool *fed = fed_by(c);
-    bool *limited = core__alloc(c->d, (size_t)n * sizeof *limited);
+    size_t nn = (size_t)(n ? n : 1);
+    double *flow = core__alloc(c->d, nn * sizeof *flow);
+    bool *limited = core__alloc(c->d, nn * sizeof *limited);
+    struct limit *down = core__alloc(c->d, nn * sizeof *down);
+    struct limit *up = core__alloc(c->d, nn * sizeof *up);
+    const struct limit none = {1.0, n};
     for (int v = 0; v < n; v++)
-        flow[v] = 1.0;
+        down[v] = up[v] = none;
     for (int k = 0; k < n; k++) {
         const char *why = NULL;
-        int key = c->t.order[k], p = c->sm->vertices[key].parallelism;
-        if (!c->t.hash_input[key] || p < 2 || excluded(c, key, &why))
+        int key = t->order[k], p = c->sm->vertices[key].parallelism;
+        if (!t->hash_input[key] || p < 2 || excluded(c, key, &why))
             continue;
         struct core_evaluated e = vdec(c, key)->ev;
-        int wi = core__window_index(&c->st->w, c->sm->vertices[key].id);
+        int wi = core__topo_wi(t, &c->st->w, c->sm, key);
         int stop = core__skew_limit(cfg, &c->st->w, wi, p, &e);
         if (stop <= 0)
             continue;
@@ -235,17 +254,64 @@ static double *limited_flow(struct cycle *c, const char **limiter)
         if (!(can < need) || !(can > 0))
             continue;
         limited[key] = true;
-        for (int v = 0; v < n; v++)
-            for (int s = 0; s < n; s++)
-                if (fed[v * n + s] && fed[key * n + s] && can / need < flow[v]) {
-                    flow[v] = can / need;
-                    limiter[v] = c->sm->vertices[key].id;
-                }
+        down[key] = (struct limit){can / need, k};
     }
-    for (int v = 0; v < n; v++)
+    /* down[u]: the least limit at or downstream of u. */
+    for (int k = n - 1; k >= 0; k--) {
+        int v = t->order[k];
+        for (int e = t->in_start[v]; e < t->in_start[v + 1]; e++)
+            if (limit_less(down[v], down[t->in_src[e]]))
+                down[t->in_src[e]] = down[v];
+    }
+    /* up[v]: the least limit downstream of a source that feeds v. */
+    for (int k = 0; k < n; k++) {
+        int v = t->order[k];
+        if (t->is_source[v])
+            up[v] = down[v];
+        for (int e = t->in_start[v]; e < t->in_start[v + 1]; e++)
+            if (limit_less(up[t->in_src[e]], up[v]))
+                up[v] = up[t->in_src[e]];
+    }
+    for (int v = 0; v < n; v++) {
+        flow[v] = 1.0;
+        if (up[v].share < 1.0) {
+            flow[v] = up[v].share;
+            limiter[v] = c->sm->vertices[t->order[up[v].rank]].id;
+        }
         if (limited[v])
             flow[v] = 1.0;
+    }
     return flow;
+}
+
+/*
+ * governor.source.stall (core/README.md, Cycle step 8): the stalled source feeding sample
+ * vertex v, per vertex (NULL: none; of several, the first in the sample). While a source
+ * reads nothing and its backlog grows, the vertices it feeds are idle because nothing is
+ * read, not because the load is gone, and the backlog waits for the source, not for
+ * capacity: they are held. Carried along the edges in topological order: linear.
+ */
+static const char **stalled_sources(struct cycle *c)
+{
+    int n = c->sm->n_vertices;
+    const struct core_topo *t = &c->t;
+    size_t nn = (size_t)(n ? n : 1);
+    const char **stall = core__alloc(c->d, nn * sizeof *stall);
+    int *first = core__alloc(c->d, nn * sizeof *first); /* sample index, n: none */
+    for (int k = 0; k < n; k++) {
+        int v = t->order[k];
+        first[v] = n;
+        if (t->is_source[v] &&
+            core__source_stalled(&c->st->w, core__topo_wi(t, &c->st->w, c->sm, v),
+                                 &c->sm->vertices[v]))
+            first[v] = v;
+        for (int e = t->in_start[v]; e < t->in_start[v + 1]; e++)
+            if (first[t->in_src[e]] < first[v])
+                first[v] = first[t->in_src[e]];
+        if (first[v] < n)
+            stall[v] = c->sm->vertices[first[v]].id;
+    }
+    return stall;
 }
 
 /* Targets (core/README.md, Scaling) and gates (Gating) of every non-excluded vertex; fills
@@ -284,7 +350,7 @@ static void compute_targets(struct cycle *c)
             continue;
         }
         struct core_scale_result r;
-        struct core_vhistory *hist = core__history_find(st, v->id);
+        struct core_vhistory *hist = c->hist_of[i] >= 0 ? &st->hist[c->hist_of[i]] : NULL;
         const struct core_evaluated *sized = e;
         struct core_evaluated capped;
         if (flow && flow[i] < 1.0) {
@@ -312,7 +378,7 @@ static void compute_targets(struct cycle *c)
         int target = r.target;
         bool outside = o->outside_bounds;
         if (target > p && c->t.hash_input[i] && cfg->skew_enabled) {
-            int wi = core__window_index(&st->w, v->id);
+            int wi = core__topo_wi(&c->t, &st->w, c->sm, i);
             int psat = core__skew_limit(cfg, &st->w, wi, p, e);
             double need = core__capacity_cfg(cfg, e, cfg->util_target, true, restart_ms);
             bool unservable = isfinite(e->key_rate_bound) && need > e->key_rate_bound;
@@ -336,7 +402,7 @@ static void compute_targets(struct cycle *c)
         }
         if (target == p) {
             /* No change clears a pending scale-down (core/README.md, Gating). */
-            core__delayed_clear(st, v->id);
+            delayed_clear(c, i);
             if (o->reason == CORE_R_KEY_PARALLELISM_LIMIT)
                 continue;
             if (r.raw != p && outside) {
@@ -349,7 +415,7 @@ static void compute_targets(struct cycle *c)
         }
         e->expected_processing_rate = r.expected_rate;
         if (target > p) {
-            core__delayed_clear(st, v->id);
+            delayed_clear(c, i);
             if (core__ineffective_blocked(cfg, hist, v->id, p, e->true_processing_rate, c->d)) {
                 o->reason = CORE_R_INEFFECTIVE_SCALING;
                 o->message = core__asprintf(
@@ -363,7 +429,7 @@ static void compute_targets(struct cycle *c)
              * fewer: the cap drops only subtasks that read nothing. No capacity is lost, so
              * there is nothing to wait out, and the load is not low (core/README.md, Cycle
              * step 8). */
-            core__delayed_clear(st, v->id);
+            delayed_clear(c, i);
             o->reason = CORE_R_LIMIT_REACHED;
             char tpr[40];
             core__fmt_rate(tpr, sizeof tpr, e->true_processing_rate);
@@ -392,14 +458,15 @@ static void compute_targets(struct cycle *c)
                     record = r2.target;
             }
             c->down_to[i] = target;
-            int applied =
-                core__delayed_scale_down(st, cfg, v->id, p, record, outside, c->now, &out2);
+            int applied = core__delayed_scale_down_at(st, cfg, &c->delayed_of[i], v->id, p, record,
+                                                      outside, c->now, &out2);
             if (applied != p && applied < target)
                 applied = target;
             if (applied == p) {
                 o->reason = CORE_R_SCALE_DOWN_DELAYED;
                 char until[32], iv[32];
-                core__fmt_utc(until, sizeof until, core__delayed_until(st, cfg, v->id));
+                core__fmt_utc(until, sizeof until,
+                              core__delayed_until_at(st, cfg, c->delayed_of[i]));
                 core_format_duration(iv, sizeof iv, cfg->scale_down_interval_ms);
                 o->message = core__asprintf(
                     c->d,
@@ -683,6 +750,7 @@ static void record_execution(struct cycle *c)
         const struct core_vdecision *v = &d->vertices[k];
         if (v->target == v->current)
             continue;
+        int i = c->t.order[k];
         struct core_hist_entry e = {
             .at = c->now,
             .current_parallelism = v->current,
@@ -691,7 +759,7 @@ static void record_execution(struct cycle *c)
             .expected_processing_rate = v->ev.expected_processing_rate,
             .target_data_rate = v->ev.target_data_rate,
         };
-        core__history_add(c->st, v->id, &e);
+        core__history_add_at(c->st, &c->hist_of[i], v->id, &e);
         core__grow(&pd->v, &pd->cap, pd->n + 1, sizeof *pd->v);
         pd->v[pd->n++] = (struct core_pending_vertex){core__strdup(v->id), v->current, v->target};
     }
@@ -734,7 +802,7 @@ static void resolve_pending(struct cycle *c)
     size_t off = 0;
     bool applied = true;
     for (int k = 0; k < pd->n; k++) {
-        int i = core__topo_find(c->sm, pd->v[k].id);
+        int i = core__topo_find(&c->t, pd->v[k].id);
         int now_p = i < 0 ? 0 : c->sm->vertices[i].parallelism;
         if (now_p == pd->v[k].to)
             continue;
@@ -764,8 +832,12 @@ static void resolve_pending(struct cycle *c)
                     "%s (%s) was not applied: "
                     "the job %s",
                     when, moves, runs);
-        for (int k = 0; k < pd->n; k++)
-            core__history_forget(st, pd->v[k].id, pd->at);
+        /* A vertex no longer in the sample loses its history at the trim that follows. */
+        for (int k = 0; k < pd->n; k++) {
+            int i = core__topo_find(&c->t, pd->v[k].id);
+            if (i >= 0)
+                core__history_forget_at(st, c->hist_of[i], pd->at);
+        }
         core__tracking_forget(st, pd->at);
     }
     core__pending_clear(st);
@@ -781,12 +853,13 @@ static void forget_old_parallelism(struct cycle *c)
     struct core_state *st = c->st;
     for (int k = 0; k < st->n_delayed;) {
         const char *id = st->delayed[k].id;
-        int i = core__topo_find(c->sm, id), wi = core__window_index(&st->w, id);
+        int i = core__topo_find(&c->t, id),
+            wi = i >= 0 ? core__topo_wi(&c->t, &st->w, c->sm, i) : -1;
         if (i >= 0 && wi >= 0 && st->w.parallelism[wi] == c->sm->vertices[i].parallelism) {
             k++;
             continue;
         }
-        core__delayed_clear(st, id); /* moves the last entry into slot k */
+        core__delayed_clear_at(st, k); /* moves the last entry into slot k */
     }
 }
 
@@ -815,7 +888,7 @@ static void gauge_warnings(struct cycle *c, const struct core_window_status *ws)
     for (int k = 0; k < ws->n_gauge_off && k < CORE_GAUGE_REPORTED; k++) {
         int wi = ws->gauge_off[k].wi;
         const char *id = c->st->w.ids[wi];
-        int i = core__topo_find(c->sm, id);
+        int i = core__topo_find(&c->t, id);
         const struct core_vertex_in *v = i >= 0 ? &c->sm->vertices[i] : NULL;
         const char *gauge = v && c->t.is_source[i] && isnan(v->records_in_per_s)
                                 ? "records_out_per_s"
@@ -972,6 +1045,10 @@ int core_decide(struct core_state *st, const struct core_sample *sm, const struc
     d->at = sm->at;
     d->action = CORE_NO_CHANGE;
     init_vertices(&c);
+    size_t nx = (size_t)(cfg->n_exclude_ids > 0 ? cfg->n_exclude_ids : 1);
+    core_index_build(&c.excl, cfg->exclude_ids, sizeof *cfg->exclude_ids, 0,
+                     cfg->n_exclude_ids > 0 ? cfg->n_exclude_ids : 0,
+                     core__alloc(d, nx * sizeof(int)), core__alloc(d, nx * sizeof(int)));
 
     if (!cfg->enabled) {
         /* The job's autoscaler state is wiped (core/README.md, Cycle step 3). */
@@ -988,16 +1065,21 @@ int core_decide(struct core_state *st, const struct core_sample *sm, const struc
         return 0;
     }
 
+    core__topo_window(&c.t, &st->w, d);
     struct core_window_check chk;
     core__window_check(st, sm, &c.t, cfg, &chk);
+    map_state(&c);
     resolve_pending(&c);
     if (chk.restart != CORE_RESTART_NONE)
         forget_old_parallelism(&c);
     negative_busy(&c);
-    core__tracking_update(st, sm, cfg, c.now);
-    core__history_trim(st, sm, cfg, c.now);
+    core__tracking_update(st, sm, &c.t, cfg, c.now);
+    core__history_trim(st, &c.t, cfg, c.now);
     struct core_window_status ws;
     core__window_add(st, sm, &c.t, cfg, &chk, &ws);
+    if (chk.restart != CORE_RESTART_NONE)
+        core__topo_window(&c.t, &st->w, d); /* the window now lists the sample's vertices */
+    map_state(&c);
     st->last_at = sm->at;
     /* A restart the client did not declare is worth a word (core/README.md, Window). */
     bool inferred = chk.restart > CORE_RESTART_DECLARED;

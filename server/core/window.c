@@ -38,23 +38,6 @@ int core__window_index(const struct core_window *w, const char *id)
     return -1;
 }
 
-/* Window index of id, trying position `hint` first: a client lists its vertices in the same
- * order sample after sample, so this is one comparison instead of a scan. */
-static int index_at(const struct core_window *w, const char *id, int hint)
-{
-    if (hint >= 0 && hint < w->n_vertices && strcmp(w->ids[hint], id) == 0)
-        return hint;
-    return core__window_index(w, id);
-}
-
-/* Sample index of window vertex wi's id, trying the same position first. */
-static int sample_index(const struct core_window *w, const struct core_sample *sm, int wi)
-{
-    if (wi < sm->n_vertices && strcmp(sm->vertices[wi].id, w->ids[wi]) == 0)
-        return wi;
-    return core__topo_find(sm, w->ids[wi]);
-}
-
 /* What the window knows of counter c of vertex wi; nothing for a window built without. */
 static struct core_wcounter wctr(const struct core_window *w, int wi, int c)
 {
@@ -546,7 +529,7 @@ static bool topology_of(const struct core_window *w, const struct core_sample *s
     bool same_ids = w->n_vertices == sm->n_vertices;
     int rescaled = -1, rescaled_wi = -1;
     for (int i = 0; i < sm->n_vertices && same_ids; i++) {
-        int wi = index_at(w, sm->vertices[i].id, i);
+        int wi = core__topo_wi(t, w, sm, i);
         same_ids = wi >= 0;
         if (same_ids && rescaled < 0 && w->parallelism[wi] != sm->vertices[i].parallelism) {
             rescaled = i;
@@ -584,7 +567,7 @@ static void counters_of(const struct core_window *w, const struct core_sample *s
                         struct core_window_check *chk)
 {
     const struct core_vertex_in *v = &sm->vertices[i];
-    int wi = index_at(w, v->id, i);
+    int wi = core__topo_wi(t, w, sm, i);
     if (v->finished || wi < 0)
         return;
     double k = cfg->plausibility_ratio;
@@ -726,7 +709,8 @@ void core__window_add(struct core_state *st, const struct core_sample *sm,
                                     sizeof *offsets);
     int *at_i = core__xcalloc((size_t)(w->n_vertices ? w->n_vertices : 1), sizeof *at_i);
     for (int wi = 0; wi < w->n_vertices; wi++) {
-        int i = at_i[wi] = sample_index(w, sm, wi);
+        /* A restarted window lists the sample's vertices in its order. */
+        int i = at_i[wi] = chk->restart != CORE_RESTART_NONE ? wi : core__topo_si(t, w, sm, wi);
         const struct core_vertex_in *v = &sm->vertices[i];
         vertex_metrics(w, wi, v, t->is_source[i], cfg, now, now - sm->running_since, &ns.v[wi],
                        offsets + wi * CORE_CTR__COUNT, out);

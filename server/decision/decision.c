@@ -166,7 +166,9 @@ struct options {
     char hash[17];
 };
 
-/* Steps 1 to 3: the sample into b->js, the options into o. -1 + *e (o->own may be set). */
+/* Steps 1 to 4: the sample into b->js, the options into o. -1 + *e (o->own may be set). The
+ * sample is checked whole (and the caller's check run: a retry, a 409) before any work on the
+ * options, whose layers may hold thousands of keys. */
 static int sample_and_options(struct decision_buf *b, const struct decision_req *q,
                               struct options *o, struct decision_err *e)
 {
@@ -174,10 +176,9 @@ static int sample_and_options(struct decision_buf *b, const struct decision_req 
     char *err = NULL;
     const struct opt_job *layers = q->cache ? q->cache->layers : q->layers;
     bool own = !q->cache || q->overlay || own_options(q->body);
-    if (own)
-        o->own = opt_job_clone(layers);
     memset(&je, 0, sizeof je);
-    if (json_parse_sample(q->body, q->now_ms, &b->js, o->own, &je) < 0)
+    b->js.limits = q->limits;
+    if (json_parse_sample(q->body, q->now_ms, &b->js, NULL, &je) < 0)
         return decision_refuse(e, je.status ? je.status : 400,
                                je.code[0] ? je.code : "INVALID_ARGUMENT", je.field, "%s",
                                je.message);
@@ -190,6 +191,18 @@ static int sample_and_options(struct decision_buf *b, const struct decision_req 
                                b->sf.path[0], near ? ": did you mean \"" : "", near ? near : "",
                                near ? "\"?" : "");
     }
+    if (q->sampled && q->sampled(q->ud, &b->js.s, e) < 0)
+        return -1;
+    if (b->js.s.at < core_state_last_at(q->state))
+        return decision_refuse(e, 409, "FAILED_PRECONDITION", "at",
+                               "\"at\" is earlier than the job's last sample");
+    if (own) {
+        o->own = opt_job_clone(layers);
+        if (json_apply_config(q->body, o->own, &je) < 0)
+            return decision_refuse(e, je.status ? je.status : 422,
+                                   je.code[0] ? je.code : "INVALID_CONFIG", je.field, "%s",
+                                   je.message);
+    }
     if (q->overlay) {
         struct overlay ov = {o->own, NULL};
         opt_job_each_via(q->overlay, overlay_key, &ov);
@@ -199,8 +212,6 @@ static int sample_and_options(struct decision_buf *b, const struct decision_req 
             return -1;
         }
     }
-    if (q->sampled && q->sampled(q->ud, &b->js.s, e) < 0)
-        return -1;
     struct decision_cache *c = own ? NULL : q->cache;
     if (c && !c->resolved) {
         /* The job's layers, resolved once per change of them (decision_cache_set). */
@@ -391,6 +402,7 @@ static int rebalance_run(struct decision_buf *b, const struct decision_req *q,
     struct core_rebalance_out o;
     memset(&je, 0, sizeof je);
     memset(&o, 0, sizeof o);
+    b->jr.limits = q->limits;
     if (json_parse_rebalance(q->body, q->now_ms, &b->jr, &je) < 0)
         return decision_refuse(&res->err, je.status ? je.status : 400,
                                je.code[0] ? je.code : "INVALID_ARGUMENT", je.field, "%s",
@@ -429,8 +441,7 @@ static int warnings_of(struct decision_buf *b, const struct opt_job *eff)
         b->warn[k++] = f->message[i];
     if (f->more > 0)
         b->warn[k++] = f->tail;
-    for (int i = 0; i < opt_job_n_warnings(eff); i++)
-        b->warn[k++] = opt_job_warning(eff, i);
+    k += opt_job_warnings(eff, b->warn + k, n - k);
     return n;
 }
 
@@ -467,11 +478,6 @@ int decision_run(struct decision_buf *b, const struct decision_req *q, struct de
         return rebalance_run(b, q, res);
     if (sample_and_options(b, q, &o, &res->err) < 0)
         goto out;
-    if (b->js.s.at < core_state_last_at(q->state)) {
-        decision_refuse(&res->err, 409, "FAILED_PRECONDITION", "at",
-                        "\"at\" is earlier than the job's last sample");
-        goto out;
-    }
     if (q->ready && q->ready(q->ud, &res->err) < 0)
         goto out;
     const char *revision = q->set ? plugin_set_revision(q->set) : q->revision;

@@ -4,12 +4,14 @@
  * history and the simulator all call decision_run; nothing else calls the core's decide.
  *
  * One call runs, in this order:
- *   1. parse the sample (json_parse_sample), the request's `config` laid over a copy of the
- *      job's option layers, and a candidate's keys over those (replay against history); its
+ *   1. parse the sample (json_parse_sample), held to the request budget (req.limits); its
  *      unknown fields found when the response lists warnings, refused under `strict`;
- *   2. the caller's check of the parsed sample (sampled: the server's retries, its 409);
- *   3. resolve the effective options, or reuse the job's resolution (struct decision_cache);
- *   4. refuse a sample earlier than the job state's last one (409, field "at");
+ *   2. the caller's check of the parsed sample (sampled: the server's retries, its 409), and
+ *      a sample earlier than the job state's last one refused (409, field "at"): both before
+ *      any work on the options;
+ *   3. the request's `config` laid over a copy of the job's option layers, and a candidate's
+ *      keys over those (replay against history);
+ *   4. resolve the effective options, or reuse the job's resolution (struct decision_cache);
  *   5. the caller's last check before anything changes (ready: the store's health);
  *   6. the plugins' hooks (or the native ones), then core_decide, which updates the state
  *      (a batch sample: core_decide_batch, no hooks);
@@ -116,7 +118,9 @@ struct decision_req {
     const struct opt_job *overlay;
     struct core_state *state; /* the job's state: updated in place by a decision */
     struct plugin_set *set;   /* the policy revision to decide with; NULL: native hooks only */
-    const char *revision;     /* the revision stamped when set is NULL ("native") */
+    /* The request budget (the server's limits); NULL: none (a replay of what was accepted). */
+    const struct opt_limits *limits;
+    const char *revision; /* the revision stamped when set is NULL ("native") */
     /* The response lists the warnings: the sample's unknown fields (sample_fields.h), then
      * the options' keys governor does not read. */
     bool warnings;

@@ -22,6 +22,7 @@
 #include <strings.h>
 
 #include "decision/json.h"
+#include "core/index.h"
 #include "base/jarena.h"
 #include "time/timeutil.h"
 #include "base/xmem.h"
@@ -311,6 +312,21 @@ void json_sample_deinit(struct json_sample *js)
     memset(js, 0, sizeof *js);
 }
 
+/* A size past its limit: 413 naming the field (p) and the limit, and the option that sets it
+ * (a server option, or NULL: a fixed limit). -1. */
+static int over(struct json_err *e, const struct sink *k, const struct path *p, long long n,
+                const char *what, long long limit, const char *option)
+{
+    if (option)
+        fail(k, p, "%lld %s is more than the limit of %lld (the server option %s)", n, what, limit,
+             option);
+    else
+        fail(k, p, "%lld %s is more than the limit of %lld", n, what, limit);
+    e->status = 413;
+    snprintf(e->code, sizeof e->code, "PAYLOAD_TOO_LARGE");
+    return -1;
+}
+
 static void init_err(struct json_err *e, struct sink *k)
 {
     e->status = 400;
@@ -341,7 +357,7 @@ static bool valid_id(const char *s)
 {
     size_t n = 0;
     for (; s[n]; n++)
-        if ((unsigned char)s[n] < 0x21 || (unsigned char)s[n] > 0x7e || n >= 128)
+        if ((unsigned char)s[n] < 0x21 || (unsigned char)s[n] > 0x7e || n >= OPT_MAX_ID_LEN)
             return false;
     return n >= 1;
 }
@@ -421,7 +437,8 @@ static int parse_vertex(const struct sink *k, const json_t *jv, const struct pat
         return -1;
     if (!valid_id(v->id)) {
         struct path p = {vp, "id", 0};
-        return fail(k, &p, "must be 1 to 128 printable ASCII characters without spaces");
+        return fail(k, &p, "must be 1 to %d printable ASCII characters without spaces",
+                    OPT_MAX_ID_LEN);
     }
     v->max_parallelism = 0;
     if (get_int(k, jv, vp, "parallelism", true, 1, &v->parallelism) < 0 ||
@@ -477,9 +494,13 @@ static void real_text(double x, char *buf, size_t len)
 }
 
 /* Sets each config entry into opts at OPT_REQUEST (values as text). -1 with e filled. */
-static int apply_config(json_t *cfg, struct opt_job *opts, struct json_err *e, const struct sink *k)
+static int apply_config(json_t *cfg, struct opt_job *opts, const struct opt_limits *lim,
+                        struct json_err *e, const struct sink *k)
 {
     struct path cp = {NULL, "config", 0};
+    if (lim && json_object_size(cfg) > (size_t)lim->config_keys)
+        return over(e, k, &cp, (long long)json_object_size(cfg), "keys", lim->config_keys,
+                    "max-config-keys");
     const char *key;
     json_t *val;
     json_object_foreach(cfg, key, val)
@@ -521,7 +542,8 @@ static int apply_config(json_t *cfg, struct opt_job *opts, struct json_err *e, c
 }
 
 static int parse_batch(const struct sink *k, json_t *body, struct core_sample *s,
-                       struct sample_buf *b, struct opt_job *opts, struct json_err *e);
+                       struct sample_buf *b, struct opt_job *opts, const struct opt_limits *lim,
+                       struct json_err *e);
 
 /*
  * Parses a decide request. Fields, defaults and limits:
@@ -577,7 +599,7 @@ int json_parse_sample(json_t *body, int64_t now_ms, struct json_sample *js, stru
     if (get_string(&k, body, NULL, "mode", false, &mode) < 0)
         return -1;
     if (mode && strcasecmp(mode, "BATCH") == 0)
-        return parse_batch(&k, body, s, b, opts, e);
+        return parse_batch(&k, body, s, b, opts, js->limits, e);
     if (mode && strcasecmp(mode, "STREAMING") != 0) {
         struct path p = {NULL, "mode", 0};
         return fail(&k, &p, "must be \"STREAMING\" (the default) or \"BATCH\", got \"%.64s\"",
@@ -610,6 +632,9 @@ int json_parse_sample(json_t *body, int64_t now_ms, struct json_sample *js, stru
     size_t n = json_array_size(verts);
     if (n == 0)
         return fail(&k, &vsp, "must list at least one vertex");
+    const struct opt_limits *lim = js->limits;
+    if (lim && n > (size_t)lim->vertices)
+        return over(e, &k, &vsp, (long long)n, "vertices", lim->vertices, "max-vertices");
     if (n > INT_MAX / 2)
         return fail(&k, &vsp, "too many vertices");
 
@@ -621,6 +646,11 @@ int json_parse_sample(json_t *body, int64_t now_ms, struct json_sample *js, stru
         json_t *ins = json_object_get(jv, "inputs");
         if (ins && json_is_array(ins))
             n_in += json_array_size(ins);
+        if (lim && n_in > (size_t)lim->edges) {
+            struct path vp = {&vsp, NULL, (int)i}, ip = {&vp, "inputs", 0};
+            return over(e, &k, &ip, (long long)n_in, "inputs in all (up to this vertex)",
+                        lim->edges, "max-edges");
+        }
     }
     if (n_in > INT_MAX / 2)
         return fail(&k, &vsp, "too many inputs");
@@ -638,7 +668,19 @@ int json_parse_sample(json_t *body, int64_t now_ms, struct json_sample *js, stru
     s->vertices = b->v;
     s->n_vertices = (int)n;
 
-    if (cfg && apply_config(cfg, opts, e, &k) < 0)
+    if (cfg && apply_config(cfg, opts, js->limits, e, &k) < 0)
+        return -1;
+    e->status = 0;
+    e->code[0] = '\0';
+    return 0;
+}
+
+int json_apply_config(json_t *body, struct opt_job *opts, struct json_err *e)
+{
+    struct sink k;
+    init_err(e, &k);
+    json_t *cfg = json_object_get(body, "config");
+    if (json_is_object(cfg) && apply_config(cfg, opts, NULL, e, &k) < 0)
         return -1;
     e->status = 0;
     e->code[0] = '\0';
@@ -959,8 +1001,52 @@ static int parse_stage(const struct sink *k, const json_t *jb, const struct path
  * when no amounts are sent), busy_s >= 0, remaining_parallelism >= 0, fixed_shards >= 1. A
  * RUNNING stage needs its total. `config` as in streaming mode.
  */
+/* Stage vp (jv) into st: its id (dup: an earlier stage has it), its batch fields. */
+static int parse_stage_entry(const struct sink *k, const json_t *jv, const struct path *vp,
+                             bool dup, struct core_batch_stage *st)
+{
+    struct path bp = {vp, "batch", 0}, ip = {vp, "id", 0};
+    json_t *jb;
+    if (!json_is_object(jv))
+        return fail(k, vp, "expected an object, got %s", type_name(jv));
+    st->id = NULL;
+    if (get_string(k, jv, vp, "id", true, &st->id) < 0)
+        return -1;
+    if (!valid_id(st->id))
+        return fail(k, &ip, "must be 1-%d printable ASCII characters without spaces",
+                    OPT_MAX_ID_LEN);
+    if (dup)
+        return fail(k, &ip, "duplicate stage id \"%s\"", st->id);
+    if (get_typed(k, jv, vp, "batch", JSON_OBJECT, "an object", &jb) < 0)
+        return -1;
+    if (!jb)
+        return fail(k, &bp, "required in batch mode");
+    return parse_stage(k, jb, &bp, st);
+}
+
+/* new: for each element of arr, whether its "id" (a string) repeats an earlier element's;
+ * n log n (the ids sorted), not the pairs. */
+static bool *repeated_ids(const json_t *arr)
+{
+    size_t n = json_array_size(arr), m = n ? n : 1;
+    const char **ids = xcalloc(m, sizeof *ids);
+    int *perm = xmalloc(m * sizeof *perm), *tmp = xmalloc(m * sizeof *tmp);
+    bool *dup = xcalloc(m, sizeof *dup);
+    for (size_t i = 0; i < n; i++)
+        ids[i] = json_string_value(json_object_get(json_array_get(arr, i), "id"));
+    struct core_index x;
+    core_index_build(&x, ids, sizeof *ids, 0, (int)n, perm, tmp);
+    for (size_t i = 0; i < n; i++)
+        dup[i] = ids[i] && core_index_find(&x, ids[i]) < (int)i;
+    free(ids);
+    free(perm);
+    free(tmp);
+    return dup;
+}
+
 static int parse_batch(const struct sink *k, json_t *body, struct core_sample *s,
-                       struct sample_buf *b, struct opt_job *opts, struct json_err *e)
+                       struct sample_buf *b, struct opt_job *opts, const struct opt_limits *lim,
+                       struct json_err *e)
 {
     json_t *jw, *cfg, *verts;
     struct core_batch_in *in = &s->batch;
@@ -1002,39 +1088,26 @@ static int parse_batch(const struct sink *k, json_t *body, struct core_sample *s
     size_t n = json_array_size(verts), i;
     if (n == 0)
         return fail(k, &vsp, "must list at least one stage");
+    if (lim && n > (size_t)lim->vertices)
+        return over(e, k, &vsp, (long long)n, "stages", lim->vertices, "max-vertices");
     if (n > INT_MAX / 2)
         return fail(k, &vsp, "too many stages");
     reserve(&b->st, &b->cap_st, (int)n, sizeof *b->st);
     json_t *jv;
+    bool *dup = repeated_ids(verts);
+    int rc = 0;
     json_array_foreach(verts, i, jv)
     {
-        struct path vp = {&vsp, NULL, (int)i}, bp = {&vp, "batch", 0};
-        struct core_batch_stage *st = &b->st[i];
-        json_t *jb;
-        if (!json_is_object(jv))
-            return fail(k, &vp, "expected an object, got %s", type_name(jv));
-        st->id = NULL;
-        if (get_string(k, jv, &vp, "id", true, &st->id) < 0)
-            return -1;
-        if (!valid_id(st->id)) {
-            struct path p = {&vp, "id", 0};
-            return fail(k, &p, "must be 1-128 printable ASCII characters without spaces");
-        }
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(b->st[j].id, st->id) == 0) {
-                struct path p = {&vp, "id", 0};
-                return fail(k, &p, "duplicate stage id \"%s\"", st->id);
-            }
-        if (get_typed(k, jv, &vp, "batch", JSON_OBJECT, "an object", &jb) < 0)
-            return -1;
-        if (!jb)
-            return fail(k, &bp, "required in batch mode");
-        if (parse_stage(k, jb, &bp, st) < 0)
-            return -1;
+        struct path vp = {&vsp, NULL, (int)i};
+        if ((rc = parse_stage_entry(k, jv, &vp, dup[i], &b->st[i])) < 0)
+            break;
     }
+    free(dup);
+    if (rc < 0)
+        return -1;
     in->stages = b->st;
     in->n_stages = (int)n;
-    if (cfg && apply_config(cfg, opts, e, k) < 0)
+    if (cfg && apply_config(cfg, opts, lim, e, k) < 0)
         return -1;
     e->status = 0;
     e->code[0] = '\0';
@@ -1178,7 +1251,8 @@ static int parse_item(const struct sink *k, const json_t *ji, const struct path 
 
 /* The number of items of a `workers` array, each worker's items checked to be a non-empty
  * array; -1 via fail. */
-static int count_worker_items(const struct sink *k, const json_t *ws, const struct path *wsp)
+static int count_worker_items(const struct sink *k, const json_t *ws, const struct path *wsp,
+                              const struct opt_limits *lim, struct json_err *e)
 {
     size_t i, n = 0;
     const json_t *w;
@@ -1191,6 +1265,9 @@ static int count_worker_items(const struct sink *k, const json_t *ws, const stru
         if (!items || !json_is_array(items) || json_array_size(items) == 0)
             return fail(k, &ip, "a worker must list at least one item");
         n += json_array_size(items);
+        if (lim && n > (size_t)lim->rebalance_items)
+            return over(e, k, &ip, (long long)n, "items in all (up to this worker)",
+                        lim->rebalance_items, "max-rebalance-items");
         if (n > INT_MAX / 2)
             return fail(k, wsp, "too many items");
     }
@@ -1236,7 +1313,16 @@ int json_parse_rebalance(json_t *body, int64_t now_ms, struct json_rebalance *jr
         struct path p = {NULL, "nominal_rate", 0};
         return fail(&k, &p, "must be above 0");
     }
-    int n = items ? (int)json_array_size(items) : count_worker_items(&k, workers, &wsp);
+    if (jr->in.idle_slots > OPT_MAX_IDLE_SLOTS) {
+        struct path p = {NULL, "idle_slots", 0};
+        return fail(&k, &p, "%d is more than the limit of %d", jr->in.idle_slots,
+                    OPT_MAX_IDLE_SLOTS);
+    }
+    const struct opt_limits *lim = jr->limits;
+    if (items && lim && json_array_size(items) > (size_t)lim->rebalance_items)
+        return over(e, &k, &isp, (long long)json_array_size(items), "items", lim->rebalance_items,
+                    "max-rebalance-items");
+    int n = items ? (int)json_array_size(items) : count_worker_items(&k, workers, &wsp, lim, e);
     if (n < 0)
         return -1;
     if (n == 0)
@@ -1310,13 +1396,15 @@ json_t *json_render_rebalance(const struct json_rebalance *jr, const struct core
     for (int i = 0; i < o->n_splits; i++) {
         const struct core_rebalance_split *s = &o->splits[i];
         const struct core_rebalance_item *it = &jr->items[s->item];
-        json_t *js = json_object(), *at = json_array();
+        /* The pieces are equal: where the first starts and how wide each is (of the item's
+         * whole range) say where every one starts, so the answer is as long as the items
+         * whatever the idle slots (a list of every start grew with them). */
+        json_t *js = json_object();
         double c = it->fraction_consumed, x = s->fraction_of_remainder;
-        for (int p = 0; p < s->n_pieces; p++)
-            json_array_append_new(at, json_real(c + (1 - c) * (x + p * (1 - x) / s->n_pieces)));
         json_object_set_new(js, "item", str_new(it->id));
         json_object_set_new(js, "fraction_of_remainder", json_real(x));
-        json_object_set_new(js, "split_at_fraction", at);
+        json_object_set_new(js, "split_at_fraction", json_real(c + (1 - c) * x));
+        json_object_set_new(js, "piece_fraction", json_real((1 - c) * (1 - x) / s->n_pieces));
         json_object_set_new(js, "pieces", json_integer(s->n_pieces));
         json_object_set_new(js, "piece_size", json_real(s->piece_size));
         json_object_set_new(js, "piece_finish_s", seconds_or_null(s->piece_finish_s));
@@ -1580,26 +1668,35 @@ static const char *key_at(const struct keyed *k, int i)
 static void tx_object(struct json_text *t, const struct keyed *k, const void *ud,
                       void (*val)(struct json_text *t, const void *ud, int i))
 {
+    /* The elements sorted by key: each key's run gives its first place and its last value
+     * (n log n; comparing every pair made a large answer quadratic). */
+    size_t n = (size_t)(k->n > 0 ? k->n : 1);
+    int *perm = xmalloc(n * sizeof *perm), *last = xmalloc(n * sizeof *last);
+    struct core_index x;
+    core_index_build(&x, k->base, k->stride, k->off, k->n, perm, last);
+    for (int i = 0; i < k->n; i++)
+        last[i] = -1;
+    for (int a = 0, b; a < k->n; a = b) {
+        const char *key = key_at(k, perm[a]);
+        for (b = a + 1; b < k->n && strcmp(key_at(k, perm[b]), key) == 0; b++)
+            ;
+        last[perm[a]] = perm[b - 1];
+    }
     TX_LIT(t, "{");
     bool first = true;
     for (int i = 0; i < k->n; i++) {
         const char *key = key_at(k, i);
-        bool again = false;
-        for (int j = 0; j < i && !again; j++)
-            again = strcmp(key_at(k, j), key) == 0;
-        if (again || !utf8_valid(key))
+        if (last[i] < 0 || !utf8_valid(key))
             continue;
-        int last = i;
-        for (int j = i + 1; j < k->n; j++)
-            if (strcmp(key_at(k, j), key) == 0)
-                last = j;
         if (!first)
             TX_LIT(t, ",");
         first = false;
         tx_key(t, key);
-        val(t, ud, last);
+        val(t, ud, last[i]);
     }
     TX_LIT(t, "}");
+    free(perm);
+    free(last);
 }
 
 static void target_val(struct json_text *t, const void *ud, int i)

@@ -317,14 +317,17 @@ static int each_decision(void *ud, int64_t id, int64_t at, const char *input, co
 {
     struct each *e = ud;
     struct run *r = e->r;
-    /* A DELETE of the job between the previous decision and this one emptied its state. */
+    /* A DELETE of the job between the previous decision and this one: the job made after it
+     * started as new, with an empty state (its samples may even go back in time), as the
+     * server's did. */
     bool deleted = false;
     while (e->di < r->n_deletes && r->deletes[e->di] < id) {
         deleted |= e->prev_id != INT64_MIN && r->deletes[e->di] >= e->prev_id;
         e->di++;
     }
     if (deleted) {
-        core_state_clear(r->st);
+        core_state_free(r->st);
+        r->st = core_state_new();
         decision_seen_clear(&r->seen);
     }
     e->prev_id = id;
@@ -346,12 +349,19 @@ int replay_db_run(const struct replay_db_opts *o, replay_db_change_cb cb, void *
 
     if (!(r.db = db_open_read(o->db, errp)))
         goto out;
-    /* One read transaction: the replay sees one snapshot while the server goes on. */
-    if (db_read_begin(r.db, errp) < 0 ||
-        db_job_deletions(r.db, o->job, &r.deletes, &r.n_deletes, errp) < 0)
+    /* The deletions and the job's last decision in one snapshot: the replay sees the history
+     * as it was then while the server goes on, read in pages (db_history_each) so that no
+     * snapshot lasts the whole replay. */
+    int64_t last = 0;
+    if (db_read_begin(r.db, errp) < 0)
+        goto out;
+    int rd = db_job_deletions(r.db, o->job, &r.deletes, &r.n_deletes, errp) < 0 ||
+             db_history_last_id(r.db, o->job, &last, errp) < 0;
+    db_read_end(r.db);
+    if (rd)
         goto out;
     struct each e = {&r, cb, ud, errp, 0, INT64_MIN};
-    if (db_history_each(r.db, o->job, o->to, each_decision, &e, errp) < 0)
+    if (db_history_each(r.db, o->job, o->to, last, each_decision, &e, errp) < 0)
         goto out;
     *summary = json_object();
     json_object_set_new(*summary, "job", json_string(o->job));
@@ -382,8 +392,6 @@ int replay_db_run(const struct replay_db_opts *o, replay_db_change_cb cb, void *
     json_object_set_new(*summary, "subtask_minutes_delta", json_real(mcand - mrec));
     rc = 0;
 out:
-    if (r.db)
-        db_read_end(r.db);
     db_close(r.db);
     free(r.deletes);
     free(r.base_text);

@@ -290,6 +290,8 @@ int api_job_find(struct api *a, const char *job, struct jobs_entry **e, struct r
         return -1;
     }
     *e = jobs_get(a->jobs, job);
+    /* the job loaded is the most recently used: never the one forgotten */
+    jobs_trim(a->jobs, a->wr);
     return *e ? 1 : 0;
 }
 
@@ -309,4 +311,22 @@ json_t *api_json_body(const struct req *q, struct resp *r, const char *what_obje
         return NULL;
     }
     return body;
+}
+
+int api_in_arena(const struct req *q, struct resp *r, void (*fn)(const struct req *, struct resp *))
+{
+    jarena_begin(&q->api->arena);
+    fn(q, r);
+    if (r->json) {
+        size_t n;
+        char *t = jarena_dump(r->json);
+        json_decref(r->json);
+        r->json = NULL;
+        n = strlen(t);
+        r->text = xrealloc(t, n + 2);
+        memcpy(r->text + n, "\n", 2);
+        r->content_type = "application/json";
+    }
+    jarena_end(&q->api->arena);
+    return 0;
 }

@@ -242,12 +242,20 @@ struct db_write *api_policy_unit(const struct pol_outcome *o);
 
 /* ---------------------------------------------------------------- handlers -- */
 
-int api_decide(const struct req *q, struct resp *r);          /* POST /v1/jobs/{job}/metrics */
-int api_rebalance(const struct req *q, struct resp *r);       /* POST /v1/jobs/{job}/rebalance */
-int api_config_put(const struct req *q, struct resp *r);      /* PUT /v1/jobs/{job}/config */
-int api_config_get(const struct req *q, struct resp *r);      /* GET /v1/jobs/{job}/config */
-int api_jobs_list(const struct req *q, struct resp *r);       /* GET /v1/jobs */
-int api_job_delete(const struct req *q, struct resp *r);      /* DELETE /v1/jobs/{job} */
+int api_decide(const struct req *q, struct resp *r);     /* POST /v1/jobs/{job}/metrics */
+int api_rebalance(const struct req *q, struct resp *r);  /* POST /v1/jobs/{job}/rebalance */
+int api_config_put(const struct req *q, struct resp *r); /* PUT /v1/jobs/{job}/config */
+int api_config_get(const struct req *q, struct resp *r); /* GET /v1/jobs/{job}/config */
+int api_jobs_list(const struct req *q, struct resp *r);  /* GET /v1/jobs */
+int api_job_delete(const struct req *q, struct resp *r); /* DELETE /v1/jobs/{job} */
+/*
+ * Runs the handler fn inside the loop's jansson arena (jarena.h): what it builds with jansson
+ * costs a bump of a pointer and is dropped at once, and its JSON body is printed to text
+ * before the arena closes. For the handlers that build large answers on the loop. 0.
+ */
+int api_in_arena(const struct req *q, struct resp *r,
+                 void (*fn)(const struct req *, struct resp *));
+
 int api_decisions_list(const struct req *q, struct resp *r);  /* GET /v1/jobs/{job}/decisions */
 int api_decision_get(const struct req *q, struct resp *r);    /* GET /v1/decisions/{id} */
 int api_events_list(const struct req *q, struct resp *r);     /* GET /v1/jobs/{job}/events */

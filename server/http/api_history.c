@@ -3,11 +3,15 @@
  * GET /v1/decisions/{id}, GET /v1/jobs/{job}/events. Reads on the loop's connection; the
  * history of a deleted job stays readable.
  */
+#include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "http/api.h"
+#include "options/options.h"
+#include "store/db.h"
 #include "time/timeutil.h"
 #include "base/log.h"
 
@@ -29,9 +33,9 @@ static int db_failed(struct resp *r, char *err)
     return api_error(r, 500, NULL, NULL, "the database could not be read");
 }
 
-int api_decisions_list(const struct req *q, struct resp *r)
+static int decisions_list(const struct req *q, struct resp *r)
 {
-    int64_t since = INT64_MIN, until = INT64_MAX;
+    int64_t since = INT64_MIN, until = INT64_MAX, before = INT64_MAX;
     int limit;
     bool given;
     char *err = NULL;
@@ -40,15 +44,49 @@ int api_decisions_list(const struct req *q, struct resp *r)
     if (api_query_time(q, r, "since", &since, &given) < 0 ||
         api_query_time(q, r, "until", &until, &given) < 0 || get_limit(q, r, &limit) < 0)
         return 0;
+    const char *b = api_query(q, "before");
+    if (b && (api_parse_uint(b, &before) < 0 || before < 1)) {
+        char buf[48];
+        return api_error(r, 400, NULL, "before",
+                         "before must be a decision id (decimal digits, no sign or leading "
+                         "zero), got \"%s\"",
+                         api_shown(b, buf, sizeof buf));
+    }
     if (since > until)
         return api_error(r, 400, NULL, "since", "since is after until");
-    if (db_decisions_list(q->api->db, q->job, since, until, limit, &r->json, &err) < 0)
+    struct db_page page = {.since = since,
+                           .until = until,
+                           .before = before,
+                           .limit = limit,
+                           .max_rows = q->api->srv ? q->api->srv->limits.page_rows : INT_MAX};
+    if (db_decisions_list(q->api->db, q->job, &page, &r->json, &err) < 0)
         return db_failed(r, err);
+    if (page.more) {
+        /* The page stopped at its rows' budget (max-page-rows): where the rest begins. */
+        char next[512];
+        int n = snprintf(next, sizeof next,
+                         "/v1/jobs/%s/decisions?until=%" PRId64 "&before=%" PRId64 "&limit=%d",
+                         q->job, page.next_at, page.next_id, limit);
+        if (since != INT64_MIN && n > 0 && (size_t)n < sizeof next)
+            snprintf(next + n, sizeof next - (size_t)n, "&since=%" PRId64, since);
+        json_object_set_new(r->json, "next", json_string(next));
+    }
     r->status = 200;
     return 0;
 }
 
-int api_decision_get(const struct req *q, struct resp *r)
+static void decisions_list_in(const struct req *q, struct resp *r)
+{
+    decisions_list(q, r);
+}
+
+/* A page's answer is built inside the arena: its many small objects cost nothing to free. */
+int api_decisions_list(const struct req *q, struct resp *r)
+{
+    return api_in_arena(q, r, decisions_list_in);
+}
+
+static int decision_get(const struct req *q, struct resp *r)
 {
     char *err = NULL;
     int64_t id;
@@ -62,6 +100,16 @@ int api_decision_get(const struct req *q, struct resp *r)
         return api_error(r, 404, NULL, "id", "no decision %lld", (long long)id);
     r->status = 200;
     return 0;
+}
+
+static void decision_get_in(const struct req *q, struct resp *r)
+{
+    decision_get(q, r);
+}
+
+int api_decision_get(const struct req *q, struct resp *r)
+{
+    return api_in_arena(q, r, decision_get_in);
 }
 
 /* GET /v1/jobs/{job}/events, and GET /v1/events for the server's own events (policy reloads,

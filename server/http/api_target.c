@@ -13,6 +13,7 @@
  * A batch decision counts as one vertex, "workers" (its pool). Rebalance advice is no count:
  * it is skipped when looking for the newest decision.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,7 +85,12 @@ int api_target(const struct req *q, struct resp *r)
     for (int limit = 1; !newest; limit = TARGET_SCAN) {
         json_decref(list);
         list = NULL;
-        if (db_decisions_list(a->db, q->job, INT64_MIN, INT64_MAX, limit, &list, &err) < 0) {
+        struct db_page page = {.since = INT64_MIN,
+                               .until = INT64_MAX,
+                               .before = INT64_MAX,
+                               .limit = limit,
+                               .max_rows = a->srv ? a->srv->limits.page_rows : INT_MAX};
+        if (db_decisions_list(a->db, q->job, &page, &list, &err) < 0) {
             read_failed(r, q->job, err);
             goto out;
         }
@@ -95,7 +101,8 @@ int api_target(const struct req *q, struct resp *r)
             newest = d;
             break;
         }
-        if (!newest && (json_array_size(ds) < (size_t)limit || limit == TARGET_SCAN))
+        if (!newest &&
+            ((!page.more && json_array_size(ds) < (size_t)limit) || limit == TARGET_SCAN))
             break;
     }
     if (!newest) {

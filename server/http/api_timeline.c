@@ -60,14 +60,27 @@ static void *hist_thread(void *arg)
             status = 500;
     } else {
         struct timeline_history h;
-        if (timeline_history_read(j->db, j->job, j->from, j->to, &h, &err) < 0)
+        int64_t n = 0;
+        timeline_buckets(j->from, j->to, j->step_ms, &n);
+        if (timeline_history_read(j->db, j->job, j->from, j->to, 0, &h, &err) < 0)
             status = 500;
+        else if (timeline_values(&h, n, (const char *const *)j->only, j->n_only) >
+                 TIMELINE_MAX_VALUES)
+            status = 413; /* buckets x vertices: refused before a series is made */
         else
             body = timeline_render(&h, j->from, j->to, j->step_ms, (const char *const *)j->only,
                                    j->n_only);
         timeline_history_free(&h);
     }
-    if (status != 200) {
+    if (status == 413) {
+        char msg[256];
+        snprintf(msg, sizeof msg,
+                 "the timeline would hold more than %d values per series (buckets x vertices "
+                 "shown): pick vertices, or a larger step",
+                 TIMELINE_MAX_VALUES);
+        body = json_pack("{s:{s:s, s:s, s:s}}", "error", "code", "PAYLOAD_TOO_LARGE", "message",
+                         msg, "field", "vertices");
+    } else if (status != 200) {
         json_decref(body);
         body = json_pack("{s:{s:s, s:s}}", "error", "code", "INTERNAL", "message",
                          err ? err : "the history could not be read");

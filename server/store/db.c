@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -42,6 +43,8 @@ struct db {
         int64_t id;
     } configs[DB_CONFIGS];
     int n_configs, next_config;
+    /* The write-ahead log (db_wal_limit): its frames after the last commit, the page size. */
+    int wal_frames, page_size;
 };
 
 /* Fault injection (tests only): set by a test's thread, read by the writer's. */
@@ -304,6 +307,67 @@ void db_read_end(struct db *db)
     sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
 }
 
+/* ------------------------------------------------------------------- WAL -- */
+
+/* What SQLite's own wal_autocheckpoint does after a commit, at its default of 1000 pages. */
+#define DB_AUTOCHECKPOINT 1000
+
+/*
+ * The write-ahead log hook (db_wal_limit): after each commit, the log's frames, and SQLite's
+ * automatic checkpoint, which a hook of our own replaces: a PASSIVE one past 1000 frames, as
+ * sqlite3_wal_autocheckpoint does (it copies what no reader needs, and waits for nobody).
+ */
+static int wal_hook(void *ud, sqlite3 *h, const char *name, int frames)
+{
+    struct db *db = ud;
+    db->wal_frames = frames;
+    if (frames >= DB_AUTOCHECKPOINT)
+        sqlite3_wal_checkpoint_v2(h, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    return SQLITE_OK;
+}
+
+int db_wal_limit(struct db *db, int64_t bytes, char **errp)
+{
+    char sql[64];
+    if (db->pg)
+        return 0;
+    snprintf(sql, sizeof sql, "PRAGMA journal_size_limit = %lld", (long long)bytes);
+    if (exec(db, sql, errp) < 0)
+        return -1;
+    sqlite3_stmt *st = NULL;
+    db->page_size = 4096;
+    if (sqlite3_prepare_v2(db->h, "PRAGMA page_size", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        db->page_size = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_wal_hook(db->h, wal_hook, db);
+    return 0;
+}
+
+int64_t db_wal_bytes(const struct db *db)
+{
+    /* the header, then each frame: its header and a page */
+    return db->pg || !db->wal_frames ? 0 : 32 + (int64_t)db->wal_frames * (24 + db->page_size);
+}
+
+int db_wal_truncate(struct db *db, int busy_ms, char **errp)
+{
+    int log = 0, done = 0;
+    if (db->pg)
+        return 0;
+    sqlite3_busy_timeout(db->h, busy_ms);
+    int rc = sqlite3_wal_checkpoint_v2(db->h, NULL, SQLITE_CHECKPOINT_TRUNCATE, &log, &done);
+    sqlite3_busy_timeout(db->h, DB_BUSY_MS);
+    if (rc == SQLITE_OK) {
+        db->wal_frames = 0;
+        return 0;
+    }
+    if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED)
+        return 1;
+    *errp = dberr(db, "checkpoint");
+    return -1;
+}
+
 /* Forgets the decision_configs rows the connection knew. */
 static void configs_forget(struct db *db)
 {
@@ -550,26 +614,36 @@ static int run_fenced(struct db *db, sqlite3_stmt *st, struct db_write *w, const
 }
 
 /*
- * The jobs row of a unit, fenced by its version (db_write.expect_version, ?5 or ?4): a row
- * known to the unit (expect > 0) is updated only where its version is still that one; a job
- * new to the unit (expect 0) is inserted, or updated where its version is still 0 (a row from
- * before migration 010); expect -1 writes whatever is there. Each adds 1 to the version and
- * returns it: no row returned is a fence that did not hold.
+ * The jobs row of a unit, fenced by its version and generation (db_write.expect_version,
+ * expect_generation; ?5 and ?6 for the state, ?4 and ?5 for the config): a row known to the
+ * unit (expect > 0) is updated only where both are still those; a job new to the unit (expect
+ * 0) is inserted with the unit's generation, or updated where its version is still 0 (a row
+ * from before migration 010), taking the unit's generation; expect -1 writes whatever is there
+ * (a row it inserts takes the unit's generation). Each adds 1 to the version and returns it:
+ * no row returned is a fence that did not hold.
  */
 static const char SQL_JOB_STATE_SET[] =
     "UPDATE jobs SET state_bin = ?3, last_at = ?4, version = version + 1 "
-    "WHERE job = ?1 AND version = ?5 RETURNING version";
+    "WHERE job = ?1 AND version = ?5 AND generation = ?6 RETURNING version";
 static const char SQL_JOB_STATE_NEW[] =
-    "INSERT INTO jobs (job, created_at, state_bin, last_at, version) VALUES (?1, ?2, ?3, ?4, 1) "
+    "INSERT INTO jobs (job, created_at, state_bin, last_at, version, generation) "
+    "VALUES (?1, ?2, ?3, ?4, 1, ?6) "
     "ON CONFLICT (job) DO UPDATE SET state_bin = excluded.state_bin, last_at = excluded.last_at, "
-    "version = jobs.version + 1 WHERE ?5 < 0 OR jobs.version = ?5 RETURNING version";
-static const char SQL_JOB_CONFIG_SET[] = "UPDATE jobs SET config_json = ?3, version = version + 1 "
-                                         "WHERE job = ?1 AND version = ?4 RETURNING version";
+    "version = jobs.version + 1, "
+    "generation = CASE WHEN ?5 < 0 THEN jobs.generation ELSE excluded.generation END "
+    "WHERE ?5 < 0 OR jobs.version = ?5 RETURNING version";
+static const char SQL_JOB_CONFIG_SET[] =
+    "UPDATE jobs SET config_json = ?3, version = version + 1 "
+    "WHERE job = ?1 AND version = ?4 AND generation = ?5 RETURNING version";
 static const char SQL_JOB_CONFIG_NEW[] =
-    "INSERT INTO jobs (job, created_at, config_json, version) VALUES (?1, ?2, ?3, 1) "
+    "INSERT INTO jobs (job, created_at, config_json, version, generation) "
+    "VALUES (?1, ?2, ?3, 1, ?5) "
     "ON CONFLICT (job) DO UPDATE SET config_json = excluded.config_json, "
-    "version = jobs.version + 1 WHERE ?4 < 0 OR jobs.version = ?4 RETURNING version";
-static const char SQL_JOB_DELETE[] = "DELETE FROM jobs WHERE job = ?1 AND (?2 < 0 OR version = ?2)";
+    "version = jobs.version + 1, "
+    "generation = CASE WHEN ?4 < 0 THEN jobs.generation ELSE excluded.generation END "
+    "WHERE ?4 < 0 OR jobs.version = ?4 RETURNING version";
+static const char SQL_JOB_DELETE[] = "DELETE FROM jobs WHERE job = ?1 AND "
+                                     "(?2 < 0 OR (version = ?2 AND generation = ?3))";
 static const char SQL_CONFIG_CHANGE[] =
     "INSERT INTO config_changes (job, at, config_json, after_decision) "
     "VALUES (?1, ?2, ?3, (SELECT max(id) FROM decisions))";
@@ -915,6 +989,7 @@ static int apply_job_state(struct db *db, struct db_write *w, char **errp)
     else
         sqlite3_bind_int64(st, 4, w->last_at);
     sqlite3_bind_int64(st, 5, w->expect_version);
+    sqlite3_bind_int64(st, 6, w->expect_generation);
     return run_fenced(db, st, w, "update job state", errp);
 }
 
@@ -1010,6 +1085,7 @@ static int apply_config(struct db *db, struct db_write *w, const char *layer, ch
         sqlite3_bind_int64(st, 2, w->now);
         bind_text(st, 3, layer);
         sqlite3_bind_int64(st, 4, w->expect_version);
+        sqlite3_bind_int64(st, 5, w->expect_generation);
         int rc = run_fenced(db, st, w, "update job config", errp);
         if (rc != 0)
             return rc < 0 ? -1 : 0;
@@ -1018,6 +1094,7 @@ static int apply_config(struct db *db, struct db_write *w, const char *layer, ch
             return -1;
         bind_text(st, 1, w->job);
         sqlite3_bind_int64(st, 2, w->expect_version);
+        sqlite3_bind_int64(st, 3, w->expect_generation);
         if (run(db, st, "delete job", errp) < 0)
             return -1;
         if (w->expect_version >= 0 && sqlite3_changes(db->h) == 0) {
@@ -1178,30 +1255,34 @@ fail:
 /* ----------------------------------------------------------------- reads -- */
 
 static const char SQL_JOBS_ALL[] =
-    "SELECT job, created_at, config_json, last_at, state_bin, version FROM jobs ORDER BY job";
-static const char SQL_JOBS_ONE[] =
-    "SELECT job, created_at, config_json, last_at, state_bin, version FROM jobs WHERE job = ?1";
+    "SELECT job, created_at, config_json, last_at, state_bin, version, generation FROM jobs "
+    "ORDER BY coalesce(last_at, created_at) DESC, job LIMIT ?1";
+static const char SQL_JOBS_ONE[] = "SELECT job, created_at, config_json, last_at, state_bin, "
+                                   "version, generation FROM jobs WHERE job = ?1";
 
-int db_jobs_each(struct db *db, const char *job,
+int db_jobs_each(struct db *db, const char *job, int limit,
                  int (*fn)(void *ud, const char *job, int64_t created_at, const char *config_json,
                            const void *state_bin, size_t state_bin_len, int64_t last_at,
-                           int64_t version),
+                           int64_t version, int64_t generation),
                  void *ud, char **errp)
 {
     if (db->pg)
-        return pg_jobs_each(db->pg, job, fn, ud, errp);
+        return pg_jobs_each(db->pg, job, limit, fn, ud, errp);
     sqlite3_stmt *st = stmt(db, job ? SQL_JOBS_ONE : SQL_JOBS_ALL, errp);
     int n = 0, rc;
     if (!st)
         return -1;
     if (job)
         bind_text(st, 1, job);
+    else
+        sqlite3_bind_int(st, 1, limit);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t last =
             sqlite3_column_type(st, 3) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(st, 3);
         if (fn(ud, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1),
                (const char *)sqlite3_column_text(st, 2), sqlite3_column_blob(st, 4),
-               (size_t)sqlite3_column_bytes(st, 4), last, sqlite3_column_int64(st, 5)) != 0) {
+               (size_t)sqlite3_column_bytes(st, 4), last, sqlite3_column_int64(st, 5),
+               sqlite3_column_int64(st, 6)) != 0) {
             *errp =
                 xasprintf("job \"%s\": bad stored row", (const char *)sqlite3_column_text(st, 0));
             n = -1;
@@ -1247,6 +1328,39 @@ static int finish_list(struct db *db, sqlite3_stmt *st, int rc, json_t *arr, con
     }
     *out = json_pack("{s:o}", key, arr);
     return 0;
+}
+
+static const char SQL_JOBS_LIST[] =
+    "SELECT job, created_at, last_at, config_json FROM jobs ORDER BY job";
+
+int db_jobs_list(struct db *db, json_t **out, char **errp)
+{
+    if (db->pg)
+        return pg_jobs_list(db->pg, out, errp);
+    sqlite3_stmt *st = stmt(db, SQL_JOBS_LIST, errp);
+    json_t *arr = json_array();
+    int rc;
+    *out = NULL;
+    if (!st) {
+        json_decref(arr);
+        return -1;
+    }
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        json_t *config = col_json(st, 3);
+        if (!json_is_object(config)) {
+            json_decref(config);
+            config = json_object();
+        }
+        json_array_append_new(
+            arr, json_pack("{s:o,s:I,s:o,s:o}", "job",
+                           pack_str_json((const char *)sqlite3_column_text(st, 0)), "created_at",
+                           (json_int_t)sqlite3_column_int64(st, 1), "last_at",
+                           sqlite3_column_type(st, 2) == SQLITE_NULL
+                               ? json_null()
+                               : json_integer(sqlite3_column_int64(st, 2)),
+                           "config", config));
+    }
+    return finish_list(db, st, rc, arr, "jobs", out, errp);
 }
 
 /*
@@ -1456,34 +1570,60 @@ static char *response_text(const json_t *o)
 }
 
 static const char SQL_DECISIONS[] =
-    "SELECT " DEC_COLS " FROM decisions d LEFT JOIN decision_configs c ON c.id = d.config_id "
-    "WHERE d.job = ?1 AND d.at >= ?2 AND d.at <= ?3 ORDER BY d.at DESC, d.id DESC LIMIT ?4";
+    "SELECT " DEC_COLS ", (SELECT coalesce(max(ord) + 1, 0) FROM vertex_decisions v "
+    "WHERE v.decision_id = d.id) FROM decisions d LEFT JOIN decision_configs c ON c.id = "
+    "d.config_id "
+    "WHERE d.job = ?1 AND d.at >= ?2 AND (d.at < ?3 OR (d.at = ?3 AND d.id < ?5)) "
+    "ORDER BY d.at DESC, d.id DESC LIMIT ?4";
 
-int db_decisions_list(struct db *db, const char *job, int64_t since, int64_t until, int limit,
-                      json_t **out, char **errp)
+int db_response_rows(const json_t *response)
+{
+    size_t n = json_array_size(json_object_get(response, "vertices")) +
+               json_array_size(json_object_get(response, "splits")) +
+               json_array_size(json_object_get(response, "unsplittable"));
+    return n < 1 ? 1 : n > INT_MAX ? INT_MAX : (int)n;
+}
+
+int db_decisions_list(struct db *db, const char *job, struct db_page *page, json_t **out,
+                      char **errp)
 {
     if (db->pg)
-        return pg_decisions_list(db->pg, job, since, until, limit, out, errp);
+        return pg_decisions_list(db->pg, job, page, out, errp);
     sqlite3_stmt *st = stmt(db, SQL_DECISIONS, errp);
     json_t *arr = json_array();
     int rc;
+    int64_t rows = 0;
     *out = NULL;
+    page->more = false;
     if (!st) {
         json_decref(arr);
         return -1;
     }
     bind_text(st, 1, job);
-    sqlite3_bind_int64(st, 2, since);
-    sqlite3_bind_int64(st, 3, until);
-    sqlite3_bind_int(st, 4, limit);
+    sqlite3_bind_int64(st, 2, page->since);
+    sqlite3_bind_int64(st, 3, page->until);
+    sqlite3_bind_int(st, 4, page->limit);
+    sqlite3_bind_int64(st, 5, page->before);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         json_t *d;
+        /* A decision's vertex rows are counted before it is rebuilt (the last column, an
+         * index seek): past the first, one that would take the page past its budget is left
+         * for the next page. */
+        int64_t will = sqlite3_column_int64(st, DC__N);
+        if (rows > 0 && (rows >= page->max_rows || rows + will > page->max_rows)) {
+            page->more = true;
+            rc = SQLITE_DONE;
+            break;
+        }
         if (response_of(db, st, 0, &d, errp) < 0) {
             sqlite3_reset(st);
             sqlite3_clear_bindings(st);
             json_decref(arr);
             return -1;
         }
+        rows += db_response_rows(d);
+        page->next_at = sqlite3_column_int64(st, DC_AT);
+        page->next_id = sqlite3_column_int64(st, DC_ID);
         if (json_is_object(d)) {
             /* decision_id first, as in the decide response */
             json_t *o = json_pack("{s:I}", "decision_id", (json_int_t)sqlite3_column_int64(st, 0));
@@ -1707,19 +1847,40 @@ int db_decision_find(struct db *db, const char *job, int64_t at, int64_t *id, ch
 static const char SQL_HISTORY[] =
     "SELECT " DEC_COLS ", d.input, c.config_json FROM decisions d "
     "LEFT JOIN decision_configs c ON c.id = d.config_id WHERE d.job = ?1 AND d.at <= ?2 "
-    "ORDER BY d.id";
+    "AND d.id > ?3 AND d.id <= ?4 ORDER BY d.id LIMIT ?5";
 /* Before migration 009: the same, from the columns of then. */
 static const char SQL_HISTORY_008[] =
     "SELECT id, at, input_json, config_json, decision_json FROM decisions "
-    "WHERE job = ?1 AND at <= ?2 ORDER BY id";
+    "WHERE job = ?1 AND at <= ?2 AND id > ?3 AND id <= ?4 ORDER BY id LIMIT ?5";
+static const char SQL_HISTORY_LAST[] = "SELECT coalesce(max(id), 0) FROM decisions WHERE job = ?1";
 
-int db_history_each(struct db *db, const char *job, int64_t to,
-                    int (*fn)(void *ud, int64_t id, int64_t at, const char *input,
-                              const char *config, json_t *decision),
-                    void *ud, char **errp)
+int db_history_last_id(struct db *db, const char *job, int64_t *id, char **errp)
 {
     if (db->pg)
-        return pg_history_each(db->pg, job, to, fn, ud, errp);
+        return pg_history_last_id(db->pg, job, id, errp);
+    sqlite3_stmt *st = NULL;
+    int rc = -1;
+    *id = 0;
+    if (sqlite3_prepare_v2(db->h, SQL_HISTORY_LAST, -1, &st, NULL) == SQLITE_OK) {
+        bind_text(st, 1, job);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            *id = sqlite3_column_int64(st, 0);
+            rc = 0;
+        }
+    }
+    if (rc < 0)
+        *errp = dberr(db, "read decisions");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* One page of db_history_each: at most limit decisions with after_id < id <= max_id. */
+static int history_page(struct db *db, const char *job, int64_t to, int64_t after_id,
+                        int64_t max_id, int limit,
+                        int (*fn)(void *ud, int64_t id, int64_t at, const char *input,
+                                  const char *config, json_t *decision),
+                        void *ud, char **errp)
+{
     bool old = db_user_version(db) < 9;
     sqlite3_stmt *st = NULL;
     int rc = 0, step;
@@ -1731,6 +1892,9 @@ int db_history_each(struct db *db, const char *job, int64_t to,
     }
     bind_text(st, 1, job);
     sqlite3_bind_int64(st, 2, to);
+    sqlite3_bind_int64(st, 3, after_id);
+    sqlite3_bind_int64(st, 4, max_id);
+    sqlite3_bind_int(st, 5, limit);
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st, old ? 0 : DC_ID);
         int64_t at = sqlite3_column_int64(st, old ? 1 : DC_AT);
@@ -1763,6 +1927,72 @@ int db_history_each(struct db *db, const char *job, int64_t to,
         rc = -1;
     }
     sqlite3_finalize(st);
+    return rc;
+}
+
+/* A page of decisions held between its read transaction and the caller's callbacks. */
+struct hpage {
+    struct hrow {
+        int64_t id, at;
+        char *input, *config;
+        json_t *dec;
+    } v[DB_HISTORY_PAGE];
+    int n;
+};
+
+static int hpage_add(void *ud, int64_t id, int64_t at, const char *input, const char *config,
+                     json_t *dec)
+{
+    struct hpage *pg = ud;
+    struct hrow *r = &pg->v[pg->n++];
+    r->id = id;
+    r->at = at;
+    r->input = xstrdup(input);
+    r->config = xstrdup(config);
+    r->dec = json_incref(dec);
+    return 0;
+}
+
+static void hpage_clear(struct hpage *pg)
+{
+    for (int i = 0; i < pg->n; i++) {
+        free(pg->v[i].input);
+        free(pg->v[i].config);
+        json_decref(pg->v[i].dec);
+    }
+    pg->n = 0;
+}
+
+int db_history_each(struct db *db, const char *job, int64_t to, int64_t max_id,
+                    int (*fn)(void *ud, int64_t id, int64_t at, const char *input,
+                              const char *config, json_t *decision),
+                    void *ud, char **errp)
+{
+    struct hpage *pg = xcalloc(1, sizeof *pg);
+    int64_t after = 0;
+    int rc = 0;
+    for (;;) {
+        if (db_read_begin(db, errp) < 0) {
+            rc = -1;
+            break;
+        }
+        rc = db->pg
+                 ? pg_history_page(db->pg, job, to, after, max_id, DB_HISTORY_PAGE, hpage_add, pg,
+                                   errp)
+                 : history_page(db, job, to, after, max_id, DB_HISTORY_PAGE, hpage_add, pg, errp);
+        db_read_end(db);
+        for (int i = 0; i < pg->n && rc == 0; i++) {
+            struct hrow *r = &pg->v[i];
+            rc = fn(ud, r->id, r->at, r->input, r->config, r->dec);
+        }
+        int n = pg->n;
+        if (n > 0)
+            after = pg->v[n - 1].id;
+        hpage_clear(pg);
+        if (rc || n < DB_HISTORY_PAGE)
+            break;
+    }
+    free(pg);
     return rc;
 }
 

@@ -383,34 +383,40 @@ out:
 #define FENCE(u)                                                                                   \
     "SELECT version FROM " u " UNION ALL SELECT governor_fenced($1) "                              \
     "WHERE NOT EXISTS (SELECT 1 FROM " u ")"
+/* The state: $1 job, $2 now, $3 state, $4 last_at, $5 the unit's generation, $6 the version. */
 static const char SQL_STATE_ANY[] =
-    "INSERT INTO jobs (job, created_at, state_bin, last_at, version) VALUES ($1, $2, $3, $4, 1) "
+    "INSERT INTO jobs (job, created_at, state_bin, last_at, version, generation) "
+    "VALUES ($1, $2, $3, $4, 1, $5) "
     "ON CONFLICT (job) DO UPDATE SET state_bin = excluded.state_bin, last_at = excluded.last_at, "
     "version = jobs.version + 1 RETURNING version";
 static const char SQL_STATE_V0[] =
-    "WITH u AS (INSERT INTO jobs (job, created_at, state_bin, last_at, version) "
-    "VALUES ($1, $2, $3, $4, 1) ON CONFLICT (job) DO UPDATE SET state_bin = excluded.state_bin, "
-    "last_at = excluded.last_at, version = jobs.version + 1 WHERE jobs.version = $5 "
-    "RETURNING version) " FENCE("u");
+    "WITH u AS (INSERT INTO jobs (job, created_at, state_bin, last_at, version, generation) "
+    "VALUES ($1, $2, $3, $4, 1, $5) ON CONFLICT (job) DO UPDATE SET state_bin = "
+    "excluded.state_bin, last_at = excluded.last_at, version = jobs.version + 1, "
+    "generation = excluded.generation WHERE jobs.version = $6 RETURNING version) " FENCE("u");
 static const char SQL_STATE_V[] =
     "WITH u AS (UPDATE jobs SET state_bin = $3, last_at = $4, version = version + 1 "
-    "WHERE job = $1 AND version = $5 AND $2::bigint IS NOT NULL RETURNING version) " FENCE("u");
+    "WHERE job = $1 AND generation = $5 AND version = $6 AND $2::bigint IS NOT NULL "
+    "RETURNING version) " FENCE("u");
+/* The config: $1 job, $2 now, $3 layer, $4 the unit's generation, $5 the version. */
 static const char SQL_CONFIG_ANY[] =
-    "INSERT INTO jobs (job, created_at, config_json, version) VALUES ($1, $2, $3, 1) "
-    "ON CONFLICT (job) DO UPDATE SET config_json = excluded.config_json, "
-    "version = jobs.version + 1 RETURNING version";
+    "INSERT INTO jobs (job, created_at, config_json, version, generation) "
+    "VALUES ($1, $2, $3, 1, $4) ON CONFLICT (job) DO UPDATE SET config_json = "
+    "excluded.config_json, version = jobs.version + 1 RETURNING version";
 static const char SQL_CONFIG_V0[] =
-    "WITH u AS (INSERT INTO jobs (job, created_at, config_json, version) VALUES ($1, $2, $3, 1) "
-    "ON CONFLICT (job) DO UPDATE SET config_json = excluded.config_json, "
-    "version = jobs.version + 1 WHERE jobs.version = $4 RETURNING version) " FENCE("u");
+    "WITH u AS (INSERT INTO jobs (job, created_at, config_json, version, generation) "
+    "VALUES ($1, $2, $3, 1, $4) ON CONFLICT (job) DO UPDATE SET config_json = "
+    "excluded.config_json, version = jobs.version + 1, generation = excluded.generation "
+    "WHERE jobs.version = $5 RETURNING version) " FENCE("u");
 static const char SQL_CONFIG_V[] =
     "WITH u AS (UPDATE jobs SET config_json = $3, version = version + 1 "
-    "WHERE job = $1 AND version = $4 AND $2::bigint IS NOT NULL RETURNING version) " FENCE("u");
+    "WHERE job = $1 AND generation = $4 AND version = $5 AND $2::bigint IS NOT NULL "
+    "RETURNING version) " FENCE("u");
 static const char SQL_JOB_DELETE[] = "DELETE FROM jobs WHERE job = $1";
 /* No row is version 0; the EXISTS sees the row as it was before the statement. */
 static const char SQL_JOB_DELETE_V[] =
-    "WITH d AS (DELETE FROM jobs WHERE job = $1 AND version = $2 RETURNING 1) "
-    "SELECT governor_fenced($1) WHERE NOT EXISTS (SELECT 1 FROM d) "
+    "WITH d AS (DELETE FROM jobs WHERE job = $1 AND version = $2 AND generation = $3 "
+    "RETURNING 1) SELECT governor_fenced($1) WHERE NOT EXISTS (SELECT 1 FROM d) "
     "AND ($2 > 0 OR EXISTS (SELECT 1 FROM jobs WHERE job = $1))";
 
 static const char SQL_CONFIG_CHANGE[] =
@@ -588,12 +594,13 @@ static int64_t message_parts(const struct db_write *w, size_t *head_len)
 
 /*
  * The jobs row of w: any/v0/v are the statement's three forms (see above), a its parameters
- * but the version, appended here. Sets w->new_version.
+ * but the generation and the version, appended here. Sets w->new_version.
  */
 static int job_row(struct pg *p, struct db_write *w, const char *any, const char *v0, const char *v,
                    struct par *a, char **errp)
 {
     const char *sql = w->expect_version < 0 ? any : w->expect_version == 0 ? v0 : v;
+    p_int(a, w->expect_generation);
     if (w->expect_version >= 0)
         p_int(a, w->expect_version);
     return send(p, sql, a, w, T_VERSION, "update job", errp);
@@ -706,8 +713,10 @@ static int apply_config(struct pg *p, struct db_write *w, const char *layer, cha
             return -1;
     } else {
         w->new_version = 0;
-        if (w->expect_version >= 0)
+        if (w->expect_version >= 0) {
             p_int(&a, w->expect_version);
+            p_int(&a, w->expect_generation);
+        }
         struct par b = {0};
         p_text(&b, w->job);
         if (send(p, w->expect_version >= 0 ? SQL_JOB_DELETE_V : SQL_JOB_DELETE, &a, w, T_NONE,
@@ -986,20 +995,23 @@ int pg_window_each(struct pg *p, const char *job, int64_t from_seq,
 }
 
 /* COLLATE "C": the order of SQLite's BINARY collation whatever the database's locale. */
-static const char SQL_JOBS_ALL[] = "SELECT job, created_at, config_json, last_at, state_bin, "
-                                   "version FROM jobs ORDER BY job COLLATE \"C\"";
-static const char SQL_JOBS_ONE[] =
-    "SELECT job, created_at, config_json, last_at, state_bin, version FROM jobs WHERE job = $1";
+static const char SQL_JOBS_ALL[] =
+    "SELECT job, created_at, config_json, last_at, state_bin, version, generation FROM jobs "
+    "ORDER BY coalesce(last_at, created_at) DESC, job COLLATE \"C\" LIMIT $1";
+static const char SQL_JOBS_ONE[] = "SELECT job, created_at, config_json, last_at, state_bin, "
+                                   "version, generation FROM jobs WHERE job = $1";
 
-int pg_jobs_each(struct pg *p, const char *job,
+int pg_jobs_each(struct pg *p, const char *job, int limit,
                  int (*fn)(void *ud, const char *job, int64_t created_at, const char *config_json,
                            const void *state_bin, size_t state_bin_len, int64_t last_at,
-                           int64_t version),
+                           int64_t version, int64_t generation),
                  void *ud, char **errp)
 {
     struct par a = {0};
     if (job)
         p_text(&a, job);
+    else
+        p_int(&a, limit);
     PGresult *r = run(p, job ? SQL_JOBS_ONE : SQL_JOBS_ALL, &a, "read jobs", errp);
     int n = 0;
     if (!r)
@@ -1008,7 +1020,8 @@ int pg_jobs_each(struct pg *p, const char *job,
         size_t len;
         unsigned char *b = bytes(r, i, 4, &len);
         int64_t last = PQgetisnull(r, i, 3) ? INT64_MIN : i64(r, i, 3);
-        int bad = fn(ud, txt(r, i, 0), i64(r, i, 1), txt(r, i, 2), b, len, last, i64(r, i, 5));
+        int bad = fn(ud, txt(r, i, 0), i64(r, i, 1), txt(r, i, 2), b, len, last, i64(r, i, 5),
+                     i64(r, i, 6));
         PQfreemem(b);
         if (bad) {
             *errp = xasprintf("job \"%s\": bad stored row", txt(r, i, 0));
@@ -1031,6 +1044,34 @@ static json_t *col_text(const PGresult *r, int row, int col)
 {
     const char *s = txt(r, row, col);
     return s ? json_string(s) : json_null();
+}
+
+static const char SQL_JOBS_LIST[] =
+    "SELECT job, created_at, last_at, config_json FROM jobs ORDER BY job COLLATE \"C\"";
+
+int pg_jobs_list(struct pg *p, json_t **out, char **errp)
+{
+    struct par a = {0};
+    PGresult *r = run(p, SQL_JOBS_LIST, &a, "read jobs", errp);
+    *out = NULL;
+    if (!r)
+        return -1;
+    json_t *arr = json_array();
+    for (int i = 0; i < PQntuples(r); i++) {
+        json_t *config = col_json(r, i, 3);
+        if (!json_is_object(config)) {
+            json_decref(config);
+            config = json_object();
+        }
+        json_array_append_new(
+            arr, json_pack("{s:o,s:I,s:o,s:o}", "job", pack_str_json(txt(r, i, 0)), "created_at",
+                           (json_int_t)i64(r, i, 1), "last_at",
+                           PQgetisnull(r, i, 2) ? json_null() : json_integer(i64(r, i, 2)),
+                           "config", config));
+    }
+    PQclear(r);
+    *out = json_pack("{s:o}", "jobs", arr);
+    return 0;
 }
 
 /* new: the evaluated figures (columns fig: figures, fig + 1: evaluated_json). */
@@ -1215,29 +1256,45 @@ fail:
 }
 
 static const char SQL_DECISIONS[] =
-    "SELECT " DEC_COLS " FROM decisions d LEFT JOIN decision_configs c ON c.id = d.config_id "
-    "WHERE d.job = $1 AND d.at >= $2 AND d.at <= $3 ORDER BY d.at DESC, d.id DESC LIMIT $4";
+    "SELECT " DEC_COLS ", (SELECT coalesce(max(ord) + 1, 0) FROM vertex_decisions v "
+    "WHERE v.decision_id = d.id) FROM decisions d LEFT JOIN decision_configs c ON c.id = "
+    "d.config_id "
+    "WHERE d.job = $1 AND d.at >= $2 AND (d.at < $3 OR (d.at = $3 AND d.id < $5)) "
+    "ORDER BY d.at DESC, d.id DESC LIMIT $4";
 
-int pg_decisions_list(struct pg *p, const char *job, int64_t since, int64_t until, int limit,
-                      json_t **out, char **errp)
+int pg_decisions_list(struct pg *p, const char *job, struct db_page *page, json_t **out,
+                      char **errp)
 {
     struct par a = {0};
+    int64_t rows = 0;
     *out = NULL;
+    page->more = false;
     p_text(&a, job);
-    p_int(&a, since);
-    p_int(&a, until);
-    p_int(&a, limit);
+    p_int(&a, page->since);
+    p_int(&a, page->until);
+    p_int(&a, page->limit);
+    p_int(&a, page->before);
     PGresult *r = run(p, SQL_DECISIONS, &a, "read decisions", errp);
     if (!r)
         return -1;
     json_t *arr = json_array();
     for (int i = 0; i < PQntuples(r); i++) {
         json_t *d;
+        /* As db.c: a decision's vertex rows are counted before it is rebuilt; past the
+         * first, one that would take the page past its budget is left for the next page. */
+        int64_t will = i64(r, i, DC__N);
+        if (rows > 0 && (rows >= page->max_rows || rows + will > page->max_rows)) {
+            page->more = true;
+            break;
+        }
         if (response_of(p, r, i, &d, errp) < 0) {
             PQclear(r);
             json_decref(arr);
             return -1;
         }
+        rows += db_response_rows(d);
+        page->next_at = i64(r, i, DC_AT);
+        page->next_id = i64(r, i, DC_ID);
         if (json_is_object(d)) {
             json_t *o = json_pack("{s:I}", "decision_id", (json_int_t)i64(r, i, DC_ID));
             json_object_update(o, d);
@@ -1433,9 +1490,23 @@ int pg_decision_find(struct pg *p, const char *job, int64_t at, int64_t *id, cha
 static const char SQL_HISTORY[] =
     "SELECT " DEC_COLS ", d.input, c.config_json FROM decisions d "
     "LEFT JOIN decision_configs c ON c.id = d.config_id WHERE d.job = $1 AND d.at <= $2 "
-    "ORDER BY d.id";
+    "AND d.id > $3 AND d.id <= $4 ORDER BY d.id LIMIT $5";
+static const char SQL_HISTORY_LAST[] = "SELECT coalesce(max(id), 0) FROM decisions WHERE job = $1";
 
-int pg_history_each(struct pg *p, const char *job, int64_t to,
+int pg_history_last_id(struct pg *p, const char *job, int64_t *id, char **errp)
+{
+    struct par a = {0};
+    p_text(&a, job);
+    PGresult *r = run(p, SQL_HISTORY_LAST, &a, "read decisions", errp);
+    if (!r)
+        return -1;
+    *id = PQntuples(r) == 1 ? i64(r, 0, 0) : 0;
+    PQclear(r);
+    return 0;
+}
+
+int pg_history_page(struct pg *p, const char *job, int64_t to, int64_t after_id, int64_t max_id,
+                    int limit,
                     int (*fn)(void *ud, int64_t id, int64_t at, const char *input,
                               const char *config, json_t *decision),
                     void *ud, char **errp)
@@ -1444,6 +1515,9 @@ int pg_history_each(struct pg *p, const char *job, int64_t to,
     int rc = 0;
     p_text(&a, job);
     p_int(&a, to);
+    p_int(&a, after_id);
+    p_int(&a, max_id);
+    p_int(&a, limit);
     PGresult *r = run(p, SQL_HISTORY, &a, "read decisions", errp);
     if (!r)
         return -1;

@@ -52,21 +52,26 @@ int pg_probe(struct pg *p, int64_t now, int busy_ms, char **errp);
 int pg_window_each(struct pg *p, const char *job, int64_t from_seq,
                    int (*fn)(void *ud, int64_t seq, const void *blob, size_t len), void *ud,
                    char **errp);
-int pg_jobs_each(struct pg *p, const char *job,
+int pg_jobs_list(struct pg *p, json_t **out, char **errp);
+int pg_jobs_each(struct pg *p, const char *job, int limit,
                  int (*fn)(void *ud, const char *job, int64_t created_at, const char *config_json,
                            const void *state_bin, size_t state_bin_len, int64_t last_at,
-                           int64_t version),
+                           int64_t version, int64_t generation),
                  void *ud, char **errp);
-int pg_decisions_list(struct pg *p, const char *job, int64_t since, int64_t until, int limit,
-                      json_t **out, char **errp);
+int pg_decisions_list(struct pg *p, const char *job, struct db_page *page, json_t **out,
+                      char **errp);
 int pg_decision_get(struct pg *p, int64_t id, json_t **out, char **errp);
 int pg_decision_executed(struct pg *p, const char *job, json_t **out, char **errp);
 int pg_decision_find(struct pg *p, const char *job, int64_t at, int64_t *id, char **input_json,
                      char **decision_json, char **errp);
-int pg_history_each(struct pg *p, const char *job, int64_t to,
+/* At most limit decisions of job with at <= to and after_id < id <= max_id, in id order (one
+ * page of db_history_each). */
+int pg_history_page(struct pg *p, const char *job, int64_t to, int64_t after_id, int64_t max_id,
+                    int limit,
                     int (*fn)(void *ud, int64_t id, int64_t at, const char *input,
                               const char *config, json_t *decision),
                     void *ud, char **errp);
+int pg_history_last_id(struct pg *p, const char *job, int64_t *id, char **errp);
 int pg_job_deletions(struct pg *p, const char *job, int64_t **ids, int *n, char **errp);
 int pg_events_list(struct pg *p, const char *job, int limit, json_t **out, char **errp);
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "core/index.h"
 #include "options/options.h"
 #include "store/db.h"
 #include "store/timeline.h"
@@ -56,13 +57,24 @@ double timeline_backlog_s(double lag, double rate)
 
 /* ------------------------------------------------------------------ read -- */
 
-static int intern(char ***list, int *n, const char *s)
+/* The index of s in *list (of *n names), added when new. With idx, a sorted index of the list
+ * (core_runs) finds it: a history's vertex ids and config hashes, which may be many; without,
+ * a scan (the reason codes, a few). */
+static int intern(char ***list, int *n, struct core_runs *idx, const char *s)
 {
-    for (int i = 0; i < *n; i++)
-        if (strcmp((*list)[i], s) == 0)
-            return i;
+    int i = -1;
+    if (idx)
+        i = core_runs_find(idx, *list, sizeof **list, 0, s);
+    else
+        for (int k = 0; k < *n && i < 0; k++)
+            if (strcmp((*list)[k], s) == 0)
+                i = k;
+    if (i >= 0)
+        return i;
     *list = xrealloc(*list, (size_t)(*n + 1) * sizeof **list);
     (*list)[*n] = xstrdup(s);
+    if (idx)
+        core_runs_add(idx, *list, sizeof **list, 0);
     return (*n)++;
 }
 
@@ -93,6 +105,9 @@ struct cur {
     int step;   /* SQLite: the last step's result */
 };
 
+/* The most integers a read binds after the job. */
+#define CUR_MAX_INTS 8
+
 /* Runs sql (SQLite's) or pg_sql with the text job and the integers a[0..n_a). -1 + *errp. */
 static int cur_open(struct src *s, struct cur *c, const char *sql, const char *pg_sql,
                     const char *job, const int64_t *a, int n_a, const char *what, char **errp)
@@ -101,12 +116,12 @@ static int cur_open(struct src *s, struct cur *c, const char *sql, const char *p
     c->s = s;
     c->row = -1;
     if (s->pg) {
-        char num[4][24];
-        const char *v[5];
+        char num[CUR_MAX_INTS][24];
+        const char *v[CUR_MAX_INTS + 1];
         int n = 0;
         if (job)
             v[n++] = job;
-        for (int i = 0; i < n_a && i < 4; i++) {
+        for (int i = 0; i < n_a && i < CUR_MAX_INTS; i++) {
             snprintf(num[i], sizeof num[i], "%lld", (long long)a[i]);
             v[n++] = num[i];
         }
@@ -236,51 +251,64 @@ out:
     return rc;
 }
 
+/*
+ * The reads, one page at a time (read_page): the decisions after the cursor (its at ?2 and id
+ * ?5; ?3 the end of the range, ?4 the id after which the history is read, ?6 the page's size)
+ * in (at, id) order; then the vertex rows and the scalings of the page's decisions: those
+ * from its first (at ?2, id ?5) to its last (?3, ?6) in the same order, with an id above ?4.
+ */
 static const char SQL_DECISIONS[] =
     "SELECT id, at, reason, execute, action, config_hash FROM audit_decisions "
-    "WHERE job = ?1 AND at >= ?2 AND at < ?3 ORDER BY at, id";
+    "WHERE job = ?1 AND at >= ?2 AND at < ?3 AND id > ?4 AND (at > ?2 OR id > ?5) "
+    "ORDER BY at, id LIMIT ?6";
+#define PAGE_OF_D                                                                                  \
+    "job = ?1 AND at >= ?2 AND at <= ?3 AND decision_id > ?4 AND (at > ?2 OR decision_id >= ?5) "  \
+    "AND (at < ?3 OR decision_id <= ?6)"
 static const char SQL_VERTICES[] =
     "SELECT decision_id, vertex, current, target, load, lag, target_data_rate, "
     "scale_down_rate_threshold, json_extract(evaluated_json, '$.max_parallelism'), "
     "json_extract(evaluated_json, '$.num_source_partitions') FROM audit_vertex_decisions "
-    "WHERE job = ?1 AND at >= ?2 AND at < ?3 ORDER BY at, decision_id, ord";
+    "WHERE " PAGE_OF_D " ORDER BY at, decision_id, ord";
 static const char SQL_EVENTS[] =
     "SELECT decision_id, at, action, reason, changes, subtasks_before, subtasks_after, applied "
-    "FROM audit_scalings WHERE job = ?1 AND at >= ?2 AND at < ?3 ORDER BY at, decision_id "
-    "LIMIT ?4";
+    "FROM audit_scalings WHERE " PAGE_OF_D " ORDER BY at, decision_id LIMIT ?7";
 /* The same reads on PostgreSQL. */
 static const char PG_DECISIONS[] =
     "SELECT id, at, reason, execute, action, config_hash FROM audit_decisions "
-    "WHERE job = $1 AND at >= $2 AND at < $3 ORDER BY at, id";
+    "WHERE job = $1 AND at >= $2 AND at < $3 AND id > $4 AND (at > $2 OR id > $5) "
+    "ORDER BY at, id LIMIT $6";
+#define PG_PAGE_OF_D                                                                               \
+    "job = $1 AND at >= $2 AND at <= $3 AND decision_id > $4 AND (at > $2 OR decision_id >= $5) "  \
+    "AND (at < $3 OR decision_id <= $6)"
 static const char PG_VERTICES[] =
     "SELECT decision_id, vertex, current, target, load, lag, target_data_rate, "
     "scale_down_rate_threshold, evaluated_json::json ->> 'max_parallelism', "
     "evaluated_json::json ->> 'num_source_partitions' FROM audit_vertex_decisions "
-    "WHERE job = $1 AND at >= $2 AND at < $3 ORDER BY at, decision_id, ord";
+    "WHERE " PG_PAGE_OF_D " ORDER BY at, decision_id, ord";
 static const char PG_EVENTS[] =
     "SELECT decision_id, at, action, reason, changes, subtasks_before, subtasks_after, "
-    "applied::int FROM audit_scalings WHERE job = $1 AND at >= $2 AND at < $3 "
-    "ORDER BY at, decision_id LIMIT $4";
+    "applied::int FROM audit_scalings WHERE " PG_PAGE_OF_D " ORDER BY at, decision_id LIMIT $7";
 
-static int read_decisions(struct src *s, const char *job, int64_t from, int64_t to,
-                          struct timeline_history *hi, char **errp)
+/* One page of decisions after the cursor (at, id), appended to hi. */
+static int read_decisions(struct src *s, const char *job, int64_t at, int64_t id, int64_t to,
+                          int64_t after_id, struct timeline_history *hi, char **errp)
 {
     struct cur cu;
-    int rc = -1, cap = 0;
-    int64_t a[] = {from, to};
-    if (cur_open(s, &cu, SQL_DECISIONS, PG_DECISIONS, job, a, 2, "read audit_decisions", errp) < 0)
+    int rc = -1;
+    int64_t a[] = {at, to, after_id, id, TIMELINE_PAGE};
+    if (cur_open(s, &cu, SQL_DECISIONS, PG_DECISIONS, job, a, 5, "read audit_decisions", errp) < 0)
         goto out;
     while (cur_next(&cu)) {
-        if (hi->n_d == cap) {
-            cap = cap ? cap * 2 : 256;
-            hi->d = xrealloc(hi->d, (size_t)cap * sizeof *hi->d);
+        if (hi->n_d == hi->cap_d) {
+            hi->cap_d = hi->cap_d ? hi->cap_d * 2 : 256;
+            hi->d = xrealloc(hi->d, (size_t)hi->cap_d * sizeof *hi->d);
         }
         struct timeline_decision *d = &hi->d[hi->n_d];
         memset(d, 0, sizeof *d);
         d->id = cur_int(&cu, 0);
         d->at = cur_int(&cu, 1);
         const char *reason = cur_text(&cu, 2);
-        d->reason = intern(&hi->codes, &hi->n_codes, reason ? reason : "");
+        d->reason = intern(&hi->codes, &hi->n_codes, NULL, reason ? reason : "");
         const char *action = cur_text(&cu, 4);
         snprintf(d->action, sizeof d->action, "%s", action ? action : "");
         d->executed = cur_int(&cu, 3) == 1 && strcmp(d->action, "NO_CHANGE") != 0;
@@ -289,11 +317,8 @@ static int read_decisions(struct src *s, const char *job, int64_t from, int64_t 
         if (!hash)
             hash = "";
         int c = hi->n_configs - 1;
-        if (c < 0 || strcmp(hi->configs[c].hash, hash) != 0) {
-            for (c = 0; c < hi->n_configs; c++)
-                if (strcmp(hi->configs[c].hash, hash) == 0)
-                    break;
-        }
+        if (c < 0 || strcmp(hi->configs[c].hash, hash) != 0)
+            c = intern(&hi->hashes, &hi->n_hashes, &hi->by_hash, hash); /* configs[i]: hashes[i] */
         if (c == hi->n_configs) {
             hi->configs = xrealloc(hi->configs, (size_t)(c + 1) * sizeof *hi->configs);
             memset(&hi->configs[c], 0, sizeof hi->configs[c]);
@@ -313,14 +338,14 @@ out:
     return rc;
 }
 
-static int read_vertices(struct src *s, const char *job, int64_t from, int64_t to,
+/* The vertex rows of the page of decisions hi->d[k..n_d) (bounds: read_page's). */
+static int read_vertices(struct src *s, const char *job, const int64_t *bounds, int k,
                          struct timeline_history *hi, char **errp)
 {
     struct cur cu;
-    int rc = -1, cap = 0, k = 0;
-    int64_t a[] = {from, to};
+    int rc = -1;
     bool more;
-    if (cur_open(s, &cu, SQL_VERTICES, PG_VERTICES, job, a, 2, "read audit_vertex_decisions",
+    if (cur_open(s, &cu, SQL_VERTICES, PG_VERTICES, job, bounds, 5, "read audit_vertex_decisions",
                  errp) < 0)
         goto out;
     while ((more = cur_next(&cu))) {
@@ -332,16 +357,16 @@ static int read_vertices(struct src *s, const char *job, int64_t from, int64_t t
             break;
         struct timeline_decision *d = &hi->d[k];
         const struct timeline_config *c = &hi->configs[d->config];
-        if (hi->n_vrows == cap) {
-            cap = cap ? cap * 2 : 1024;
-            hi->vrows = xrealloc(hi->vrows, (size_t)cap * sizeof *hi->vrows);
+        if (hi->n_vrows == hi->cap_vrows) {
+            hi->cap_vrows = hi->cap_vrows ? hi->cap_vrows * 2 : 1024;
+            hi->vrows = xrealloc(hi->vrows, (size_t)hi->cap_vrows * sizeof *hi->vrows);
         }
         if (d->n_v == 0)
             d->v0 = hi->n_vrows;
         struct timeline_vrow *v = &hi->vrows[hi->n_vrows++];
         d->n_v++;
         const char *name = cur_text(&cu, 1);
-        v->vertex = intern(&hi->vertices, &hi->n_vertices, name ? name : "");
+        v->vertex = intern(&hi->vertices, &hi->n_vertices, &hi->by_vertex, name ? name : "");
         v->current = (int)cur_int(&cu, 2);
         v->target = (int)cur_int(&cu, 3);
         v->load = cur_double(&cu, 4);
@@ -400,7 +425,9 @@ static json_t *cur_json(const struct cur *c, int i)
     }
 }
 
-static int read_events(struct src *s, const char *job, int64_t from, int64_t to,
+/* The scalings of the page of decisions within bounds (read_page's), up to the limit of
+ * TIMELINE_MAX_EVENTS over every page. */
+static int read_events(struct src *s, const char *job, const int64_t *bounds,
                        struct timeline_history *hi, char **errp)
 {
     static const char *const names[] = {"decision_id",    "at",      "action",
@@ -408,9 +435,10 @@ static int read_events(struct src *s, const char *job, int64_t from, int64_t to,
                                         "subtasks_after", "applied"};
     struct cur cu;
     int rc = -1;
-    int64_t a[] = {from, to, TIMELINE_MAX_EVENTS + 1};
-    hi->events = json_array();
-    if (cur_open(s, &cu, SQL_EVENTS, PG_EVENTS, job, a, 3, "read audit_scalings", errp) < 0)
+    int64_t a[6];
+    memcpy(a, bounds, 5 * sizeof *a);
+    a[5] = TIMELINE_MAX_EVENTS + 1 - (int64_t)json_array_size(hi->events);
+    if (cur_open(s, &cu, SQL_EVENTS, PG_EVENTS, job, a, 6, "read audit_scalings", errp) < 0)
         goto out;
     while (cur_next(&cu)) {
         if (json_array_size(hi->events) == TIMELINE_MAX_EVENTS) {
@@ -430,24 +458,19 @@ out:
     return rc;
 }
 
-/* Opens the store at db for one read transaction (s->h or s->pg). -1 + *errp. */
+/* Opens the store at db (s->h or s->pg), read-only. -1 + *errp. */
 static int src_open(struct src *s, const char *db, char **errp)
 {
     if (db_is_pg(db)) {
         s->pg = PQconnectdb(db);
-        PGresult *r = NULL;
-        if (PQstatus(s->pg) == CONNECTION_OK)
-            r = PQexec(s->pg, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-        if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+        if (PQstatus(s->pg) != CONNECTION_OK) {
             const char *m = PQerrorMessage(s->pg);
             size_t len = strlen(m);
             while (len && m[len - 1] == '\n')
                 len--;
             *errp = xasprintf("PostgreSQL: %.*s", (int)len, m);
-            PQclear(r);
             return -1;
         }
-        PQclear(r);
         return 0;
     }
     if (sqlite3_open_v2(db, &s->h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
@@ -456,35 +479,95 @@ static int src_open(struct src *s, const char *db, char **errp)
     }
     sqlite3_busy_timeout(s->h, 5000);
     sqlite3_exec(s->h, "PRAGMA query_only = 1", NULL, NULL, NULL);
-    /* One read transaction: every read sees one snapshot while the server goes on. */
+    return 0;
+}
+
+/* A read transaction: the reads of one page see one snapshot. -1 + *errp. */
+static int src_begin(struct src *s, char **errp)
+{
+    if (s->pg) {
+        PGresult *r = PQexec(s->pg, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+        int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+        PQclear(r);
+        if (!ok) {
+            const char *m = PQerrorMessage(s->pg);
+            size_t len = strlen(m);
+            while (len && m[len - 1] == '\n')
+                len--;
+            *errp = xasprintf("PostgreSQL: %.*s", (int)len, m);
+        }
+        return ok ? 0 : -1;
+    }
     if (sqlite3_exec(s->h, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
-        *errp = sqlerr(s->h, db);
+        *errp = sqlerr(s->h, "begin");
         return -1;
     }
     return 0;
 }
 
+static void src_end(struct src *s)
+{
+    if (s->pg)
+        PQclear(PQexec(s->pg, "COMMIT"));
+    else
+        sqlite3_exec(s->h, "COMMIT", NULL, NULL, NULL);
+}
+
 static void src_close(struct src *s)
 {
-    if (s->h)
-        sqlite3_exec(s->h, "COMMIT", NULL, NULL, NULL);
     sqlite3_close(s->h);
     PQfinish(s->pg);
 }
 
+/*
+ * One page: TIMELINE_PAGE decisions after the cursor (at, id), then their vertex rows and
+ * scalings, in one short read transaction. *n: the decisions read.
+ */
+static int read_page(struct src *s, const char *job, int64_t at, int64_t id, int64_t to,
+                     int64_t after_id, struct timeline_history *h, int *n, char **errp)
+{
+    int k = h->n_d, rc = -1;
+    *n = 0;
+    if (src_begin(s, errp) < 0)
+        return -1;
+    if (read_decisions(s, job, at, id, to, after_id, h, errp) < 0)
+        goto out;
+    *n = h->n_d - k;
+    if (*n > 0) {
+        const struct timeline_decision *f = &h->d[k], *l = &h->d[h->n_d - 1];
+        int64_t bounds[] = {f->at, l->at, after_id, f->id, l->id};
+        if (read_vertices(s, job, bounds, k, h, errp) < 0 ||
+            read_events(s, job, bounds, h, errp) < 0)
+            goto out;
+    }
+    rc = 0;
+out:
+    src_end(s);
+    return rc;
+}
+
 int timeline_history_read(const char *db, const char *job, int64_t from, int64_t to,
-                          struct timeline_history *h, char **errp)
+                          int64_t after_id, struct timeline_history *h, char **errp)
 {
     struct src s = {0};
-    int rc = -1;
+    int rc = -1, n = 0;
     memset(h, 0, sizeof *h);
     h->job = xstrdup(job);
+    h->events = json_array();
     if (src_open(&s, db, errp) < 0)
         goto out;
-    if (read_decisions(&s, job, from, to, h, errp) < 0 ||
-        read_vertices(&s, job, from, to, h, errp) < 0 ||
-        read_events(&s, job, from, to, h, errp) < 0)
-        goto out;
+    /* In pages, each its own snapshot, so that a long history never holds one for the whole
+     * read (a snapshot held keeps the write-ahead log from being checkpointed, db.h). Pages
+     * follow (at, id): a decision stored meanwhile comes in a later page when it is after the
+     * cursor; a page's decisions, vertex rows and scalings are read in one snapshot. */
+    for (int64_t at = from, id = after_id;;) {
+        if (read_page(&s, job, at, id, to, after_id, h, &n, errp) < 0)
+            goto out;
+        if (n < TIMELINE_PAGE)
+            break;
+        at = h->d[h->n_d - 1].at;
+        id = h->d[h->n_d - 1].id;
+    }
     rc = 0;
 out:
     src_close(&s);
@@ -499,6 +582,11 @@ void timeline_history_free(struct timeline_history *h)
         free(h->vertices[i]);
     for (int i = 0; i < h->n_codes; i++)
         free(h->codes[i]);
+    for (int i = 0; i < h->n_hashes; i++)
+        free(h->hashes[i]);
+    free(h->hashes);
+    core_runs_free(&h->by_vertex);
+    core_runs_free(&h->by_hash);
     free(h->vertices);
     free(h->codes);
     free(h->d);
@@ -552,6 +640,15 @@ static bool wanted(const char *id, const char *const *only, int n_only)
     return false;
 }
 
+int64_t timeline_values(const struct timeline_history *h, int64_t n_buckets,
+                        const char *const *only, int n_only)
+{
+    int64_t shown = 0;
+    for (int v = 0; v < h->n_vertices; v++)
+        shown += wanted(h->vertices[v], only, n_only);
+    return shown * n_buckets;
+}
+
 static json_t *reason_runs(const struct timeline_history *h)
 {
     json_t *codes = json_array(), *runs = json_array();
@@ -578,9 +675,12 @@ json_t *timeline_render(const struct timeline_history *h, int64_t from, int64_t 
     struct vseries *vs = xcalloc((size_t)(h->n_vertices ? h->n_vertices : 1), sizeof *vs);
     signed char *off = xmalloc((size_t)(n ? n : 1));
     memset(off, -1, (size_t)(n ? n : 1));
+    /* Series only for the vertices shown: the rest would cost buckets x vertices for nothing. */
     for (int v = 0; v < h->n_vertices; v++) {
         struct vseries *s = &vs[v];
         size_t nb = (size_t)(n ? n : 1);
+        if (!wanted(h->vertices[v], only, n_only))
+            continue;
         s->current = xmalloc(nb * sizeof(int));
         s->target = xmalloc(nb * sizeof(int));
         s->minp = xmalloc(nb * sizeof(int));
@@ -607,6 +707,8 @@ json_t *timeline_render(const struct timeline_history *h, int64_t from, int64_t 
         for (int k = 0; k < d->n_v; k++) {
             const struct timeline_vrow *v = &h->vrows[d->v0 + k];
             struct vseries *s = &vs[v->vertex];
+            if (!s->current)
+                continue; /* not shown */
             s->current[b] = v->current;
             s->target[b] = v->target;
             s->minp[b] = v->min_parallelism;
@@ -629,7 +731,7 @@ json_t *timeline_render(const struct timeline_history *h, int64_t from, int64_t 
     }
     for (int v = 0; v < h->n_vertices; v++) {
         struct vseries *s = &vs[v];
-        if (wanted(h->vertices[v], only, n_only)) {
+        if (s->current) {
             double *util = xmalloc((size_t)(n ? n : 1) * sizeof(double));
             for (int64_t b = 0; b < n; b++)
                 util[b] = s->util_n[b] ? s->util_sum[b] / s->util_n[b] : NAN;

@@ -785,11 +785,13 @@ static void other_keys_are_ignored_with_a_warning(void)
     ASSERT(set_ok(j, OPT_JOB, "taskmanager.memory.foo", "1"));
     ASSERT(set_ok(j, OPT_REQUEST, "listen", "0.0.0.0:1"));    /* a server key is not a job key */
     ASSERT(set_ok(j, OPT_REQUEST, "pipeline.name", "again")); /* listed once */
+    const char *w[4] = {NULL, NULL, NULL, NULL};
     ASSERT_EQ(opt_job_n_warnings(j), 3);
-    ASSERT_STR(opt_job_warning(j, 0), "pipeline.name");
-    ASSERT_STR(opt_job_warning(j, 1), "taskmanager.memory.foo");
-    ASSERT_STR(opt_job_warning(j, 2), "listen");
-    ASSERT(opt_job_warning(j, 3) == NULL);
+    ASSERT_EQ(opt_job_warnings(j, w, 4), 3);
+    ASSERT_STR(w[0], "pipeline.name");
+    ASSERT_STR(w[1], "taskmanager.memory.foo");
+    ASSERT_STR(w[2], "listen");
+    ASSERT(w[3] == NULL);
     ASSERT(resolve_err(j, &c) == NULL);
     opt_config_defaults(&d);
     ASSERT(config_diff(&c, &d) == NULL);
@@ -797,7 +799,8 @@ static void other_keys_are_ignored_with_a_warning(void)
     ASSERT_EQ(find_key(j, "pipeline.name").found, 0);
     opt_job_clear_layer(j, OPT_REQUEST);
     ASSERT_EQ(opt_job_n_warnings(j), 1);
-    ASSERT_STR(opt_job_warning(j, 0), "taskmanager.memory.foo");
+    ASSERT_EQ(opt_job_warnings(j, w, 1), 1);
+    ASSERT_STR(w[0], "taskmanager.memory.foo");
     opt_job_free(j);
 }
 
@@ -1235,38 +1238,78 @@ static void table_lists_every_option(void)
     free(m);
 }
 
-#define BEGIN "<!-- options:begin -->\n"
-#define END   "<!-- options:end -->"
-
-/* docs/options.md's generated block equals opt_print_markdown(); UPDATE_GOLDEN=1 rewrites it. */
-#define OPTIONS_PAGE "docs/options.md"
-static void readme_table_is_current(void)
+/* The block of page (a file of docs/) between begin and end equals what print prints;
+ * UPDATE_GOLDEN=1 rewrites it. */
+static void page_block_is_current(const char *page, const char *begin, const char *end,
+                                  void (*print)(FILE *))
 {
-    char *readme = testfile_read(OPTIONS_PAGE);
+    char *readme = testfile_read(page);
     ASSERT(readme != NULL);
-    char *md = capture(opt_print_markdown);
-    char *b = strstr(readme, BEGIN);
-    char *e = b ? strstr(b, END) : NULL;
+    char *md = capture(print);
+    char *b = strstr(readme, begin);
+    char *e = b ? strstr(b, end) : NULL;
     ASSERT(b && e);
-    b += strlen(BEGIN);
+    b += strlen(begin);
     bool same = (size_t)(e - b) == strlen(md) && memcmp(b, md, strlen(md)) == 0;
     const char *upd = getenv("UPDATE_GOLDEN");
     if (!same && upd && strcmp(upd, "1") == 0) {
-        FILE *f = fopen(OPTIONS_PAGE, "wb");
+        FILE *f = fopen(page, "wb");
         ASSERT(f != NULL);
         fwrite(readme, 1, (size_t)(b - readme), f);
         fputs(md, f);
         fputs(e, f);
         fclose(f);
-        fprintf(stderr, "    " OPTIONS_PAGE " options block rewritten\n");
+        fprintf(stderr, "    %s: %s block rewritten\n", page, begin);
         same = true;
     }
     if (!same)
-        fprintf(stderr, "    " OPTIONS_PAGE "'s options block is stale: run UPDATE_GOLDEN=1 "
-                        "build/test_options from the repository root\n");
+        fprintf(stderr,
+                "    %s's %s block is stale: run UPDATE_GOLDEN=1 "
+                "build/test_options from the repository root\n",
+                page, begin);
     ASSERT(same);
     free(readme);
     free(md);
+}
+
+/* docs/options.md's generated option tables equal opt_print_markdown(). */
+static void readme_table_is_current(void)
+{
+    page_block_is_current("docs/options.md", "<!-- options:begin -->\n", "<!-- options:end -->",
+                          opt_print_markdown);
+}
+
+/* docs/api.md's limits table equals opt_print_limits_markdown(): every row that names an option
+ * shows that option's default, so the table cannot drift from the options table. */
+static void readme_limits_are_current(void)
+{
+    char *m = capture(opt_print_limits_markdown);
+    ASSERT_CONTAINS(m, "| `5000` | `max-vertices` | 413 |");
+    ASSERT_CONTAINS(m, "| 1000000 | fixed | 400 |");
+    free(m);
+    page_block_is_current("docs/api.md", "<!-- limits:begin -->\n", "<!-- limits:end -->",
+                          opt_print_limits_markdown);
+}
+
+/* The limits the server starts with are the table's defaults, and each can be set. */
+static void limits_are_options(void)
+{
+    struct opt_limits l;
+    opt_limits_defaults(&l);
+    ASSERT_EQ(l.vertices, 5000);
+    ASSERT_EQ(l.edges, 50000);
+    ASSERT_EQ(l.config_keys, 1000);
+    ASSERT_EQ(l.rebalance_items, 10000);
+    ASSERT_EQ(l.page_rows, 5000);
+    struct opt_server s;
+    opt_server_init(&s);
+    char *err = NULL;
+    ASSERT_EQ(opt_server_set(&s, "max-vertices", "50000", &err), 0);
+    ASSERT_EQ(s.limits.vertices, 50000);
+    ASSERT_EQ(opt_server_set(&s, "max-config-keys", "0", &err), -1);
+    ASSERT_CONTAINS(err, "max-config-keys");
+    free(err);
+    opt_server_deinit(&s);
 }
 
 /* Setting only governor.profile gives what opt_config_set_profile sets on the defaults:
@@ -1352,4 +1395,5 @@ TEST_MAIN(TEST_ENTRY(profile_and_safeguards), TEST_ENTRY(profile_rows_match_core
           TEST_ENTRY(values_land_where_expected), TEST_ENTRY(lists_split_on_semicolons),
           TEST_ENTRY(alignment_mode_resolution), TEST_ENTRY(hash_is_stable_and_sensitive),
           TEST_ENTRY(server_defaults), TEST_ENTRY(server_set), TEST_ENTRY(server_config_file),
-          TEST_ENTRY(table_lists_every_option), TEST_ENTRY(readme_table_is_current))
+          TEST_ENTRY(table_lists_every_option), TEST_ENTRY(readme_table_is_current),
+          TEST_ENTRY(readme_limits_are_current), TEST_ENTRY(limits_are_options))
