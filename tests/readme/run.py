@@ -53,7 +53,7 @@ FENCE = re.compile(r"^( *)```(\S*)\s*$")
 PAGES = ["README.md", "docs/api.md", "docs/decisions.md", "docs/batch.md", "docs/replay.md",
          "docs/plugins.md", "docs/simulate.md", "docs/audit.md", "docs/storage.md",
          "docs/replicas.md", "docs/operations.md", "docs/dashboard.md", "docs/options.md",
-         "docs/flink.md", "docs/keda.md", "docs/performance.md", "docs/development.md"]
+         "docs/flink.md", "docs/keda.md", "docs/development.md"]
 # The documented ports (README.md, "Ports"): the page whose server listens on each.
 PORTS = {8080: "README.md", 8090: "docs/plugins.md", 8091: "docs/audit.md",
          8092: "docs/storage.md", 8100: "docs/replicas.md", 8101: "docs/replicas.md",
