@@ -16,6 +16,7 @@ usage: tests/bench/run.sh [--build DIR] [--quick] [--seconds S] [--repeat N] [--
                           [--scale-jobs N] [--no-main] [--json FILE] [--smoke]
 """
 import argparse
+import glob
 import http.client
 import json
 import os
@@ -413,6 +414,32 @@ class Bench:
             runs.append(json.loads(out.stdout))
         self.results["lua"] = runs
 
+    def codec(self):
+        """Bytes a sample in the samples' codec (bench_codec) against the same samples' raw
+        sizes: the benchmark's own job (a day of samples), the simulator's scenarios (their
+        traces, written by `governor simulate --trace`) and the decision cases' traces."""
+        exe = os.path.join(self.build, "bench_codec")
+        if not os.access(exe, os.X_OK):
+            return
+        trace = os.path.join(self.tmp, "sim-trace")
+        scen = sorted(glob.glob(os.path.join(ROOT, "tests", "scenarios", "*.json")))
+        for sc in scen:
+            out = subprocess.run([os.path.join(self.build, "governor"), "simulate", sc,
+                                  "--policies", os.path.join(ROOT, "policies"), "--only",
+                                  "governor", "--out", os.path.join(self.tmp, "sim"), "--trace",
+                                  trace], capture_output=True, text=True)
+            if out.returncode != 0:
+                raise SystemExit(f"bench: governor simulate {sc} failed: {out.stderr[-500:]}")
+        traces = sorted(glob.glob(os.path.join(trace, "*.jsonl")))
+        cases = sorted(glob.glob(os.path.join(ROOT, "tests", "cases", "*", "trace.jsonl")))
+        argv = [exe, "--bench-job", str(SAMPLES_PER_DAY),
+                f"the simulator's {len(scen)} scenarios=" + ",".join(traces),
+                f"the {len(cases)} decision cases' traces=" + ",".join(cases)]
+        out = subprocess.run(argv, capture_output=True, text=True)
+        if out.returncode != 0:
+            raise SystemExit(f"bench: bench_codec failed: {out.stderr}")
+        self.results["codec"] = [json.loads(l) for l in out.stdout.splitlines() if l.strip()]
+
     def scale(self):
         """Resident memory and time per decision with N jobs, each with a full window."""
         a = self.a
@@ -619,6 +646,17 @@ def report(b):
             p(f"the load generator against the bare 1 KB server: busy {spread(busy, '{:.0f}')}% "
               f"of one core, {spread(rel, '{:.2f}')} of the server's CPU time a request (it "
               "waits for the server, not the other way round)")
+    if res.get("codec"):
+        p("")
+        p("samples' codec (server/core/codec.h): bytes a sample in chunks of up to 360 samples or "
+          "60 min, headers and layouts included, against the same samples' raw sizes")
+        for c in res["codec"]:
+            n = c["codec_bytes"] or 1e-9
+            p(f"  {c['stream']} ({c['jobs']} job{'s' if c['jobs'] != 1 else ''}, "
+              f"{c['samples']} samples): {c['codec_bytes']:.1f} B; its numbers as doubles "
+              f"{c['raw_bytes']:.0f} B (x{c['raw_bytes'] / n:.0f}), the packed request history "
+              f"keeps today {c['packed_bytes']:.0f} B (x{c['packed_bytes'] / n:.0f}), its JSON "
+              f"{c['json_bytes']:.0f} B (x{c['json_bytes'] / n:.0f})")
     if "scale" in res:
         sc = res["scale"]
         N = sc["jobs"]
@@ -669,6 +707,8 @@ def main():
                     help="samples each job gets before anything is measured")
     ap.add_argument("--fsync-seconds", type=float, default=3)
     ap.add_argument("--no-main", action="store_true", help="skip the main figures")
+    ap.add_argument("--no-codec", action="store_true",
+                    help="skip the samples' codec figures (a few seconds)")
     ap.add_argument("--scale", action="store_true",
                     help="also the scale figures (--scale-jobs jobs with full windows; long)")
     ap.add_argument("--scale-jobs", type=int, default=100000)
@@ -698,6 +738,8 @@ def main():
         if not a.no_main:
             b.main_figures()
             b.lua_calls()
+        if not a.no_codec:
+            b.codec()
         if a.scale:
             b.scale()
     finally:
