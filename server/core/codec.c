@@ -126,52 +126,11 @@ static void put_bucket(unsigned char *p, size_t *pos, uint64_t z, const int *wid
     put_bits(p, pos, z, widths[i]);
 }
 
-struct bitreader {
-    const unsigned char *p;
-    size_t pos, end;
-    bool bad;
-};
-
-static uint64_t get_bits(struct bitreader *r, int n)
+/* The number of leading ones of w, at most max. */
+static inline int ones(uint64_t w, int max)
 {
-    if (n == 0)
-        return 0;
-    if ((size_t)n > r->end - r->pos) {
-        r->bad = true;
-        r->pos = r->end;
-        return 0;
-    }
-    uint64_t v = 0;
-    size_t at = r->pos;
-    while (n > 0) {
-        int off = (int)(at & 7), room = 8 - off;
-        int take = n < room ? n : room;
-        unsigned byte = r->p[at >> 3];
-        v = (v << take) | ((byte >> (room - take)) & ((1u << take) - 1));
-        at += (size_t)take;
-        n -= take;
-    }
-    r->pos = at;
-    return v;
-}
-
-static unsigned get_bit(struct bitreader *r)
-{
-    if (r->pos >= r->end) {
-        r->bad = true;
-        return 0;
-    }
-    unsigned b = (r->p[r->pos >> 3] >> (7 - (r->pos & 7))) & 1u;
-    r->pos++;
-    return b;
-}
-
-static uint64_t get_bucket(struct bitreader *r, const int *widths)
-{
-    int i = 0;
-    while (i < N_WIDTHS - 1 && get_bit(r))
-        i++;
-    return get_bits(r, widths[i]);
+    int n = ~w ? __builtin_clzll(~w) : 64;
+    return n < max ? n : max;
 }
 
 /* ------------------------------------------------------------------ header -- */
@@ -410,6 +369,8 @@ int core_codec_append(struct core_chunk **c, struct core_codec_state *st,
         if (bit_at(present, i)) {
             put_value(p, &pos, &st->prev[i], &st->dk[i], bit_at(ctr, i), bits_of(row[i]), left);
             left = &st->prev[i];
+        } else {
+            st->prev[i] = CORE_CODEC_ABSENT; /* so that the state holds the last row */
         }
     ch->nbits = pos;
     ch->n++;
@@ -455,42 +416,117 @@ int core_codec_read_init(struct core_codec_reader *r, const unsigned char *p, si
     r->layout = h.layout;
     r->layout_len = h.layout_len;
     size_t k = (size_t)(h.k ? h.k : 1);
-    r->prev = core__xcalloc(k, sizeof *r->prev);
-    r->pk = core__xcalloc(k, sizeof *r->pk);
-    r->dk = core__xcalloc(k, sizeof *r->dk);
-    r->dec = core__xmalloc(k);
-    memset(r->dec, 1, k); /* +0.0 is 0 thousandths */
+    r->s = core__xcalloc(k, sizeof *r->s);
+    r->idx = core__xmalloc(k * sizeof *r->idx);
+    int absent = h.k;
+    for (int i = 0; i < h.k; i++) {
+        r->s[i].dec = 1; /* +0.0 is 0 thousandths */
+        r->s[i].counter = bit_at(h.counter, i);
+        if (bit_at(h.present, i)) {
+            r->idx[r->n_present++] = i;
+        } else {
+            r->idx[--absent] = i;
+            r->s[i].prev = CORE_CODEC_ABSENT;
+        }
+    }
     return 0;
 }
 
 void core_codec_read_deinit(struct core_codec_reader *r)
 {
-    free(r->prev);
-    free(r->pk);
-    free(r->dk);
-    free(r->dec);
+    free(r->s);
+    free(r->idx);
     memset(r, 0, sizeof *r);
+}
+
+/* A bit reader for rows: the next bits left-aligned in acc (nacc of them, and possibly more
+ * true bits below), refilled from whole bytes of p and never past nbytes. The bits taken are
+ * 8 x byte - nacc; nacc goes below 0 only when a row takes bits past the last byte (zeros),
+ * and such a row, like one that takes bits past the chunk's end, is refused after it. */
+struct fastbits {
+    const unsigned char *p;
+    size_t nbytes, byte;
+    uint64_t acc;
+    int nacc;
+};
+
+static inline void refill(struct fastbits *b)
+{
+    if (b->nacc < 0) /* past the end already: zeros */
+        return;
+    if (b->byte + 8 <= b->nbytes) {
+        uint64_t w;
+        memcpy(&w, b->p + b->byte, sizeof w);
+        w = __builtin_bswap64(w);
+        b->acc |= w >> b->nacc;
+        int n = (63 - b->nacc) >> 3;
+        b->byte += (size_t)n;
+        b->nacc += 8 * n;
+    } else {
+        while (b->nacc <= 56 && b->byte < b->nbytes) {
+            b->acc |= (uint64_t)b->p[b->byte++] << (56 - b->nacc);
+            b->nacc += 8;
+        }
+    }
+}
+
+/* Takes n <= 56 bits, which need() made sure of (or the end was reached). */
+static inline void take(struct fastbits *b, int n)
+{
+    b->acc <<= n;
+    b->nacc -= n;
+}
+
+static inline void need(struct fastbits *b, int n)
+{
+    if (b->nacc < n)
+        refill(b);
+}
+
+/* n <= 64 bits. */
+static inline uint64_t bits(struct fastbits *b, int n)
+{
+    if (n == 0)
+        return 0;
+    if (n > 56) {
+        uint64_t hi = bits(b, n - 32);
+        return hi << 32 | bits(b, 32);
+    }
+    need(b, n);
+    uint64_t v = b->acc >> (64 - n);
+    take(b, n);
+    return v;
+}
+
+static inline uint64_t bucket(struct fastbits *b, const int *widths)
+{
+    need(b, N_WIDTHS);
+    int i = ones(b->acc, N_WIDTHS - 1);
+    take(b, i + (i < N_WIDTHS - 1));
+    return bits(b, widths[i]);
 }
 
 /* A count of thousandths after 2 bits e and a bucket, multiplied out (wrapping, so that
  * corrupt bits give garbage rather than undefined behaviour). */
-static uint64_t get_scaled(struct bitreader *br)
+static inline uint64_t scaled(struct fastbits *b)
 {
-    int e = (int)get_bits(br, 2);
-    return (uint64_t)unzigzag(get_bucket(br, VAL_WIDTHS)) * (uint64_t)POW10[e];
+    int e = (int)bits(b, 2);
+    return (uint64_t)unzigzag(bucket(b, VAL_WIDTHS)) * (uint64_t)POW10[e];
 }
 
 int core_codec_read_row(struct core_codec_reader *r, int64_t *at, double *row)
 {
     if (r->row >= r->n)
         return 0;
-    struct bitreader br = {.p = r->p, .pos = r->pos, .end = r->nbits};
+    struct fastbits b = {.p = r->p, .nbytes = (r->nbits + 7) / 8, .byte = r->pos >> 3};
+    refill(&b);
+    take(&b, (int)(r->pos & 7));
     if (r->row == 0) {
-        uint64_t a = get_bits(&br, 64);
+        uint64_t a = bits(&b, 64);
         memcpy(&r->at, &a, sizeof r->at);
         r->dat = 0;
     } else {
-        uint64_t dod = (uint64_t)unzigzag(get_bucket(&br, TS_WIDTHS));
+        uint64_t dod = (uint64_t)unzigzag(bucket(&b, TS_WIDTHS));
         uint64_t dat = (uint64_t)r->dat + dod;
         uint64_t a = (uint64_t)r->at + dat;
         memcpy(&r->dat, &dat, sizeof r->dat);
@@ -498,60 +534,86 @@ int core_codec_read_row(struct core_codec_reader *r, int64_t *at, double *row)
     }
     *at = r->at;
     int left = -1; /* the previous present series of the row */
-    for (int i = 0; i < r->k; i++) {
-        if (!bit_at(r->present, i)) {
-            row[i] = double_of(CORE_CODEC_ABSENT);
+    for (int j = 0; j < r->n_present;) {
+        need(&b, 32);
+        if (!(b.acc >> 63)) {
+            /* 0: the prediction, the most frequent code: a run of them at once */
+            int z = b.acc ? __builtin_clzll(b.acc) : 64;
+            if (z > b.nacc)
+                z = b.nacc > 0 ? b.nacc : 1; /* none left: a row past the end, refused */
+            if (z > r->n_present - j)
+                z = r->n_present - j;
+            take(&b, z);
+            for (int end = j + z; j < end; j++) {
+                int i = r->idx[j];
+                struct core_codec_series *s = &r->s[i];
+                if (s->dec && s->dk) { /* a counter's steady step */
+                    s->pk = (int64_t)((uint64_t)s->pk + (uint64_t)s->dk);
+                    s->prev = bits_of((double)s->pk / 1000.0);
+                }
+                row[i] = double_of(s->prev);
+                left = i;
+            }
             continue;
         }
-        uint64_t k = 0, b = 0;
+        int i = r->idx[j++];
+        struct core_codec_series *s = &r->s[i];
+        uint64_t k = 0, v = 0;
         bool dec;
-        if (!get_bit(&br)) { /* 0: the prediction */
-            dec = r->dec[i];
-            k = (uint64_t)r->pk[i] + (uint64_t)r->dk[i];
-            b = r->prev[i];
-        } else if (!get_bit(&br)) { /* 10: after a count of thousandths */
-            if (!r->dec[i])
+        int code = ones(b.acc, 4); /* 10, 110, 1110, 1111 */
+        take(&b, code + (code < 4));
+        switch (code) {
+        case 1: /* after a count of thousandths */
+            if (!s->dec)
                 return -1;
             dec = true;
-            k = (uint64_t)r->pk[i] + (uint64_t)r->dk[i] + get_scaled(&br);
-        } else if (!get_bit(&br)) { /* 110: the XOR */
-            int lead = (int)get_bits(&br, 6), len = (int)get_bits(&br, 6) + 1;
+            k = (uint64_t)s->pk + (uint64_t)s->dk + scaled(&b);
+            break;
+        case 2: { /* the XOR */
+            need(&b, 12);
+            int lead = (int)(b.acc >> 58), len = (int)(b.acc >> 52 & 0x3f) + 1;
             if (lead + len > 64)
                 return -1;
+            take(&b, 12);
             dec = false;
-            b = r->prev[i] ^ get_bits(&br, len) << (64 - lead - len);
-        } else if (!get_bit(&br)) { /* 1110: after something else */
-            if (r->dec[i])
+            v = s->prev ^ bits(&b, len) << (64 - lead - len);
+            break;
+        }
+        case 3: /* after something else */
+            if (s->dec)
                 return -1;
             dec = true;
-            k = get_scaled(&br);
-        } else { /* 1111: the previous present series' bits */
+            k = scaled(&b);
+            break;
+        default: { /* the previous present series' bits */
             if (left < 0)
                 return -1;
-            b = r->prev[left];
-            int64_t kk;
-            dec = thousandths(b, &kk);
+            v = r->s[left].prev;
+            int64_t kk = 0;
+            dec = thousandths(v, &kk);
             k = (uint64_t)kk;
         }
-        if (br.bad)
-            return -1;
-        int64_t sk;
-        memcpy(&sk, &k, sizeof sk);
-        if (dec) {
-            b = bits_of((double)sk / 1000.0);
-            r->dk[i] = bit_at(r->counter, i) && r->dec[i] ? (int64_t)(k - (uint64_t)r->pk[i]) : 0;
-            r->pk[i] = sk;
-        } else {
-            r->dk[i] = 0;
         }
-        r->dec[i] = dec;
-        r->prev[i] = b;
-        row[i] = double_of(b);
+        if (dec) {
+            int64_t sk;
+            memcpy(&sk, &k, sizeof sk);
+            v = bits_of((double)sk / 1000.0);
+            s->dk = s->counter && s->dec ? (int64_t)(k - (uint64_t)s->pk) : 0;
+            s->pk = sk;
+        } else {
+            s->dk = 0;
+        }
+        s->dec = dec;
+        s->prev = v;
+        row[i] = double_of(v);
         left = i;
     }
-    if (br.bad)
+    for (int j = r->n_present; j < r->k; j++) /* their prev is CORE_CODEC_ABSENT already */
+        row[r->idx[j]] = double_of(CORE_CODEC_ABSENT);
+    size_t pos = 8 * b.byte - (size_t)(int64_t)b.nacc; /* nacc < 0: past the bytes */
+    if (b.nacc < 0 || pos > r->nbits)
         return -1;
-    r->pos = br.pos;
+    r->pos = pos;
     r->row++;
     return 1;
 }
@@ -560,8 +622,10 @@ void core_codec_read_state(const struct core_codec_reader *r, struct core_codec_
 {
     st->at = r->at;
     st->dat = r->dat;
-    memcpy(st->prev, r->prev, (size_t)r->k * sizeof *st->prev);
-    memcpy(st->dk, r->dk, (size_t)r->k * sizeof *st->dk);
+    for (int i = 0; i < r->k; i++) {
+        st->prev[i] = r->s[i].prev;
+        st->dk[i] = r->s[i].dk;
+    }
 }
 
 /* ------------------------------------------------------- a decide request's sample -- */

@@ -61,7 +61,7 @@ struct core_chunk {
 struct core_codec_state {
     int k;
     int64_t at, dat; /* the last row's time and its interval from the row before */
-    uint64_t *prev;  /* [k] the last row's values, as bits */
+    uint64_t *prev;  /* [k] the last row's values, as bits (an absent series' NAN too) */
     int64_t *dk;     /* [k] a counter's last step, in thousandths (0: none) */
 };
 void core_codec_state_init(struct core_codec_state *st, int k);
@@ -84,6 +84,14 @@ void core_codec_shrink(struct core_chunk **c);
 /* The bytes a chunk's bits take, header included. */
 size_t core_codec_bytes(const struct core_chunk *c);
 
+/* What a reader knows of one series. */
+struct core_codec_series {
+    uint64_t prev;     /* the last value's bits */
+    int64_t pk, dk;    /* the last value and step in thousandths, when it is a count of them */
+    unsigned char dec; /* whether the last value is a count of thousandths */
+    unsigned char counter;
+};
+
 /* Reads the rows of a chunk, oldest first. */
 struct core_codec_reader {
     const unsigned char *p;
@@ -95,10 +103,9 @@ struct core_codec_reader {
     const unsigned char *layout;  /* borrowed from the chunk */
     size_t layout_len;
     int64_t at, dat;
-    uint64_t *prev;     /* [k] */
-    int64_t *pk;        /* [k] the last value in thousandths, when it is one */
-    int64_t *dk;        /* [k] */
-    unsigned char *dec; /* [k] whether prev is a count of thousandths */
+    struct core_codec_series *s; /* [k] */
+    int *idx;                    /* [k] the present series, then the absent ones */
+    int n_present;
 };
 
 /*

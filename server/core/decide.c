@@ -887,6 +887,8 @@ int core_decide(struct core_state *st, const struct core_sample *sm, const struc
         return 0;
     }
 
+    /* The window, compressed between decisions, is read decoded during one (winstore.c). */
+    core__window_decode(&st->w);
     struct core_window_check chk;
     core__window_check(st, sm, &c.t, cfg, &chk);
     resolve_pending(&c);
@@ -933,5 +935,6 @@ int core_decide(struct core_state *st, const struct core_sample *sm, const struc
                            c.pe.message, d->message[0] ? ": " : "", d->message);
     }
     core__events_dedupe(st, d, c.now, cfg->event_interval_ms);
+    core__window_release(&st->w);
     return 0;
 }

@@ -657,6 +657,12 @@ def report(b):
               f"{c['raw_bytes']:.0f} B (x{c['raw_bytes'] / n:.0f}), the packed request history "
               f"keeps today {c['packed_bytes']:.0f} B (x{c['packed_bytes'] / n:.0f}), its JSON "
               f"{c['json_bytes']:.0f} B (x{c['json_bytes'] / n:.0f})")
+            if c.get("window_rows"):
+                w = c["window_bytes_per_row"] or 1e-9
+                p(f"    its metric windows in memory after the last sample: {c['window_bytes']:.0f} "
+                  f"B a job for {c['window_rows']:.0f} samples, {c['window_bytes_per_row']:.1f} B a "
+                  f"sample against {c['window_raw_per_row']:.0f} B as doubles "
+                  f"(x{c['window_raw_per_row'] / w:.0f})")
     if "scale" in res:
         sc = res["scale"]
         N = sc["jobs"]

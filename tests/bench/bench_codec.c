@@ -5,6 +5,10 @@
  * sample's numbers as doubles (its time and every number of its row, 8 bytes each). Each job
  * of a stream is written into chunks of its own, closed as history would close them
  * (--rows, --minutes); the chunks' bytes are their whole size, headers and layouts included.
+ * Each job is also decided, sample after sample, by the core (the options' defaults and the
+ * request's own), and its metric window's bytes in memory are taken after its last sample
+ * (core_state_window_bytes: the chunks the window keeps its samples in, and the state that
+ * continues the last), against the same samples as doubles (8 bytes each number and the time).
  *
  * usage: bench_codec [--rows N] [--minutes M] [--bench-job SAMPLES] [LABEL=FILE[,FILE...]]...
  *   --bench-job: the benchmark's own 4-vertex job (tests/bench/load.c's samples), that many
@@ -20,6 +24,7 @@
 
 #include "core/codec.h"
 #include "decision/json.h"
+#include "options/options.h"
 #include "store/pack.h"
 
 struct job {
@@ -27,11 +32,15 @@ struct job {
     struct core_codec_state st;
     struct core_chunk *open;
     int k;
+    struct core_state *state; /* the job decided by the core */
+    struct opt_job *opts;
+    int nv; /* its last sample's vertices */
 };
 
 struct totals {
     long samples, refused, chunks;
     double json, packed, raw, codec;
+    double window_rows, window_bytes, window_raw; /* summed over jobs */
 };
 
 static struct core_codec_limits lim = {.max_rows = 360, .max_span_ms = 3600000};
@@ -73,17 +82,29 @@ static void add_sample(struct job *j, const struct core_sample *sm, struct total
 }
 
 /* One request's text, of job `name`. */
+/* The core decides sm for job j (its window is what is measured). */
+static void decide(struct job *j, const struct core_sample *sm)
+{
+    struct core_config cfg;
+    struct core_decision d;
+    char *err = NULL, msg[256];
+    if (opt_job_resolve(j->opts, &cfg, &err) < 0) {
+        free(err);
+        return;
+    }
+    core_decision_init(&d);
+    if (core_decide(j->state, sm, &cfg, NULL, &d, msg, sizeof msg) == 0)
+        j->nv = sm->n_vertices;
+    core_decision_deinit(&d);
+}
+
+/* One request's text, of job `name`. */
 static void add_text(struct job **jobs, int *n_jobs, const char *name, const char *text, size_t len,
                      struct totals *t, struct json_sample *js)
 {
     json_error_t je;
     json_t *body = json_loadb(text, len, 0, &je);
     struct json_err e;
-    if (!body || json_parse_sample(body, 0, js, NULL, &e) < 0 || js->s.batch_mode) {
-        t->refused++;
-        json_decref(body);
-        return;
-    }
     struct job *j = NULL;
     for (int i = 0; i < *n_jobs; i++)
         if (strcmp((*jobs)[i].name, name) == 0)
@@ -93,6 +114,14 @@ static void add_text(struct job **jobs, int *n_jobs, const char *name, const cha
         j = &(*jobs)[(*n_jobs)++];
         memset(j, 0, sizeof *j);
         j->name = strdup(name);
+        j->state = core_state_new();
+        j->opts = opt_job_new();
+    }
+    opt_job_clear_layer(j->opts, OPT_REQUEST);
+    if (!body || json_parse_sample(body, 0, js, j->opts, &e) < 0 || js->s.batch_mode) {
+        t->refused++;
+        json_decref(body);
+        return;
     }
     unsigned char *packed;
     size_t plen;
@@ -101,25 +130,35 @@ static void add_text(struct job **jobs, int *n_jobs, const char *name, const cha
     t->packed += (double)plen;
     free(packed);
     add_sample(j, &js->s, t);
+    decide(j, &js->s);
     json_decref(body);
 }
 
 static void finish(struct job *jobs, int n_jobs, struct totals *t, const char *label)
 {
     for (int i = 0; i < n_jobs; i++) {
-        close_chunk(&jobs[i], t);
-        if (jobs[i].k)
-            core_codec_state_deinit(&jobs[i].st);
-        free(jobs[i].name);
+        struct job *j = &jobs[i];
+        close_chunk(j, t);
+        if (j->k)
+            core_codec_state_deinit(&j->st);
+        double rows = (double)(core_state_seq_end(j->state) - core_state_seq0(j->state));
+        t->window_rows += rows;
+        t->window_bytes += (double)core_state_window_bytes(j->state);
+        t->window_raw += rows * 8.0 * (1 + 6 + 9 * j->nv);
+        core_state_free(j->state);
+        opt_job_free(j->opts);
+        free(j->name);
     }
     free(jobs);
     double n = t->samples ? (double)t->samples : 1.0;
-    printf(
-        "{\"stream\": \"%s\", \"jobs\": %d, \"samples\": %ld, \"refused\": %ld, \"chunks\": %ld, "
-        "\"json_bytes\": %.1f, \"packed_bytes\": %.1f, \"raw_bytes\": %.1f, "
-        "\"codec_bytes\": %.2f}\n",
-        label, n_jobs, t->samples, t->refused, t->chunks, t->json / n, t->packed / n, t->raw / n,
-        t->codec / n);
+    double nj = n_jobs ? (double)n_jobs : 1.0, wr = t->window_rows ? t->window_rows : 1.0;
+    printf("{\"stream\": \"%s\", \"jobs\": %d, \"samples\": %ld, \"refused\": %ld, "
+           "\"chunks\": %ld, \"json_bytes\": %.1f, \"packed_bytes\": %.1f, \"raw_bytes\": %.1f, "
+           "\"codec_bytes\": %.2f, \"window_rows\": %.1f, \"window_bytes\": %.0f, "
+           "\"window_bytes_per_row\": %.2f, \"window_raw_per_row\": %.1f}\n",
+           label, n_jobs, t->samples, t->refused, t->chunks, t->json / n, t->packed / n, t->raw / n,
+           t->codec / n, t->window_rows / nj, t->window_bytes / nj, t->window_bytes / wr,
+           t->window_raw / wr);
 }
 
 /* tests/bench/load.c's body of sample k (job time 10 s a sample). */
