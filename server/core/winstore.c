@@ -151,6 +151,7 @@ bool core_witer_decode_next(struct core_witer *it)
     double *row = (double *)(void *)d->buf;
     for (;;) {
         if (!d->reading || d->rd.row >= d->rd.n) {
+            assert(d->chunk + 1 < w->n_chunks); /* the chunks hold the window's n rows */
             open_chunk(d, w, d->chunk + 1);
             if (d->chunk == 0) /* the rows that have left the window */
                 for (int s = 0; s < w->skip; s++)

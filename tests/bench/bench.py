@@ -477,6 +477,8 @@ class Bench:
         builds = [("baseline", a.baseline)] if a.baseline else []
         builds.append(("this build", self.build))
         fixed = self.start_bare("fixed")
+        if a.baseline:
+            self.results["interleaved"] = self.interleaved(small_db, first, extra)
         for label, build in builds:
             sc = {"label": label, "build": build, "warm_up_s": warm_s, "cloned_s": cloned_s}
             self.results["scale"]["builds"].append(sc)
@@ -528,6 +530,35 @@ class Bench:
             sc["small"], sc["big"], sc["sub"], sc["bare"] = small, big, sub, bare
             self.stop(gov)
         self.stop(fixed)
+
+    def interleaved(self, small_db, first, extra):
+        """The baseline build's governor and this one's, each on its own copy of the warmed
+        1,000-job database, both running, measured in turn (baseline, this, baseline, ...)
+        at --conns connections: decisions/s and server CPU a decision, before and after,
+        with the machine's other load shared alike."""
+        a = self.a
+        govs, nf = {}, {}
+        for label, build in (("baseline", a.baseline), ("this build", self.build)):
+            work = os.path.join(self.tmp, f"interleaved-{len(govs)}.db")
+            for ext in ("", "-wal", "-shm"):
+                if os.path.exists(small_db + ext):
+                    shutil.copy(small_db + ext, work + ext)
+            govs[label] = self.start_governor(f"governor-{len(govs)}", work, extra=extra,
+                                              build=build)
+            self.next_first["sc"] = first
+            self.load(govs[label], "sc", a.conns, a.jobs, rounds=1,
+                      tag=f"first round, {label} (interleaved)")
+            nf[label] = self.next_first["sc"]
+        runs = {"baseline": [], "this build": []}
+        for rep in range(max(3, a.repeat)):
+            for label in ("baseline", "this build"):
+                self.next_first["sc"] = nf[label]
+                runs[label].append(self.load(govs[label], "sc", a.conns, a.jobs,
+                                             seconds=a.seconds, tag=f"{label} (interleaved)"))
+                nf[label] = self.next_first["sc"]
+        for g in govs.values():
+            self.stop(g)
+        return runs
 
     def decide_path(self):
         """bench_core (the decide path without HTTP and storage) of the baseline build and of
@@ -722,6 +753,19 @@ def report(b):
                   f"B a job for {c['window_rows']:.0f} samples, {c['window_bytes_per_row']:.1f} B a "
                   f"sample against {c['window_raw_per_row']:.0f} B as doubles "
                   f"(x{c['window_raw_per_row'] / w:.0f})")
+    if res.get("interleaved"):
+        iv = res["interleaved"]
+        b, t = iv["baseline"], iv["this build"]
+        rps = [y["rps"] / x["rps"] for x, y in zip(b, t)]
+        cpu = [y["server_cpu_us_per_req"] / x["server_cpu_us_per_req"] for x, y in zip(b, t)]
+        p("")
+        p(f"decisions over {a.jobs} jobs with full windows, the baseline's governor and this "
+          f"build's both running on copies of the same database, measured in turn {len(t)} "
+          f"times at {C} connections: {spread([r['rps'] for r in t], '{:.0f}')} req/s against "
+          f"{spread([r['rps'] for r in b], '{:.0f}')}, decisions/s x{spread(rps, '{:.2f}')} the "
+          f"baseline's; server CPU a decision {spread([r['server_cpu_us_per_req'] for r in t], '{:.0f}')}"
+          f" us against {spread([r['server_cpu_us_per_req'] for r in b], '{:.0f}')} us "
+          f"(x{spread(cpu, '{:.2f}')})")
     if res.get("decide_path"):
         dp = res["decide_path"]
         base, this = dp["baseline"], dp["this build"]

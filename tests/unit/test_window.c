@@ -727,6 +727,92 @@ static void window_stays_full(void)
     }
 }
 
+/* ------------------------------------------------------ Memory: the samples kept -- */
+
+static uint64_t rbits(double x)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    return b;
+}
+
+/* Samples appended and dropped as a window does (a few at a time, across chunk boundaries,
+ * awkward numbers among them) read back the same, bit for bit, in every way the window is
+ * read: through the iterator undecoded and decoded, one by one, the newest alone; and the
+ * chunks hold at most one chunk's rows beyond the window's. */
+static void samples_kept_compressed_read_back(void)
+{
+    const int nv = 3, total = 400, k = core_wrow_k(nv);
+    const double odd[] = {NAN, -0.0, INFINITY, 5e-324, 0.1 + 0.2, 1e300, 1234.567, 0.0};
+    struct core_window w;
+    memset(&w, 0, sizeof w);
+    w.n_vertices = nv;
+    int64_t *at = calloc(total, sizeof *at);
+    double *want = calloc((size_t)total * (size_t)k, sizeof *want);
+    struct core_wrow *r = calloc(1, sizeof *r + (size_t)nv * sizeof r->v[0]);
+    uint64_t rng = 12345;
+    int first = 0; /* want's index of the window's oldest sample */
+    for (int i = 0; i < total; i++) {
+        at[i] = 1764410400000 + 10000LL * i + (i % 3);
+        double *x = (double *)(void *)r;
+        for (int s = 0; s < k; s++) {
+            rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+            x[s] = s % 9 == 3   ? 100.0 * i
+                   : s % 7 == 0 ? odd[(rng >> 33) % 8]
+                                : (double)((rng >> 40) % 100000) / 1000.0;
+        }
+        memcpy(want + (size_t)i * (size_t)k, x, (size_t)k * sizeof *x);
+        core_window_append(&w, at[i], r);
+        if (i % 7 == 6) { /* a decision's view comes and goes */
+            core__window_decode(&w);
+            if (i % 2)
+                core__window_release(&w);
+        }
+        int keep = 90 + i % 5;
+        if (w.n > keep) {
+            first += w.n - keep;
+            core__window_drop(&w, w.n - keep);
+        }
+        int held = 0;
+        for (int c = 0; c < w.n_chunks; c++)
+            held += w.chunks[c]->n;
+        ASSERT(held - w.n == w.skip);
+        ASSERT(w.skip < CORE_WINDOW_CHUNK_ROWS);
+    }
+    ASSERT_EQ(w.seq0, first);
+    for (int decoded = 0; decoded < 2; decoded++) {
+        if (decoded)
+            core__window_decode(&w);
+        struct core_witer it;
+        int n = 0;
+        for (core_witer_begin(&it, &w); core_witer_next(&it); n++) {
+            ASSERT_EQ(it.at, at[first + n]);
+            const double *x = (const double *)(const void *)it.r;
+            for (int s = 0; s < k; s++)
+                ASSERT_EQ(rbits(x[s]), rbits(want[(size_t)(first + n) * (size_t)k + (size_t)s]));
+        }
+        core_witer_end(&it);
+        ASSERT_EQ(n, w.n);
+        int64_t t;
+        core__window_get(&w, 5, &t, r);
+        ASSERT_EQ(t, at[first + 5]);
+        ASSERT(memcmp(r, want + (size_t)(first + 5) * (size_t)k, (size_t)k * sizeof(double)) == 0);
+        ASSERT_EQ(core__window_at(&w, w.n - 1), at[total - 1]);
+        for (int s = 0; s < k; s++) {
+            double x = core__window_newest(&w, s, &t);
+            ASSERT_EQ(rbits(x), rbits(want[(size_t)(total - 1) * (size_t)k + (size_t)s]));
+            ASSERT_EQ(t, at[total - 1]);
+        }
+    }
+    /* less than the doubles, though most numbers here are random */
+    fprintf(stderr, "  %zu bytes for %d samples of %d numbers\n", core__window_bytes(&w), w.n, k);
+    ASSERT(core__window_bytes(&w) < (size_t)w.n * (size_t)(k + 1) * 8);
+    core__window_free_samples(&w);
+    free(r);
+    free(at);
+    free(want);
+}
+
 TEST_MAIN(TEST_ENTRY(counters_after_rates_go_on), TEST_ENTRY(counters_going_back_restart),
           TEST_ENTRY(implausible_counters), TEST_ENTRY(busy_counter_against_time),
           TEST_ENTRY(restart_on_edges_and_rescale_stabilizes), TEST_ENTRY(window_stays_full),
@@ -737,4 +823,5 @@ TEST_MAIN(TEST_ENTRY(counters_after_rates_go_on), TEST_ENTRY(counters_going_back
           TEST_ENTRY(observed_tpr_catching_up_and_fallback), TEST_ENTRY(observed_tpr_guarded),
           TEST_ENTRY(observed_tpr_infinity), TEST_ENTRY(global_metrics),
           TEST_ENTRY(window_full_timing), TEST_ENTRY(window_full_with_late_first_sample),
-          TEST_ENTRY(restart_on_running_since), TEST_ENTRY(restart_on_parallelism_or_vertices))
+          TEST_ENTRY(restart_on_running_since), TEST_ENTRY(restart_on_parallelism_or_vertices),
+          TEST_ENTRY(samples_kept_compressed_read_back))
