@@ -1,16 +1,14 @@
 /*
  * timeline.c - a job's history over time (see timeline.h).
  */
-#include <libpq-fe.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/core.h"
 #include "options/options.h"
-#include "store/db.h"
+#include "store/query.h"
 #include "store/timeline.h"
 #include "base/xmem.h"
 
@@ -66,144 +64,24 @@ static int intern(char ***list, int *n, const char *s)
     return (*n)++;
 }
 
-static double col_double(sqlite3_stmt *st, int i)
-{
-    return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
-}
-
-static char *sqlerr(sqlite3 *h, const char *what)
-{
-    return xasprintf("%s: %s", what, h ? sqlite3_errmsg(h) : "out of memory");
-}
-
-/*
- * The store read: a SQLite file, or a PostgreSQL database (db_is_pg) whose audit views the
- * same reads take, in its dialect. A cursor walks the rows of one read on either.
- */
-struct src {
-    sqlite3 *h;
-    PGconn *pg;
-};
-
-struct cur {
-    struct src *s;
-    sqlite3_stmt *st;
-    PGresult *r;
-    int row, n; /* PostgreSQL: the current row, the rows */
-    int step;   /* SQLite: the last step's result */
-};
-
-/* Runs sql (SQLite's) or pg_sql with the text job and the integers a[0..n_a). -1 + *errp. */
-static int cur_open(struct src *s, struct cur *c, const char *sql, const char *pg_sql,
-                    const char *job, const int64_t *a, int n_a, const char *what, char **errp)
-{
-    memset(c, 0, sizeof *c);
-    c->s = s;
-    c->row = -1;
-    if (s->pg) {
-        char num[4][24];
-        const char *v[5];
-        int n = 0;
-        if (job)
-            v[n++] = job;
-        for (int i = 0; i < n_a && i < 4; i++) {
-            snprintf(num[i], sizeof num[i], "%lld", (long long)a[i]);
-            v[n++] = num[i];
-        }
-        c->r = PQexecParams(s->pg, pg_sql, n, NULL, v, NULL, NULL, 0);
-        if (PQresultStatus(c->r) != PGRES_TUPLES_OK) {
-            const char *m = PQresultErrorMessage(c->r);
-            size_t len = strlen(m);
-            while (len && m[len - 1] == '\n')
-                len--;
-            *errp = xasprintf("%s: %.*s", what, (int)len, m);
-            return -1;
-        }
-        c->n = PQntuples(c->r);
-        return 0;
-    }
-    if (sqlite3_prepare_v2(s->h, sql, -1, &c->st, NULL) != SQLITE_OK) {
-        *errp = sqlerr(s->h, what);
-        return -1;
-    }
-    int i = 1;
-    if (job)
-        sqlite3_bind_text(c->st, i++, job, -1, SQLITE_TRANSIENT);
-    for (int k = 0; k < n_a; k++)
-        sqlite3_bind_int64(c->st, i++, a[k]);
-    return 0;
-}
-
-static bool cur_next(struct cur *c)
-{
-    if (c->r)
-        return ++c->row < c->n;
-    return (c->step = sqlite3_step(c->st)) == SQLITE_ROW;
-}
-
-/* After the last cur_next: whether the rows ended without an error. -1 + *errp. */
-static int cur_done(struct cur *c, const char *what, char **errp)
-{
-    if (c->r || c->step == SQLITE_DONE)
-        return 0;
-    *errp = sqlerr(c->s->h, what);
-    return -1;
-}
-
-static void cur_close(struct cur *c)
-{
-    PQclear(c->r);
-    sqlite3_finalize(c->st);
-    c->r = NULL;
-    c->st = NULL;
-}
-
-static bool cur_null(const struct cur *c, int i)
-{
-    return c->r ? PQgetisnull(c->r, c->row, i) : sqlite3_column_type(c->st, i) == SQLITE_NULL;
-}
-
-static const char *cur_text(const struct cur *c, int i)
-{
-    if (c->r)
-        return PQgetisnull(c->r, c->row, i) ? NULL : PQgetvalue(c->r, c->row, i);
-    return (const char *)sqlite3_column_text(c->st, i);
-}
-
-static int64_t cur_int(const struct cur *c, int i)
-{
-    if (c->r)
-        return cur_null(c, i) ? 0 : strtoll(PQgetvalue(c->r, c->row, i), NULL, 10);
-    return sqlite3_column_int64(c->st, i);
-}
-
-/* NaN when NULL. */
-static double cur_double(const struct cur *c, int i)
-{
-    if (c->r)
-        return cur_null(c, i) ? NAN : strtod(PQgetvalue(c->r, c->row, i), NULL);
-    return col_double(c->st, i);
-}
-
 /* The options of decision id, resolved into c. A stored option the table no longer takes
  * is skipped (the rest still resolve); options that do not resolve give the defaults. */
-static int read_config(struct src *s, int64_t id, struct timeline_config *c, char **errp)
+static int read_config(struct db *db, int64_t id, struct timeline_config *c, char **errp)
 {
-    static const char sql[] =
-        "SELECT key, value FROM audit_decision_options WHERE decision_id = ?1";
-    static const char pg_sql[] =
-        "SELECT key, value FROM audit_decision_options WHERE decision_id = $1";
-    struct cur cu;
+    static const struct db_sql sql = {
+        "SELECT key, value FROM audit_decision_options WHERE decision_id = ?1", NULL,
+        "read audit_decision_options", DB_SQL_ONCE};
+    struct db_cur cu;
     struct opt_job *j = opt_job_new();
     struct core_config cfg;
     char *err = NULL;
     int rc = -1;
     c->slo_lag_s = NAN;
-    if (cur_open(s, &cu, sql, pg_sql, NULL, &id, 1, "read audit_decision_options", errp) < 0)
+    if (db_query(db, &sql, DB_ARGS(DB_INT(id)), &cu, errp) < 0)
         goto out;
-    while (cur_next(&cu)) {
-        const char *k = cur_text(&cu, 0);
-        const char *v = cur_text(&cu, 1);
+    while (db_next(&cu)) {
+        const char *k = db_text(&cu, 0);
+        const char *v = db_text(&cu, 1);
         if (!k || !v || !*v)
             continue;
         if (opt_job_set(j, OPT_JOB, k, v, &err) < 0) {
@@ -216,7 +94,7 @@ static int read_config(struct src *s, int64_t id, struct timeline_config *c, cha
         free(err);
         err = NULL;
     }
-    if (cur_done(&cu, "read audit_decision_options", errp) < 0)
+    if (db_done(&cu, errp) < 0)
         goto out;
     if (opt_job_resolve(j, &cfg, &err) < 0) {
         free(err);
@@ -231,61 +109,58 @@ static int read_config(struct src *s, int64_t id, struct timeline_config *c, cha
     c->catch_up_s = (double)cfg.catch_up_ms / 1000.0;
     rc = 0;
 out:
-    cur_close(&cu);
+    db_end(&cu);
     opt_job_free(j);
     return rc;
 }
 
-static const char SQL_DECISIONS[] =
+/* The reads of the timeline, all through the public audit views. */
+static const struct db_sql SQL_DECISIONS = {
     "SELECT id, at, reason, execute, action, config_hash FROM audit_decisions "
-    "WHERE job = ?1 AND at >= ?2 AND at < ?3 ORDER BY at, id";
-static const char SQL_VERTICES[] =
-    "SELECT decision_id, vertex, current, target, load, lag, target_data_rate, "
-    "scale_down_rate_threshold, json_extract(evaluated_json, '$.max_parallelism'), "
-    "json_extract(evaluated_json, '$.num_source_partitions') FROM audit_vertex_decisions "
-    "WHERE job = ?1 AND at >= ?2 AND at < ?3 ORDER BY at, decision_id, ord";
-static const char SQL_EVENTS[] =
+    "WHERE job = ?1 AND at >= ?2 AND at < ?3 ORDER BY at, id",
+    NULL, "read audit_decisions", DB_SQL_ONCE};
+/* The JSON members of evaluated_json, in each dialect. */
+#define VERTICES(max_parallelism, num_source_partitions)                                           \
+    "SELECT decision_id, vertex, current, target, load, lag, target_data_rate, "                   \
+    "scale_down_rate_threshold, " max_parallelism ", " num_source_partitions                       \
+    " FROM audit_vertex_decisions WHERE job = ?1 AND at >= ?2 AND at < ?3 "                        \
+    "ORDER BY at, decision_id, ord"
+static const struct db_sql SQL_VERTICES = {
+    VERTICES("json_extract(evaluated_json, '$.max_parallelism')",
+             "json_extract(evaluated_json, '$.num_source_partitions')"),
+    VERTICES("evaluated_json::json ->> 'max_parallelism'",
+             "evaluated_json::json ->> 'num_source_partitions'"),
+    "read audit_vertex_decisions", DB_SQL_ONCE};
+static const struct db_sql SQL_EVENTS = {
     "SELECT decision_id, at, action, reason, changes, subtasks_before, subtasks_after, applied "
     "FROM audit_scalings WHERE job = ?1 AND at >= ?2 AND at < ?3 ORDER BY at, decision_id "
-    "LIMIT ?4";
-/* The same reads on PostgreSQL. */
-static const char PG_DECISIONS[] =
-    "SELECT id, at, reason, execute, action, config_hash FROM audit_decisions "
-    "WHERE job = $1 AND at >= $2 AND at < $3 ORDER BY at, id";
-static const char PG_VERTICES[] =
-    "SELECT decision_id, vertex, current, target, load, lag, target_data_rate, "
-    "scale_down_rate_threshold, evaluated_json::json ->> 'max_parallelism', "
-    "evaluated_json::json ->> 'num_source_partitions' FROM audit_vertex_decisions "
-    "WHERE job = $1 AND at >= $2 AND at < $3 ORDER BY at, decision_id, ord";
-static const char PG_EVENTS[] =
-    "SELECT decision_id, at, action, reason, changes, subtasks_before, subtasks_after, "
-    "applied::int FROM audit_scalings WHERE job = $1 AND at >= $2 AND at < $3 "
-    "ORDER BY at, decision_id LIMIT $4";
+    "LIMIT ?4",
+    NULL, "read audit_scalings", DB_SQL_ONCE};
 
-static int read_decisions(struct src *s, const char *job, int64_t from, int64_t to,
+static int read_decisions(struct db *db, const char *job, int64_t from, int64_t to,
                           struct timeline_history *hi, char **errp)
 {
-    struct cur cu;
+    struct db_cur cu;
     int rc = -1, cap = 0;
-    int64_t a[] = {from, to};
-    if (cur_open(s, &cu, SQL_DECISIONS, PG_DECISIONS, job, a, 2, "read audit_decisions", errp) < 0)
+    if (db_query(db, &SQL_DECISIONS, DB_ARGS(DB_TEXT(job), DB_INT(from), DB_INT(to)), &cu, errp) <
+        0)
         goto out;
-    while (cur_next(&cu)) {
+    while (db_next(&cu)) {
         if (hi->n_d == cap) {
             cap = cap ? cap * 2 : 256;
             hi->d = xrealloc(hi->d, (size_t)cap * sizeof *hi->d);
         }
         struct timeline_decision *d = &hi->d[hi->n_d];
         memset(d, 0, sizeof *d);
-        d->id = cur_int(&cu, 0);
-        d->at = cur_int(&cu, 1);
-        const char *reason = cur_text(&cu, 2);
+        d->id = db_int(&cu, 0);
+        d->at = db_int(&cu, 1);
+        const char *reason = db_text(&cu, 2);
         d->reason = intern(&hi->codes, &hi->n_codes, reason ? reason : "");
-        const char *action = cur_text(&cu, 4);
+        const char *action = db_text(&cu, 4);
         snprintf(d->action, sizeof d->action, "%s", action ? action : "");
-        d->executed = cur_int(&cu, 3) == 1 && strcmp(d->action, "NO_CHANGE") != 0;
+        d->executed = db_int(&cu, 3) == 1 && strcmp(d->action, "NO_CHANGE") != 0;
         d->load_max = d->backlog_s = NAN;
-        const char *hash = cur_text(&cu, 5);
+        const char *hash = db_text(&cu, 5);
         if (!hash)
             hash = "";
         int c = hi->n_configs - 1;
@@ -299,32 +174,30 @@ static int read_decisions(struct src *s, const char *job, int64_t from, int64_t 
             memset(&hi->configs[c], 0, sizeof hi->configs[c]);
             snprintf(hi->configs[c].hash, sizeof hi->configs[c].hash, "%s", hash);
             hi->n_configs++;
-            if (read_config(s, d->id, &hi->configs[c], errp) < 0)
+            if (read_config(db, d->id, &hi->configs[c], errp) < 0)
                 goto out;
         }
         d->config = c;
         hi->n_d++;
     }
-    if (cur_done(&cu, "read audit_decisions", errp) < 0)
+    if (db_done(&cu, errp) < 0)
         goto out;
     rc = 0;
 out:
-    cur_close(&cu);
+    db_end(&cu);
     return rc;
 }
 
-static int read_vertices(struct src *s, const char *job, int64_t from, int64_t to,
+static int read_vertices(struct db *db, const char *job, int64_t from, int64_t to,
                          struct timeline_history *hi, char **errp)
 {
-    struct cur cu;
+    struct db_cur cu;
     int rc = -1, cap = 0, k = 0;
-    int64_t a[] = {from, to};
     bool more;
-    if (cur_open(s, &cu, SQL_VERTICES, PG_VERTICES, job, a, 2, "read audit_vertex_decisions",
-                 errp) < 0)
+    if (db_query(db, &SQL_VERTICES, DB_ARGS(DB_TEXT(job), DB_INT(from), DB_INT(to)), &cu, errp) < 0)
         goto out;
-    while ((more = cur_next(&cu))) {
-        int64_t id = cur_int(&cu, 0);
+    while ((more = db_next(&cu))) {
+        int64_t id = db_int(&cu, 0);
         /* Both reads run in one transaction in the same order: walk the decisions along. */
         while (k < hi->n_d && hi->d[k].id != id)
             k++;
@@ -340,14 +213,14 @@ static int read_vertices(struct src *s, const char *job, int64_t from, int64_t t
             d->v0 = hi->n_vrows;
         struct timeline_vrow *v = &hi->vrows[hi->n_vrows++];
         d->n_v++;
-        const char *name = cur_text(&cu, 1);
+        const char *name = db_text(&cu, 1);
         v->vertex = intern(&hi->vertices, &hi->n_vertices, name ? name : "");
-        v->current = (int)cur_int(&cu, 2);
-        v->target = (int)cur_int(&cu, 3);
-        v->load = cur_double(&cu, 4);
-        v->lag = cur_double(&cu, 5);
-        v->tdr = cur_double(&cu, 6);
-        double sdt = cur_double(&cu, 7), keys = cur_double(&cu, 8), parts = cur_double(&cu, 9);
+        v->current = (int)db_int(&cu, 2);
+        v->target = (int)db_int(&cu, 3);
+        v->load = db_real(&cu, 4);
+        v->lag = db_real(&cu, 5);
+        v->tdr = db_real(&cu, 6);
+        double sdt = db_real(&cu, 7), keys = db_real(&cu, 8), parts = db_real(&cu, 9);
         v->min_parallelism = c->min_parallelism;
         v->max_parallelism = c->max_parallelism;
         if (!isnan(keys) && keys >= 1 && keys < v->max_parallelism)
@@ -367,127 +240,78 @@ static int read_vertices(struct src *s, const char *job, int64_t from, int64_t t
             d->backlog_s = v->backlog_s;
     }
     /* a break leaves more rows behind: not an error */
-    if (!more && cur_done(&cu, "read audit_vertex_decisions", errp) < 0)
+    if (!more && db_done(&cu, errp) < 0)
         goto out;
     rc = 0;
 out:
-    cur_close(&cu);
+    db_end(&cu);
     return rc;
 }
 
-/* new: column i as the JSON value of its type (a PostgreSQL column by its type's oid). */
-static json_t *cur_json(const struct cur *c, int i)
+/* new: column i as the JSON value of its type. */
+static json_t *col_json(const struct db_cur *c, int i)
 {
-    if (cur_null(c, i))
-        return json_null();
-    if (c->r) {
-        Oid t = PQftype(c->r, i);
-        if (t == 20 || t == 21 || t == 23) /* int8, int2, int4 */
-            return json_integer((json_int_t)cur_int(c, i));
-        if (t == 700 || t == 701 || t == 1700) /* float4, float8, numeric */
-            return json_real(cur_double(c, i));
-        return json_string(cur_text(c, i));
-    }
-    switch (sqlite3_column_type(c->st, i)) {
-    case SQLITE_INTEGER:
-        return json_integer((json_int_t)sqlite3_column_int64(c->st, i));
-    case SQLITE_FLOAT:
-        return json_real(sqlite3_column_double(c->st, i));
-    case SQLITE_TEXT:
-        return json_string((const char *)sqlite3_column_text(c->st, i));
+    switch (db_kind(c, i)) {
+    case DB_KINT:
+        return json_integer((json_int_t)db_int(c, i));
+    case DB_KREAL:
+        return json_real(db_real(c, i));
+    case DB_KTEXT:
+        return json_string(db_text(c, i));
     default:
         return json_null();
     }
 }
 
-static int read_events(struct src *s, const char *job, int64_t from, int64_t to,
+static int read_events(struct db *db, const char *job, int64_t from, int64_t to,
                        struct timeline_history *hi, char **errp)
 {
     static const char *const names[] = {"decision_id",    "at",      "action",
                                         "reason",         "changes", "subtasks_before",
                                         "subtasks_after", "applied"};
-    struct cur cu;
+    struct db_cur cu;
     int rc = -1;
-    int64_t a[] = {from, to, TIMELINE_MAX_EVENTS + 1};
     hi->events = json_array();
-    if (cur_open(s, &cu, SQL_EVENTS, PG_EVENTS, job, a, 3, "read audit_scalings", errp) < 0)
+    if (db_query(db, &SQL_EVENTS,
+                 DB_ARGS(DB_TEXT(job), DB_INT(from), DB_INT(to), DB_INT(TIMELINE_MAX_EVENTS + 1)),
+                 &cu, errp) < 0)
         goto out;
-    while (cur_next(&cu)) {
+    while (db_next(&cu)) {
         if (json_array_size(hi->events) == TIMELINE_MAX_EVENTS) {
             hi->events_truncated = true;
             continue;
         }
         json_t *e = json_object();
         for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
-            json_object_set_new(e, names[i], cur_json(&cu, i));
+            json_object_set_new(e, names[i], col_json(&cu, i));
         json_array_append_new(hi->events, e);
     }
-    if (cur_done(&cu, "read audit_scalings", errp) < 0)
+    if (db_done(&cu, errp) < 0)
         goto out;
     rc = 0;
 out:
-    cur_close(&cu);
+    db_end(&cu);
     return rc;
-}
-
-/* Opens the store at db for one read transaction (s->h or s->pg). -1 + *errp. */
-static int src_open(struct src *s, const char *db, char **errp)
-{
-    if (db_is_pg(db)) {
-        s->pg = PQconnectdb(db);
-        PGresult *r = NULL;
-        if (PQstatus(s->pg) == CONNECTION_OK)
-            r = PQexec(s->pg, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-        if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-            const char *m = PQerrorMessage(s->pg);
-            size_t len = strlen(m);
-            while (len && m[len - 1] == '\n')
-                len--;
-            *errp = xasprintf("PostgreSQL: %.*s", (int)len, m);
-            PQclear(r);
-            return -1;
-        }
-        PQclear(r);
-        return 0;
-    }
-    if (sqlite3_open_v2(db, &s->h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        *errp = sqlerr(s->h, db);
-        return -1;
-    }
-    sqlite3_busy_timeout(s->h, 5000);
-    sqlite3_exec(s->h, "PRAGMA query_only = 1", NULL, NULL, NULL);
-    /* One read transaction: every read sees one snapshot while the server goes on. */
-    if (sqlite3_exec(s->h, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
-        *errp = sqlerr(s->h, db);
-        return -1;
-    }
-    return 0;
-}
-
-static void src_close(struct src *s)
-{
-    if (s->h)
-        sqlite3_exec(s->h, "COMMIT", NULL, NULL, NULL);
-    sqlite3_close(s->h);
-    PQfinish(s->pg);
 }
 
 int timeline_history_read(const char *db, const char *job, int64_t from, int64_t to,
                           struct timeline_history *h, char **errp)
 {
-    struct src s = {0};
+    struct db *s;
     int rc = -1;
     memset(h, 0, sizeof *h);
     h->job = xstrdup(job);
-    if (src_open(&s, db, errp) < 0)
-        goto out;
-    if (read_decisions(&s, job, from, to, h, errp) < 0 ||
-        read_vertices(&s, job, from, to, h, errp) < 0 ||
-        read_events(&s, job, from, to, h, errp) < 0)
-        goto out;
-    rc = 0;
-out:
-    src_close(&s);
+    if (!(s = db_open_read(db, errp)))
+        return -1;
+    /* One read transaction: every read sees one snapshot while the server goes on. */
+    if (db_read_begin(s, errp) == 0) {
+        if (read_decisions(s, job, from, to, h, errp) == 0 &&
+            read_vertices(s, job, from, to, h, errp) == 0 &&
+            read_events(s, job, from, to, h, errp) == 0)
+            rc = 0;
+        db_read_end(s);
+    }
+    db_close(s);
     return rc;
 }
 

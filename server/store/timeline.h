@@ -22,11 +22,11 @@
  * configured lower bound is above 0, which the evaluation does only while the job processes
  * a backlog (core/README.md, Evaluation).
  *
- * The database is opened read-only (query_only) in one read transaction, on the caller's
- * thread: the server calls this off its loop.
+ * The store (SQLite or PostgreSQL) is opened read-only in one read transaction, on the
+ * caller's thread: the server calls this off its loop.
  *
- * May call: options (resolving the stored options), core (the bounds' formula), SQLite,
- * jansson, libc.
+ * May call: options (resolving the stored options), core (the bounds' formula), the store's
+ * reads (query.h), jansson, libc.
  */
 #ifndef GOVERNOR_TIMELINE_H
 #define GOVERNOR_TIMELINE_H
