@@ -670,10 +670,7 @@ int db_window_each(struct db *db, const char *job, int64_t from_seq,
         if ((rc = fn(ud, db_int(&c, 0), b, n)) != 0)
             break;
     }
-    if (rc == 0)
-        rc = db_done(&c, errp);
-    db_end(&c);
-    return rc;
+    return db_finish(&c, rc, errp);
 }
 
 /* COLLATE "C" on PostgreSQL: the order of SQLite's BINARY collation whatever the locale. */
@@ -885,10 +882,7 @@ static int rebuild_vertices(struct db *db, const struct db_cur *row, int col, js
     if (full)
         json_object_set_new(o, "message", pack_str_json(full));
     free(full);
-    if (rc == 0)
-        rc = db_done(&c, errp);
-    db_end(&c);
-    return rc;
+    return db_finish(&c, rc, errp);
 }
 
 static int rebuild_events(struct db *db, int64_t id, json_t *evs, char **errp)
@@ -905,10 +899,7 @@ static int rebuild_events(struct db *db, int64_t id, json_t *evs, char **errp)
         json_object_set_new(e, "suppressed", json_boolean(db_int(&c, 4)));
         json_array_append_new(evs, e);
     }
-    if (rc == 0)
-        rc = db_done(&c, errp);
-    db_end(&c);
-    return rc;
+    return db_finish(&c, rc, errp);
 }
 
 int db_response_rebuild(struct db *db, struct db_cur *row, int col, json_t **out, char **errp)
@@ -988,9 +979,7 @@ static int list(struct db *db, const struct db_sql *s, const struct db_param *p,
     *out = NULL;
     while (rc == 0 && db_next(&c) && (rc = row(db, &c, &v, errp)) == 0)
         json_array_append_new(arr, v);
-    if (rc == 0)
-        rc = db_done(&c, errp);
-    db_end(&c);
+    rc = db_finish(&c, rc, errp);
     if (rc == 0)
         *out = json_pack("{s:o}", key, arr);
     else
@@ -1064,10 +1053,7 @@ static int rows(struct db *db, const struct db_sql *s, int64_t id, json_t *arr, 
         }
         json_array_append_new(arr, o);
     }
-    if (rc == 0)
-        rc = db_done(&c, errp);
-    db_end(&c);
-    return rc;
+    return db_finish(&c, rc, errp);
 }
 
 int db_decision_get(struct db *db, int64_t id, json_t **out, char **errp)
@@ -1198,10 +1184,7 @@ int db_history_each(struct db *db, const char *job, int64_t to,
         if (rc)
             break;
     }
-    if (rc == 0)
-        rc = db_done(&c, errp);
-    db_end(&c);
-    return rc;
+    return db_finish(&c, rc, errp);
 }
 
 static const struct db_sql SQL_DELETIONS = {
@@ -1219,9 +1202,7 @@ int db_job_deletions(struct db *db, const char *job, int64_t **ids, int *n, char
         *ids = xrealloc(*ids, (size_t)(*n + 1) * sizeof **ids);
         (*ids)[(*n)++] = db_int(&c, 0);
     }
-    if (rc == 0)
-        rc = db_done(&c, errp);
-    db_end(&c);
+    rc = db_finish(&c, rc, errp);
     if (rc < 0) {
         free(*ids);
         *ids = NULL;

@@ -115,9 +115,7 @@ static int convert_states(struct db *db, char **errp)
         }
         names[n++] = xstrdup(db_text(&c, 0));
     }
-    if (rc == 0)
-        rc = db_done(&c, errp);
-    db_end(&c);
+    rc = db_finish(&c, rc, errp);
     for (int i = 0; i < n && rc == 0; i++)
         rc = convert_state(db, names[i], st, &converted, &dropped, errp);
     if (rc == 0 && (converted || dropped))
@@ -189,9 +187,7 @@ static int clear_rebuilt(struct db *db, char **errp)
         }
         ids[n++] = db_int(&c, DC_ID);
     }
-    if (rc == 0)
-        rc = db_done(&c, errp);
-    db_end(&c);
+    rc = db_finish(&c, rc, errp);
     for (int i = 0; i < n && rc == 0; i++)
         if (db_exec(db, &SQL_REBUILT_CLEAR, DB_ARGS(DB_INT(ids[i])), NULL, errp) < 0)
             rc = -1;

@@ -5,9 +5,9 @@
  * rebuilt from, the rebuild, the rows of a window. Internal to server/store.
  *
  * A read: db_query, then db_next until it is false, then db_done (whether the rows ended on an
- * error), then db_end (always, also after a failed db_query). The columns of the current row:
- * db_int (0 when NULL), db_real (NaN when NULL), db_text (NULL when NULL), db_blob (valid until
- * the next db_next), db_null, db_kind, and by position db_colname.
+ * error), then db_end (always, also after a failed db_query); db_finish does the last two. The
+ * columns of the current row: db_int (0 when NULL), db_real (NaN when NULL), db_text (NULL when
+ * NULL), db_blob (valid until the next db_next), db_null, db_kind, and by position db_colname.
  *
  * May call: the backends (backend.h), pack, jansson.
  */
@@ -42,6 +42,15 @@ static inline void db_end(struct db_cur *c)
 {
     if (c->be)
         c->be->end(c);
+}
+/* Ends a read: when rc is 0 (its rows were walked to their end), whether they ended on an
+ * error (db_done); the cursor closed (db_end). rc, or db_done's -1 + *errp. */
+static inline int db_finish(struct db_cur *c, int rc, char **errp)
+{
+    if (rc == 0)
+        rc = db_done(c, errp);
+    db_end(c);
+    return rc;
 }
 static inline int db_ncols(const struct db_cur *c)
 {

@@ -75,11 +75,9 @@ static int read_config(struct db *db, int64_t id, struct timeline_config *c, cha
     struct opt_job *j = opt_job_new();
     struct core_config cfg;
     char *err = NULL;
-    int rc = -1;
     c->slo_lag_s = NAN;
-    if (db_query(db, &sql, DB_ARGS(DB_INT(id)), &cu, errp) < 0)
-        goto out;
-    while (db_next(&cu)) {
+    int rc = db_query(db, &sql, DB_ARGS(DB_INT(id)), &cu, errp);
+    while (rc == 0 && db_next(&cu)) {
         const char *k = db_text(&cu, 0);
         const char *v = db_text(&cu, 1);
         if (!k || !v || !*v)
@@ -94,8 +92,10 @@ static int read_config(struct db *db, int64_t id, struct timeline_config *c, cha
         free(err);
         err = NULL;
     }
-    if (db_done(&cu, errp) < 0)
-        goto out;
+    if ((rc = db_finish(&cu, rc, errp)) < 0) {
+        opt_job_free(j);
+        return -1;
+    }
     if (opt_job_resolve(j, &cfg, &err) < 0) {
         free(err);
         opt_config_defaults(&cfg);
@@ -107,11 +107,8 @@ static int read_config(struct db *db, int64_t id, struct timeline_config *c, cha
     c->lag_threshold_s = (double)cfg.backlog_lag_threshold_ms / 1000.0;
     c->scale_down_interval_s = (double)cfg.scale_down_interval_ms / 1000.0;
     c->catch_up_s = (double)cfg.catch_up_ms / 1000.0;
-    rc = 0;
-out:
-    db_end(&cu);
     opt_job_free(j);
-    return rc;
+    return 0;
 }
 
 /* The reads of the timeline, all through the public audit views. */
@@ -141,11 +138,10 @@ static int read_decisions(struct db *db, const char *job, int64_t from, int64_t 
                           struct timeline_history *hi, char **errp)
 {
     struct db_cur cu;
-    int rc = -1, cap = 0;
-    if (db_query(db, &SQL_DECISIONS, DB_ARGS(DB_TEXT(job), DB_INT(from), DB_INT(to)), &cu, errp) <
-        0)
-        goto out;
-    while (db_next(&cu)) {
+    int cap = 0;
+    int rc =
+        db_query(db, &SQL_DECISIONS, DB_ARGS(DB_TEXT(job), DB_INT(from), DB_INT(to)), &cu, errp);
+    while (rc == 0 && db_next(&cu)) {
         if (hi->n_d == cap) {
             cap = cap ? cap * 2 : 256;
             hi->d = xrealloc(hi->d, (size_t)cap * sizeof *hi->d);
@@ -174,35 +170,31 @@ static int read_decisions(struct db *db, const char *job, int64_t from, int64_t 
             memset(&hi->configs[c], 0, sizeof hi->configs[c]);
             snprintf(hi->configs[c].hash, sizeof hi->configs[c].hash, "%s", hash);
             hi->n_configs++;
-            if (read_config(db, d->id, &hi->configs[c], errp) < 0)
-                goto out;
+            if ((rc = read_config(db, d->id, &hi->configs[c], errp)) < 0)
+                break;
         }
         d->config = c;
         hi->n_d++;
     }
-    if (db_done(&cu, errp) < 0)
-        goto out;
-    rc = 0;
-out:
-    db_end(&cu);
-    return rc;
+    return db_finish(&cu, rc, errp);
 }
 
 static int read_vertices(struct db *db, const char *job, int64_t from, int64_t to,
                          struct timeline_history *hi, char **errp)
 {
     struct db_cur cu;
-    int rc = -1, cap = 0, k = 0;
-    bool more;
-    if (db_query(db, &SQL_VERTICES, DB_ARGS(DB_TEXT(job), DB_INT(from), DB_INT(to)), &cu, errp) < 0)
-        goto out;
-    while ((more = db_next(&cu))) {
+    int cap = 0, k = 0;
+    int rc =
+        db_query(db, &SQL_VERTICES, DB_ARGS(DB_TEXT(job), DB_INT(from), DB_INT(to)), &cu, errp);
+    while (rc == 0 && db_next(&cu)) {
         int64_t id = db_int(&cu, 0);
         /* Both reads run in one transaction in the same order: walk the decisions along. */
         while (k < hi->n_d && hi->d[k].id != id)
             k++;
-        if (k == hi->n_d)
-            break;
+        if (k == hi->n_d) {
+            db_end(&cu); /* rows left behind: not an error */
+            return 0;
+        }
         struct timeline_decision *d = &hi->d[k];
         const struct timeline_config *c = &hi->configs[d->config];
         if (hi->n_vrows == cap) {
@@ -239,13 +231,7 @@ static int read_vertices(struct db *db, const char *job, int64_t from, int64_t t
         if (!isnan(v->backlog_s) && (isnan(d->backlog_s) || v->backlog_s > d->backlog_s))
             d->backlog_s = v->backlog_s;
     }
-    /* a break leaves more rows behind: not an error */
-    if (!more && db_done(&cu, errp) < 0)
-        goto out;
-    rc = 0;
-out:
-    db_end(&cu);
-    return rc;
+    return db_finish(&cu, rc, errp);
 }
 
 /* new: column i as the JSON value of its type. */
@@ -270,13 +256,12 @@ static int read_events(struct db *db, const char *job, int64_t from, int64_t to,
                                         "reason",         "changes", "subtasks_before",
                                         "subtasks_after", "applied"};
     struct db_cur cu;
-    int rc = -1;
     hi->events = json_array();
-    if (db_query(db, &SQL_EVENTS,
+    int rc =
+        db_query(db, &SQL_EVENTS,
                  DB_ARGS(DB_TEXT(job), DB_INT(from), DB_INT(to), DB_INT(TIMELINE_MAX_EVENTS + 1)),
-                 &cu, errp) < 0)
-        goto out;
-    while (db_next(&cu)) {
+                 &cu, errp);
+    while (rc == 0 && db_next(&cu)) {
         if (json_array_size(hi->events) == TIMELINE_MAX_EVENTS) {
             hi->events_truncated = true;
             continue;
@@ -286,12 +271,7 @@ static int read_events(struct db *db, const char *job, int64_t from, int64_t to,
             json_object_set_new(e, names[i], col_json(&cu, i));
         json_array_append_new(hi->events, e);
     }
-    if (db_done(&cu, errp) < 0)
-        goto out;
-    rc = 0;
-out:
-    db_end(&cu);
-    return rc;
+    return db_finish(&cu, rc, errp);
 }
 
 int timeline_history_read(const char *db, const char *job, int64_t from, int64_t to,

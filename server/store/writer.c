@@ -250,6 +250,19 @@ static void fail_unstored(struct writer *wr, struct db_write **g, int n)
     pthread_mutex_unlock(&wr->mu);
 }
 
+/* The n units of g failed with fault f and error err (freed here); a storage fault faults the
+ * writer. */
+static void fail_units(struct writer *wr, struct db_write **g, int n, enum db_fault f, char *err)
+{
+    pthread_mutex_lock(&wr->mu);
+    for (int i = 0; i < n; i++)
+        fail(wr, g[i], f, err);
+    if (f == DB_FAULT_STORAGE)
+        enter_fault(wr, err);
+    pthread_mutex_unlock(&wr->mu);
+    free(err);
+}
+
 /*
  * Writes a group (thread, outside mu). A storage fault fails the whole group and faults the
  * writer; any other failure writes the units again one per transaction, so that only the
@@ -266,13 +279,7 @@ static int commit(struct writer *wr, struct db_write **g, int n)
     enum db_fault f = db_fault_of(db_last_errcode(wr->db));
     log_msg(LOG_ERROR, "writer", "group commit failed", "units=%d error=\"%s\"", n, err);
     if (f == DB_FAULT_STORAGE || n == 1) {
-        pthread_mutex_lock(&wr->mu);
-        for (int i = 0; i < n; i++)
-            fail(wr, g[i], f, err);
-        if (f == DB_FAULT_STORAGE)
-            enter_fault(wr, err);
-        pthread_mutex_unlock(&wr->mu);
-        free(err);
+        fail_units(wr, g, n, f, err);
         return -1;
     }
     free(err);
@@ -291,15 +298,9 @@ static int commit(struct writer *wr, struct db_write **g, int n)
             fail_unstored(wr, &g[i], 1);
             continue;
         }
-        f = db_fault_of(db_last_errcode(wr->db));
         log_msg(LOG_ERROR, "writer", "write unit refused", "job=%s kind=%d error=\"%s\"", g[i]->job,
                 (int)g[i]->kind, err);
-        pthread_mutex_lock(&wr->mu);
-        fail(wr, g[i], f, err);
-        if (f == DB_FAULT_STORAGE)
-            enter_fault(wr, err);
-        pthread_mutex_unlock(&wr->mu);
-        free(err);
+        fail_units(wr, &g[i], 1, db_fault_of(db_last_errcode(wr->db)), err);
     }
     return -1;
 }
