@@ -1,8 +1,9 @@
 /*
  * query.h - the statements and cursors of the store, on whichever backend a struct db is
- * open on, for the files of server/store above db.c (migrate.c: SQLite's migrations; the
- * timeline's reads), and the pieces of db.c they share: the decision columns a response is
- * rebuilt from, the rebuild, the rows of a window. Internal to server/store.
+ * open on (db.c), for the files of server/store above the backends (read.c: the reads;
+ * migrate.c: SQLite's migrations; timeline.c), and what they share: the decision columns a
+ * response is rebuilt from, the rebuild (read.c), the rows of a window (db.c). Internal to
+ * server/store.
  *
  * A read: db_query, then db_next until it is false, then db_done (whether the rows ended on an
  * error), then db_end (always, also after a failed db_query); db_finish does the last two. The
@@ -21,6 +22,9 @@
 
 /* new: a struct db over an open connection of be (which it owns from now on). */
 struct db *db_wrap(const struct store_backend *be, void *conn);
+/* Whether the schema keeps decisions in their form before the compact history (SQLite's
+ * migration 009: a reader's file may be older). */
+bool db_precompact(struct db *db);
 /* Runs statements without parameters as they are (a migration's SQL). -1 + *errp. */
 int db_script(struct db *db, const char *sql, char **errp);
 /* A write statement (backend.h, send): the rows it returned or changed, or -1 + *errp. */
