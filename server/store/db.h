@@ -12,9 +12,12 @@
  * A decision is stored compactly (store/pack.h): its effective options once per distinct set
  * (decision_configs), its response rebuilt from its rows when read.
  *
- * The files: db.c writes all of it once above a table of functions per backend (backend.h:
- * sqlite.c, pg.c), each statement's SQL once; migrate.c opens a store and holds SQLite's
- * migrations. One struct db is one connection and is used by one thread only: the loop owns
+ * The files: db.c (the connection, the writes) and read.c (the reads) write all of it once
+ * above a table of functions per backend (backend.h: sqlite.c, pg.c), each statement's SQL
+ * once; migrate.c opens a store and holds SQLite's migrations. A new column: its migration on
+ * each backend (schema/NNN_name.sql, schema/pg/NNN_name.sql), its statement and its unit's
+ * parameter in db.c, its reads in read.c (a member of the response: a line of the rebuild's
+ * table); neither backend changes. One struct db is one connection and is used by one thread only: the loop owns
  * one (reads), the writer thread owns another (writes). May call: the backends, jansson, log,
  * pack; the core's state codec and statejson (migration 008 only).
  */
