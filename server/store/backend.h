@@ -153,4 +153,8 @@ struct store_backend {
 
 extern const struct store_backend store_sqlite, store_pg;
 
+/* SQLite's SQLITE_CONSTRAINT: fault injection takes SQLite's codes (db.h), and
+ * db_fail_next_writes injects this one, a unit's fault. */
+#define DB_SQLITE_CONSTRAINT 19
+
 #endif

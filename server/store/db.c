@@ -17,28 +17,42 @@
 /* Units sent between two flushes of a pipeline: bounds what the server answers before its
  * answers are read. */
 #define DB_PIPE_UNITS 32
+/* Effective-option sets a write transaction remembers having stored (insert_decision). */
+#define DB_TX_CONFIGS 8
 
 struct db {
     const struct store_backend *be;
     void *c;      /* the backend's connection */
     int err_code; /* an injected failure's code (0: the backend's own, errcode) */
     bool pipe;    /* a pipelining transaction is open: results come at flush and commit */
+    /* the decision_configs rows (hash, text) the open write transaction found or added: its
+     * later decisions of the same options skip SQL_CONFIG_ADD (a group's units mostly share
+     * one set); forgotten when it ends, so that nothing another connection deletes is assumed */
+    struct {
+        char *hash, *text;
+    } configs[DB_TX_CONFIGS];
+    int n_configs;
 };
+
+/* Forgets the decision_configs rows the transaction stored. */
+static void configs_forget(struct db *db)
+{
+    for (int i = 0; i < db->n_configs; i++) {
+        free(db->configs[i].hash);
+        free(db->configs[i].text);
+    }
+    db->n_configs = 0;
+}
 
 /* Fault injection (tests only): set by a test's thread, read by the writer's. */
 static atomic_int fail_writes;
-static atomic_int fail_code = 19; /* SQLITE_CONSTRAINT */
+static atomic_int fail_code = DB_SQLITE_CONSTRAINT;
 
 /* ------------------------------------------------------------ connection -- */
 
 bool db_is_pg(const char *db)
 {
     return db && (strncmp(db, "postgresql://", 13) == 0 || strncmp(db, "postgres://", 11) == 0);
-}
-
-bool db_pg(const struct db *db)
-{
-    return db && db->be == &store_pg;
 }
 
 struct db *db_wrap(const struct store_backend *be, void *conn)
@@ -53,6 +67,7 @@ void db_close(struct db *db)
 {
     if (!db)
         return;
+    configs_forget(db);
     db->be->close(db->c);
     free(db);
 }
@@ -88,6 +103,7 @@ int db_query(struct db *db, const struct db_sql *s, const struct db_param *p, in
 
 static int begin(struct db *db, enum db_tx tx, char **errp)
 {
+    configs_forget(db);
     db->err_code = 0;
     db->pipe = tx == DB_TX_PIPE && db->be->pipelines;
     return db->be->begin(db->c, tx, errp);
@@ -100,12 +116,14 @@ int db_begin(struct db *db, char **errp)
 
 int db_commit(struct db *db, char **errp)
 {
+    configs_forget(db);
     db->pipe = false;
     return db->be->commit(db->c, errp);
 }
 
 void db_rollback(struct db *db)
 {
+    configs_forget(db);
     db->pipe = false;
     db->be->rollback(db->c);
 }
@@ -126,7 +144,7 @@ void db_read_end(struct db *db)
 
 void db_fail_next_writes(int n)
 {
-    db_fail_next_writes_code(n, 19 /* SQLITE_CONSTRAINT */);
+    db_fail_next_writes_code(n, DB_SQLITE_CONSTRAINT);
 }
 
 void db_fail_next_writes_code(int n, int code)
@@ -407,6 +425,21 @@ static int64_t message_parts(const struct db_write *w, size_t *head_len)
     return parts;
 }
 
+/* The decision_configs row of the options, unless the transaction stored it already. */
+static int config_add(struct db *db, const char *hash, const char *text, char **errp)
+{
+    for (int i = 0; i < db->n_configs; i++)
+        if (strcmp(db->configs[i].hash, hash) == 0 && strcmp(db->configs[i].text, text) == 0)
+            return 0;
+    if (db_exec(db, &SQL_CONFIG_ADD, DB_ARGS(DB_TEXT(hash), DB_TEXT(text)), NULL, errp) < 0)
+        return -1;
+    if (db->n_configs < DB_TX_CONFIGS) {
+        db->configs[db->n_configs].hash = xstrdup(hash);
+        db->configs[db->n_configs++].text = xstrdup(text);
+    }
+    return 0;
+}
+
 /* The decision row, its options' row and its id (w->decision_id; in a pipeline, later). */
 static int insert_decision(struct db *db, struct db_write *w, char **errp)
 {
@@ -417,7 +450,7 @@ static int insert_decision(struct db *db, struct db_write *w, char **errp)
     size_t input_len, head;
     char *msg = NULL;
     int64_t parts = message_parts(w, &head);
-    if (db_exec(db, &SQL_CONFIG_ADD, DB_ARGS(DB_TEXT(hash), DB_TEXT(cfg)), NULL, errp) < 0)
+    if (config_add(db, hash, cfg, errp) < 0)
         return -1;
     if (parts) {
         msg = xmalloc(head + 1);

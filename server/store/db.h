@@ -17,9 +17,9 @@
  * once; migrate.c opens a store and holds SQLite's migrations. A new column: its migration on
  * each backend (schema/NNN_name.sql, schema/pg/NNN_name.sql), its statement and its unit's
  * parameter in db.c, its reads in read.c (a member of the response: a line of the rebuild's
- * table); neither backend changes. One struct db is one connection and is used by one thread only: the loop owns
- * one (reads), the writer thread owns another (writes). May call: the backends, jansson, log,
- * pack; the core's state codec and statejson (migration 008 only).
+ * table); neither backend changes. One struct db is one connection and is used by one thread only:
+ * the loop owns one (reads), the writer thread owns another (writes). May call: the backends,
+ * jansson, log, pack; the core's state codec and statejson (migration 008 only).
  */
 #ifndef GOVERNOR_DB_H
 #define GOVERNOR_DB_H
@@ -44,8 +44,6 @@ struct db;
  * "postgresql://" or "postgres://". Anything else is a SQLite path. NULL is false.
  */
 bool db_is_pg(const char *db);
-/* Whether an open db is a PostgreSQL store. */
-bool db_pg(const struct db *db);
 
 /*
  * new: opens (creating it if needed) the database at path, sets WAL, the given
