@@ -50,6 +50,10 @@ struct db_sql {
 /* Prepared for this one use, not cached (a reader's schema may be an older one; a read run
  * once per connection). */
 #define DB_SQL_ONCE 4u
+/* An INSERT whose *out (send) receives the id of the row it inserted, when it inserted one:
+ * SQLite's last_insert_rowid (a RETURNING clause costs SQLite far more), PostgreSQL's
+ * RETURNING id. */
+#define DB_SQL_NEW_ID 8u
 
 /* A parameter's value. */
 enum db_ptype { DB_PNULL, DB_PINT, DB_PTEXT, DB_PBLOB };

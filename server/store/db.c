@@ -17,7 +17,7 @@
 /* Units sent between two flushes of a pipeline: bounds what the server answers before its
  * answers are read. */
 #define DB_PIPE_UNITS 32
-/* Effective-option sets a write transaction remembers having stored (insert_decision). */
+/* Effective-option sets a write transaction remembers having stored (config_id). */
 #define DB_TX_CONFIGS 8
 
 struct db {
@@ -25,11 +25,13 @@ struct db {
     void *c;      /* the backend's connection */
     int err_code; /* an injected failure's code (0: the backend's own, errcode) */
     bool pipe;    /* a pipelining transaction is open: results come at flush and commit */
-    /* the decision_configs rows (hash, text) the open write transaction found or added: its
-     * later decisions of the same options skip SQL_CONFIG_ADD (a group's units mostly share
-     * one set); forgotten when it ends, so that nothing another connection deletes is assumed */
+    /* the decision_configs rows (hash, text) the open write transaction found or added, with
+     * their id when it is known (0 in a pipeline): its later decisions of the same options
+     * (a group's units mostly share one set) neither add nor look for theirs; forgotten when
+     * the transaction ends, so that nothing another connection deletes is assumed */
     struct {
         char *hash, *text;
+        int64_t id;
     } configs[DB_TX_CONFIGS];
     int n_configs;
 };
@@ -300,17 +302,21 @@ static const struct db_sql SQL_CONFIG_CHANGE = {
     NULL, "insert config_changes", 0};
 /* The effective options (?1 their hash, ?2 their text) are stored once: a new row unless one
  * of the same hash and text is there (a hash alone could stand for two texts, written by two
- * versions of the options table); the decision takes the first. */
+ * versions of the options table); the decision takes the first (?15: its id, when the
+ * transaction knows it). */
+#define CONFIG_FIRST                                                                               \
+    "SELECT id FROM decision_configs WHERE hash = ?1 AND config_json = ?2 ORDER BY id LIMIT 1"
 static const struct db_sql SQL_CONFIG_ADD = {
     "INSERT INTO decision_configs (hash, config_json) SELECT ?1, ?2 WHERE NOT EXISTS "
     "(SELECT 1 FROM decision_configs WHERE hash = ?1 AND config_json = ?2)",
-    NULL, "insert decision_configs", 0};
+    NULL, "insert decision_configs", DB_SQL_NEW_ID};
+static const struct db_sql SQL_CONFIG_FIRST = {CONFIG_FIRST, NULL, "read decision_configs", 0};
 static const struct db_sql SQL_DECISION = {
     "INSERT INTO decisions (job, at, action, reason, execute, message, input, config_id, "
     "response, policy_revision, created_at, message_parts, decision_json) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, (SELECT id FROM decision_configs WHERE hash = ?8 "
-    "AND config_json = ?14 ORDER BY id LIMIT 1), ?9, ?10, ?11, ?12, ?13) RETURNING id",
-    NULL, "insert decision", 0};
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, coalesce(?15, (SELECT id FROM decision_configs "
+    "WHERE hash = ?8 AND config_json = ?14 ORDER BY id LIMIT 1)), ?9, ?10, ?11, ?12, ?13)",
+    NULL, "insert decision", DB_SQL_NEW_ID};
 static const struct db_sql SQL_VERTEX = {
     "INSERT INTO vertex_decisions (decision_id, ord, vertex, current, raw_target, target, "
     "reason, constraints, message, flags, figures, evaluated_json) "
@@ -425,17 +431,35 @@ static int64_t message_parts(const struct db_write *w, size_t *head_len)
     return parts;
 }
 
-/* The decision_configs row of the options, unless the transaction stored it already. */
-static int config_add(struct db *db, const char *hash, const char *text, char **errp)
+/*
+ * The decision_configs row of the options, found or added unless the transaction did already:
+ * its id in *id, or 0 when it is not known yet (a pipeline's results come later; the
+ * decision's statement then looks for it). -1 + *errp.
+ */
+static int config_id(struct db *db, const char *hash, const char *text, int64_t *id, char **errp)
 {
     for (int i = 0; i < db->n_configs; i++)
-        if (strcmp(db->configs[i].hash, hash) == 0 && strcmp(db->configs[i].text, text) == 0)
+        if (strcmp(db->configs[i].hash, hash) == 0 && strcmp(db->configs[i].text, text) == 0) {
+            *id = db->configs[i].id;
             return 0;
-    if (db_exec(db, &SQL_CONFIG_ADD, DB_ARGS(DB_TEXT(hash), DB_TEXT(text)), NULL, errp) < 0)
+        }
+    *id = 0;
+    int rows = db_exec(db, &SQL_CONFIG_ADD, DB_ARGS(DB_TEXT(hash), DB_TEXT(text)), id, errp);
+    if (rows < 0)
         return -1;
+    if (rows == 0 && !db->pipe) { /* stored already: which one */
+        struct db_cur c;
+        int rc = db_query(db, &SQL_CONFIG_FIRST, DB_ARGS(DB_TEXT(hash), DB_TEXT(text)), &c, errp);
+        if (rc == 0 && db_next(&c))
+            *id = db_int(&c, 0);
+        else if (db_finish(&c, rc, errp) < 0)
+            return -1;
+        db_end(&c);
+    }
     if (db->n_configs < DB_TX_CONFIGS) {
         db->configs[db->n_configs].hash = xstrdup(hash);
-        db->configs[db->n_configs++].text = xstrdup(text);
+        db->configs[db->n_configs].text = xstrdup(text);
+        db->configs[db->n_configs++].id = *id;
     }
     return 0;
 }
@@ -449,8 +473,8 @@ static int insert_decision(struct db *db, struct db_write *w, char **errp)
     unsigned char *input;
     size_t input_len, head;
     char *msg = NULL;
-    int64_t parts = message_parts(w, &head);
-    if (config_add(db, hash, cfg, errp) < 0)
+    int64_t parts = message_parts(w, &head), cid;
+    if (config_id(db, hash, cfg, &cid, errp) < 0)
         return -1;
     if (parts) {
         msg = xmalloc(head + 1);
@@ -464,7 +488,8 @@ static int insert_decision(struct db *db, struct db_write *w, char **errp)
                              DB_BLOB(input, input_len), DB_TEXT(hash), DB_TEXT(w->response_json),
                              DB_TEXT(w->policy_revision), DB_INT(w->now),
                              parts ? DB_INT(parts) : DB_NULL,
-                             DB_TEXT(w->keep_response ? w->decision_json : NULL), DB_TEXT(cfg)),
+                             DB_TEXT(w->keep_response ? w->decision_json : NULL), DB_TEXT(cfg),
+                             cid ? DB_INT(cid) : DB_NULL),
                      &w->decision_id, errp);
     free(input);
     free(msg);

@@ -99,19 +99,22 @@ static void params(struct par *a, const struct db_param *p, int n)
 
 /*
  * new: the PostgreSQL text of s: ?N as $N outside string literals, ?1 as the last decision's
- * id (DB_SQL_ID1), wrapped in the fence (DB_SQL_FENCED).
+ * id (DB_SQL_ID1), RETURNING id after it (DB_SQL_NEW_ID), wrapped in the fence
+ * (DB_SQL_FENCED).
  */
 static char *translate(const struct db_sql *s)
 {
     static const char pre[] = "WITH u AS (",
                       post[] = ") SELECT version FROM u UNION ALL SELECT governor_fenced($1) "
-                               "WHERE NOT EXISTS (SELECT 1 FROM u)";
+                               "WHERE NOT EXISTS (SELECT 1 FROM u)",
+                      returning[] = " RETURNING id";
     const char *src = s->pg ? s->pg : s->sql;
     bool fenced = s->flags & DB_SQL_FENCED, quoted = false;
     size_t n = strlen(src), q = 0, k = 0;
     for (size_t i = 0; i < n; i++)
         q += src[i] == '?';
-    char *t = xmalloc(sizeof pre + n + q * sizeof PG_LAST_DECISION + sizeof post);
+    char *t =
+        xmalloc(sizeof pre + n + q * sizeof PG_LAST_DECISION + sizeof returning + sizeof post);
     if (fenced)
         k += (size_t)sprintf(t, "%s", pre);
     for (size_t i = 0; i < n; i++) {
@@ -126,6 +129,8 @@ static char *translate(const struct db_sql *s)
             t[k++] = '$';
         }
     }
+    if (s->flags & DB_SQL_NEW_ID)
+        k += (size_t)sprintf(t + k, "%s", returning);
     if (fenced)
         k += (size_t)sprintf(t + k, "%s", post);
     t[k] = '\0';

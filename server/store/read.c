@@ -13,8 +13,6 @@
 #include "store/pack.h"
 #include "store/query.h"
 
-/* ----------------------------------------------------------------- reads -- */
-
 static const struct db_sql SQL_WINDOW_READ = {
     "SELECT seq, sample FROM job_window WHERE job = ?1 AND seq >= ?2 ORDER BY seq", NULL,
     "read window samples", 0};
@@ -35,15 +33,11 @@ int db_window_each(struct db *db, const char *job, int64_t from_seq,
     return db_finish(&c, rc, errp);
 }
 
+#define JOB_ROWS "SELECT job, created_at, config_json, last_at, state_bin, version FROM jobs "
 /* COLLATE "C" on PostgreSQL: the order of SQLite's BINARY collation whatever the locale. */
-static const struct db_sql SQL_JOBS_ALL = {
-    "SELECT job, created_at, config_json, last_at, state_bin, version FROM jobs ORDER BY job",
-    "SELECT job, created_at, config_json, last_at, state_bin, version FROM jobs "
-    "ORDER BY job COLLATE \"C\"",
-    "read jobs", 0};
-static const struct db_sql SQL_JOBS_ONE = {
-    "SELECT job, created_at, config_json, last_at, state_bin, version FROM jobs WHERE job = ?1",
-    NULL, "read jobs", 0};
+static const struct db_sql SQL_JOBS_ALL = {JOB_ROWS "ORDER BY job",
+                                           JOB_ROWS "ORDER BY job COLLATE \"C\"", "read jobs", 0};
+static const struct db_sql SQL_JOBS_ONE = {JOB_ROWS "WHERE job = ?1", NULL, "read jobs", 0};
 
 int db_jobs_each(struct db *db, const char *job,
                  int (*fn)(void *ud, const char *job, int64_t created_at, const char *config_json,

@@ -136,8 +136,9 @@ static sqlite3_stmt *stmt(struct lite *l, const struct db_sql *s, char **errp)
     return st;
 }
 
-/* Binds p (parameters beyond the statement's last placeholder are not its own). */
-static void bind(sqlite3_stmt *st, const struct db_param *p, int n)
+/* Binds p (parameters beyond the statement's last placeholder are not its own); copied
+ * unless the caller's values outlast the statement's use (a write: stepped to its end here). */
+static void bind(sqlite3_stmt *st, const struct db_param *p, int n, bool copy)
 {
     int max = sqlite3_bind_parameter_count(st);
     for (int i = 0; i < n && i < max; i++) {
@@ -146,7 +147,7 @@ static void bind(sqlite3_stmt *st, const struct db_param *p, int n)
             sqlite3_bind_int64(st, i + 1, p[i].i);
             break;
         case DB_PTEXT:
-            sqlite3_bind_text(st, i + 1, p[i].p, -1, SQLITE_TRANSIENT);
+            sqlite3_bind_text(st, i + 1, p[i].p, -1, copy ? SQLITE_TRANSIENT : SQLITE_STATIC);
             break;
         case DB_PBLOB:
             sqlite3_bind_blob(st, i + 1, p[i].p, (int)p[i].n, SQLITE_STATIC);
@@ -177,12 +178,14 @@ static int lite_send(void *c, const struct db_sql *s, const struct db_param *p, 
     int rows = 0, rc;
     if (!st)
         return -1;
-    bind(st, p, n);
+    bind(st, p, n, false);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
         if (rows++ == 0 && out)
             *out = sqlite3_column_int64(st, 0);
     if (rc == SQLITE_DONE && sqlite3_column_count(st) == 0)
         rows = sqlite3_changes(l->h);
+    if (rc == SQLITE_DONE && rows > 0 && out && (s->flags & DB_SQL_NEW_ID))
+        *out = sqlite3_last_insert_rowid(l->h);
     release(s, st);
     if (rc != SQLITE_DONE) {
         *errp = dberr(l, s->what);
@@ -210,7 +213,7 @@ static int lite_query(void *c, const struct db_sql *s, const struct db_param *p,
     cur->s = s;
     if (!(cur->h = stmt(l, s, errp)))
         return -1;
-    bind(cur->h, p, n);
+    bind(cur->h, p, n, true);
     return 0;
 }
 
