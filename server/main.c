@@ -19,6 +19,7 @@
 
 #include "http/api.h"
 #include "cli/cli.h"
+#include "cli/flink.h"
 #include "cli/reference.h"
 #include "store/db.h"
 #include "http/http.h"
@@ -87,23 +88,7 @@ static void policy_changed(void *ud, const struct pol_outcome *o)
 {
     struct serve *s = ud;
     metrics_reload(s->api->metrics, o->error == NULL);
-    struct db_write *w = db_write_new(DB_W_POLICY, "");
-    w->at = w->now = o->loaded_at;
-    w->revision = xstrdup(o->revision);
-    w->files_json = xstrdup(o->files_json);
-    w->loaded_at = o->loaded_at;
-    w->n_e = 1;
-    w->e = xcalloc(1, sizeof *w->e);
-    char msg[1200];
-    if (o->error)
-        snprintf(msg, sizeof msg, "policy reload (%s) failed, the previous revision stays: %s",
-                 o->trigger, o->error);
-    else
-        snprintf(msg, sizeof msg, "policy revision %s active (%s)", o->revision, o->trigger);
-    w->e[0].type = xstrdup(o->error ? "Warning" : "Normal");
-    w->e[0].reason = xstrdup(o->error ? "PolicyReloadFailed" : "PolicyReloaded");
-    w->e[0].message = xstrdup(msg);
-    w->e[0].count = 1;
+    struct db_write *w = api_policy_unit(o);
     if (strcmp(o->trigger, "start") == 0 && s->db) {
         /* At start, before anything is served: stored at once, so that the database is
          * settled when the first request arrives. */
@@ -183,9 +168,11 @@ static int serve(struct cli *c)
     if (!(db = db_open(c->srv.db, c->srv.synchronous, &err)))
         goto out;
     jobs = jobs_new(c->defaults);
+    jobs_set_max(jobs, c->srv.max_jobs_in_memory);
     if (jobs_load(jobs, db, NULL, &err) < 0)
         goto out;
-    if (!(s.wr = writer_new(s.base, c->srv.db, c->srv.synchronous, c->srv.max_batch, &err)))
+    if (!(s.wr = writer_new(s.base, c->srv.db, c->srv.synchronous, c->srv.max_batch,
+                            c->srv.wal_max_bytes, &err)))
         goto out;
     struct plugin_limits plim;
     plugin_limits_from(&plim, &c->srv);
@@ -303,6 +290,9 @@ int main(int argc, char **argv)
         break;
     case CLI_SIMULATE:
         rc = sim_main(argc - 1, argv + 1);
+        break;
+    case CLI_FLINK:
+        rc = flink_main(argc - 1, argv + 1);
         break;
     }
     cli_deinit(&c);

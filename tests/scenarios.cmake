@@ -35,3 +35,15 @@ add_test(NAME scenarios.goals COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/
          $<TARGET_FILE:governor> ${CMAKE_SOURCE_DIR}/policies ${CMAKE_BINARY_DIR}/scenarios/goals
          ${GOALS_ARGS})
 set_tests_properties(scenarios.goals PROPERTIES TIMEOUT 300)
+# Every decision of `governor simulate` over the scenario corpus (every shipped scenario,
+# every policy, the batch scenario) checked against its action: reasons, messages, proofreading
+# (tests/cases/agree.py; the case corpus gets the same checks from tests/cases/run.py).
+set(AGREE_HORIZON "")
+if(SANITIZE)
+  set(AGREE_HORIZON "1 h")
+endif()
+add_test(NAME scenarios.agreement COMMAND ${Python3_EXECUTABLE}
+         ${CMAKE_SOURCE_DIR}/tests/cases/agree.py $<TARGET_FILE:governor>
+         ${CMAKE_SOURCE_DIR}/tests/scenarios ${CMAKE_SOURCE_DIR}/policies
+         ${CMAKE_BINARY_DIR}/scenarios/agreement ${AGREE_HORIZON})
+set_tests_properties(scenarios.agreement PROPERTIES TIMEOUT 300)

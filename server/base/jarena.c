@@ -9,7 +9,8 @@
 #include "base/jarena.h"
 #include "base/xmem.h"
 
-#define BLOCK (64 * 1024)
+#define BLOCK     (64 * 1024)
+#define BLOCK_MAX (16 * 1024 * 1024)
 
 struct jarena_block {
     struct jarena_block *next;
@@ -35,7 +36,12 @@ static void *alloc_fn(size_t n)
     n = (n + 15) & ~(size_t)15;
     struct jarena_block *b = a->head;
     if (!b || b->size - b->used < n) {
-        size_t sz = n > BLOCK ? n : BLOCK;
+        /* Each block twice the last (up to BLOCK_MAX): a request's JSON, however large, sits
+         * in few blocks, and free_fn's scan of them stays short (a fixed size made a large
+         * request's frees quadratic). */
+        size_t sz = !b ? BLOCK : b->size >= BLOCK_MAX / 2 ? BLOCK_MAX : b->size * 2;
+        if (sz < n)
+            sz = n;
         struct jarena_block *nb = malloc(sizeof *nb + sz);
         if (!nb)
             return NULL;
@@ -107,20 +113,37 @@ void jarena_free(struct jarena *a)
     a->head = NULL;
 }
 
+/* A malloc'd text that json_dump_callback appends to. */
+struct dump_buf {
+    char *p;
+    size_t n, cap;
+};
+
+static int dump_put(const char *s, size_t n, void *ud)
+{
+    struct dump_buf *b = ud;
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->n + n + 1)
+            cap *= 2;
+        b->p = xrealloc(b->p, cap);
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    return 0;
+}
+
 char *jarena_dump(const json_t *o)
 {
     const size_t flags = JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15);
-    if (!o)
+    struct dump_buf b = {NULL, 0, 0};
+    /* One pass into a growing buffer (a size-then-print pair of passes printed a large
+     * object twice). */
+    if (!o || json_dump_callback(o, dump_put, &b, flags) != 0 || b.n == 0) {
+        free(b.p);
         return xstrdup("null");
-    char stack[4096];
-    size_t n = json_dumpb(o, stack, sizeof stack, flags);
-    if (n == 0)
-        return xstrdup("null");
-    char *s = xmalloc(n + 1);
-    if (n <= sizeof stack)
-        memcpy(s, stack, n);
-    else
-        json_dumpb(o, s, n, flags);
-    s[n] = '\0';
-    return s;
+    }
+    b.p[b.n] = '\0';
+    return b.p;
 }

@@ -25,6 +25,9 @@ void cli_usage(FILE *out)
           "  simulate   drive a simulated job in a closed loop and compare policies:\n"
           "             governor simulate SCENARIO.json [--policies DIR] [--set KEY=VALUE ...]\n"
           "             (governor simulate --help lists its flags)\n"
+          "  flink      govern a Flink job from its JobManager's REST API:\n"
+          "             governor flink --rest URL (--job JOBID | --all) [--server URL]\n"
+          "             [--apply none|rest|print] [--once]   (governor flink --help lists them)\n"
           "  test       run the policy tests (*_test.lua, *.test) of a directory in the\n"
           "             plugin sandbox: governor test [DIR] (default ./policies)\n"
           "  options    print the options table (job and server options)\n"
@@ -130,6 +133,10 @@ int cli_parse(int argc, char **argv, struct cli *c, char **errp)
     }
     if (strcmp(cmd, "simulate") == 0) {
         c->cmd = CLI_SIMULATE; /* sim_main parses the rest */
+        return 0;
+    }
+    if (strcmp(cmd, "flink") == 0) {
+        c->cmd = CLI_FLINK; /* flink_main parses the rest */
         return 0;
     }
     if (strcmp(cmd, "test") == 0) {

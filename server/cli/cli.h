@@ -5,8 +5,8 @@
  * (--listen, --db, --policies, --token-file, --config) are rows of that table.
  *
  * Sub-commands that parse their own arguments (`governor replay`, `governor test`,
- * `governor simulate`) are only recognized here. A new sub-command adds a value to enum
- * cli_cmd, a branch in cli_parse and one in main.c.
+ * `governor simulate`, `governor flink`) are only recognized here. A new sub-command adds a value
+ * to enum cli_cmd, a branch in cli_parse and one in main.c.
  *
  * May call: options, libc (reference.h: the core's tables).
  */
@@ -26,7 +26,8 @@ enum cli_cmd {
     CLI_SERVE_HELP,
     CLI_REPLAY,
     CLI_TEST,
-    CLI_SIMULATE
+    CLI_SIMULATE,
+    CLI_FLINK
 };
 
 struct cli {

@@ -42,9 +42,11 @@ static const struct words reasons[CORE_R__COUNT] = {
                                 "bound, and the delay `job.autoscaler.scale-down.interval` is "
                                 "over.",
                                 "Apply `parallelism` when `execute` is true."},
-    [CORE_R_SCALE_DOWN_DELAYED] = {"A scale-down is proposed but waits out "
+    [CORE_R_SCALE_DOWN_DELAYED] = {"A scale-down of a vertex outside its utilization bounds is "
+                                   "proposed but waits out "
                                    "`job.autoscaler.scale-down.interval` (the highest proposal "
-                                   "within it wins).",
+                                   "within it wins; a vertex inside its bounds records its "
+                                   "proposal under WITHIN_TARGET).",
                                    "Nothing; shorten the interval to scale down sooner."},
     [CORE_R_LIMIT_REACHED] = {"The vertex wants more (or fewer) subtasks than its limits allow: "
                               "`job.autoscaler.vertex.min-parallelism` / `max-parallelism`, its "

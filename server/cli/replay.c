@@ -21,6 +21,7 @@
 struct replay_job {
     char *name;
     struct core_state *st;
+    struct decision_seen seen; /* its decided lines: a repeated `at` is answered as a repeat */
 };
 
 struct replay {
@@ -55,6 +56,7 @@ void replay_free(struct replay *r)
     for (int i = 0; i < r->n; i++) {
         free(r->jobs[i].name);
         core_state_free(r->jobs[i].st);
+        decision_seen_deinit(&r->jobs[i].seen);
     }
     free(r->jobs);
     decision_buf_deinit(&r->buf);
@@ -73,6 +75,7 @@ static struct replay_job *job_get(struct replay *r, const char *name)
     struct replay_job *j = &r->jobs[r->n++];
     j->name = xstrdup(name);
     j->st = core_state_new();
+    decision_seen_init(&j->seen, 0);
     return j;
 }
 
@@ -113,11 +116,27 @@ static int roundtrip(struct replay_job *j, char *err, size_t err_len)
     return rc;
 }
 
-/* One line's job, and whether its round trip failed (the line's result then). */
+/* One line's job and body, whether its round trip failed (the line's result then), and the
+ * decision it repeats. */
 struct line {
     struct replay_job *j;
+    json_t *body;
     bool broken;
+    const char *repeat;
 };
+
+/* The server's check of a parsed sample (api_decide.c): one not after the job's last is a
+ * repeat of the line decided at its `at` with the same body, or a 409. */
+static int not_after(void *ud, const struct core_sample *s, struct decision_err *e)
+{
+    struct line *l = ud;
+    int rc = decision_seen_check(&l->j->seen, s->at, l->body, "line", &l->repeat, e);
+    if (rc == 0)
+        return 0;
+    if (rc > 0)
+        e->status = 0;
+    return -1;
+}
 
 /* The service's last check under --roundtrip: the state goes through JSON first. */
 static int roundtrip_ready(void *ud, struct decision_err *e)
@@ -151,23 +170,31 @@ int replay_line(struct replay *r, const char *line, int lineno, FILE *out)
                     "a replayed sample needs \"at\" (replay reads no clock)", "at");
         goto out;
     }
-    struct line l = {job_get(r, job), false};
+    struct line l = {job_get(r, job), body, false, NULL};
     struct decision_req q = {.job = job,
                              .body = body,
                              .layers = r->defaults,
                              .state = l.j->st,
                              .set = r->policies,
                              .revision = "native",
+                             .sampled = not_after,
                              .ready = r->roundtrip ? roundtrip_ready : NULL,
                              .ud = &l};
     struct decision_res res;
     if (decision_run(&r->buf, &q, &res) < 0) {
+        if (res.err.status == 0 && l.repeat) {
+            /* The server's answer to a retry: the decision of then, marked as a repeat. */
+            fprintf(out, "{\"repeat\":true,%s\n", l.repeat + 1);
+            goto out;
+        }
         print_error(out, lineno, job, res.err.status, res.err.code, res.err.message, res.err.field);
         rc = l.broken ? -1 : 0;
         goto out;
     }
     char *s = json_dumps(res.response, JSON_COMPACT | JSON_REAL_PRECISION(15));
     fprintf(out, "%s\n", s);
+    decision_seen_add(&l.j->seen, json_integer_value(json_object_get(res.response, "at")), body, s,
+                      lineno);
     free(s);
     json_decref(res.response);
 out:

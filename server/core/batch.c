@@ -4,6 +4,9 @@
  */
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
+#include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,6 +28,15 @@ void core_batch_state_init(struct core_batch_state *st)
     st->running_since = INT64_MIN;
     st->last_at = INT64_MIN;
     st->last_change_at = INT64_MIN;
+    st->requested_at = INT64_MIN;
+}
+
+void core_batch_state_reset(struct core_batch_state *st)
+{
+    for (int i = 0; i < st->n_stages; i++)
+        free(st->stages[i].id);
+    free(st->stages);
+    core_batch_state_init(st);
 }
 
 /* ------------------------------------------------------------ the batch rule -- */
@@ -41,6 +53,114 @@ int core_batch_raw_workers(double w, double lambda, double tau_s)
     return c >= (double)INT_MAX ? INT_MAX : (int)c;
 }
 
+/*
+ * The position in st->stages of the accounts of stage id, created empty when new: found
+ * through keys, the sorted index of st->stages' ids (log^2 n compares, whatever the number
+ * of stages; core/index.h), to which a new one is added.
+ */
+static int stage_acc(struct core_batch_state *st, struct core_runs *keys, const char *id)
+{
+    const size_t stride = sizeof *st->stages, off = offsetof(struct core_batch_stage_acc, id);
+    int i = core_runs_find(keys, st->stages, stride, off, id);
+    if (i >= 0)
+        return i;
+    core__grow(&st->stages, &st->cap_stages, st->n_stages + 1, sizeof *st->stages);
+    struct core_batch_stage_acc *a = &st->stages[st->n_stages];
+    memset(a, 0, sizeof *a);
+    a->id = core__strdup(id);
+    a->busy_max = NAN;
+    a->state = -1;
+    core_runs_add(keys, st->stages, stride, off);
+    return st->n_stages++;
+}
+
+/* A warning event of the decision (the first CORE_BATCH_WARNINGS are kept). */
+__attribute__((format(printf, 3, 4))) static void warn(struct core_batch_decision *d,
+                                                       const char *reason, const char *fmt, ...)
+{
+    if (d->n_warnings < CORE_BATCH_WARNINGS) {
+        va_list ap;
+        snprintf(d->warnings[d->n_warnings].reason, sizeof d->warnings[0].reason, "%s", reason);
+        va_start(ap, fmt);
+        vsnprintf(d->warnings[d->n_warnings].message, sizeof d->warnings[0].message, fmt, ap);
+        va_end(ap);
+    }
+    d->n_warnings++;
+}
+
+/*
+ * Charges the interval since the previous sample to the stages (core/README.md, Batch:
+ * remaining work): each stage's progress is its most work done so far (a sample that reports
+ * less gets a ProgressWentBack warning and adds nothing); when `measured`, the worker-seconds
+ * of the running workers, less the busy time the stages that report it spent, are shared
+ * evenly between the other stages that ran (RUNNING now, or progressed), each of which also
+ * counts its progress as measured. An interval in which a stage started (RUNNING now, not at
+ * the previous sample; not the run's first interval, which every stage starts with) is not
+ * measured: how long the new stage ran in it is not known; nor one in which a stage's
+ * progress went back: what was done in it is not known. `done` receives each sample stage's
+ * work done as taken.
+ */
+static void charge(struct core_batch_state *st, const struct core_batch_in *in, double ws,
+                   bool measured, bool first, struct core_batch_decision *d, double *done,
+                   struct core_batch_stage_acc **acc)
+{
+    int sharing = 0;
+    double busy = 0;
+    /* Positions first, pointers once every new stage is added (adding may move the array). */
+    struct core_runs keys = {0};
+    int *at = core__xcalloc((size_t)in->n_stages + 1, sizeof *at);
+    for (int i = 0; i < st->n_stages; i++)
+        core_runs_add(&keys, st->stages, sizeof *st->stages,
+                      offsetof(struct core_batch_stage_acc, id));
+    for (int i = 0; i < in->n_stages; i++)
+        at[i] = stage_acc(st, &keys, in->stages[i].id);
+    core_runs_free(&keys);
+    for (int i = 0; i < in->n_stages; i++)
+        acc[i] = &st->stages[at[i]];
+    free(at);
+    for (int i = 0; i < in->n_stages; i++) {
+        const struct core_batch_stage *s = &in->stages[i];
+        struct core_batch_stage_acc *a = acc[i];
+        if (!first && s->state == CORE_BATCH_RUNNING && a->state != CORE_BATCH_RUNNING)
+            measured = false;
+        if (s->done < a->done_max)
+            measured = false;
+    }
+    for (int i = 0; i < in->n_stages; i++) {
+        const struct core_batch_stage *s = &in->stages[i];
+        struct core_batch_stage_acc *a = acc[i];
+        done[i] = s->done;
+        if (s->done < a->done_max) {
+            warn(d, "ProgressWentBack",
+                 "%s: work_done went back from %.17g to %.17g; taken as %.17g (progress that "
+                 "goes back is no new work)",
+                 s->id, a->done_max, s->done, a->done_max);
+            done[i] = a->done_max;
+        }
+        if (!isnan(s->busy_s)) {
+            double was = isnan(a->busy_max) ? 0 : a->busy_max;
+            if (s->busy_s > was)
+                busy += s->busy_s - was;
+        } else if (s->state == CORE_BATCH_RUNNING || done[i] > a->done_max) {
+            sharing++;
+        }
+    }
+    double share = sharing ? (ws - busy > 0 ? ws - busy : 0) / sharing : 0;
+    for (int i = 0; i < in->n_stages; i++) {
+        const struct core_batch_stage *s = &in->stages[i];
+        struct core_batch_stage_acc *a = acc[i];
+        double inc = done[i] - a->done_max;
+        if (isnan(s->busy_s) && measured && (s->state == CORE_BATCH_RUNNING || inc > 0)) {
+            a->ws += share;
+            a->done_m += inc;
+        }
+        a->done_max = done[i];
+        a->state = (int)s->state;
+        if (!isnan(s->busy_s) && (isnan(a->busy_max) || s->busy_s > a->busy_max))
+            a->busy_max = s->busy_s;
+    }
+}
+
 /* What the stages of a sample say (core/README.md, Batch: remaining work). */
 struct work {
     double w;         /* remaining worker-seconds of the measured running stages */
@@ -48,41 +168,37 @@ struct work {
     int n_unmeasured; /* running stages with work left and no cost measured yet */
     bool pending;     /* a stage has not started */
     bool finishing;   /* no stage pending and every running one nearly done */
+    bool none_left;   /* no stage pending and no running one has work left */
     double cap_slots; /* parts the running stages can still use; INFINITY: no bound */
     unsigned cap_bits;
 };
 
-static void work_measure(const struct core_batch_in *in, double worker_s,
+static void work_measure(const struct core_batch_in *in, const double *done,
+                         struct core_batch_stage_acc *const *acc,
                          const struct core_batch_config *cfg, struct work *k)
 {
-    int unknown_busy = 0;
-    double shared = worker_s;
     memset(k, 0, sizeof *k);
     k->cap_slots = 0;
-    k->finishing = true;
-    for (int i = 0; i < in->n_stages; i++) {
-        const struct core_batch_stage *s = &in->stages[i];
-        if (s->state == CORE_BATCH_RUNNING && isnan(s->busy_s))
-            unknown_busy++;
-        else if (!isnan(s->busy_s))
-            shared -= s->busy_s;
-    }
-    if (shared < 0)
-        shared = 0;
+    k->finishing = k->none_left = true;
     bool bounded = true;
     for (int i = 0; i < in->n_stages; i++) {
         const struct core_batch_stage *s = &in->stages[i];
+        const struct core_batch_stage_acc *a = acc[i];
         if (s->state == CORE_BATCH_PENDING)
             k->pending = true;
         if (s->state != CORE_BATCH_RUNNING)
             continue;
         k->n_running++;
-        double left = s->total - s->done;
+        double left = s->total - done[i];
+        if (left > 0)
+            k->none_left = false;
         if (s->total > 0 && left / s->total > cfg->finishing)
             k->finishing = false;
-        double spent = isnan(s->busy_s) ? shared / unknown_busy : s->busy_s;
-        if (left > 0 && s->done > 0 && spent > 0)
-            k->w += left * (spent / s->done);
+        /* Its own cost: what it reports it spent, else what it was charged, per unit done. */
+        double spent = isnan(s->busy_s) ? a->ws : s->busy_s;
+        double units = isnan(s->busy_s) ? a->done_m : done[i];
+        if (left > 0 && units > 0 && spent > 0)
+            k->w += left * (spent / units);
         else if (left > 0)
             k->n_unmeasured++;
         double parts = isnan(s->remaining_parallelism) ? INFINITY : s->remaining_parallelism;
@@ -97,6 +213,8 @@ static void work_measure(const struct core_batch_in *in, double worker_s,
     }
     if (k->pending || k->n_running == 0)
         k->finishing = false;
+    if (k->pending)
+        k->none_left = false;
     if (!bounded || k->n_running == 0) {
         k->cap_slots = INFINITY;
         k->cap_bits = 0;
@@ -110,6 +228,31 @@ static void hold(struct core_batch_decision *d, unsigned bit)
     d->constraints |= bit;
 }
 
+/*
+ * The pool the sample describes (core/README.md, Batch: the pool): *requested, the size asked
+ * of the cluster (the decision's current), and *running, the workers working (-1: not known).
+ * A sample with `current` alone after a scale-up this run decided less than worker-startup
+ * ago, below that size, reports the workers running: the pool asked for is the decided one.
+ */
+static void pool_of(const struct core_batch_state *st, const struct core_batch_in *in, int64_t at,
+                    const struct core_batch_config *cfg, int *requested, int *running)
+{
+    int cur = in->workers;
+    *requested = in->has_requested ? in->requested : cur;
+    *running = in->has_running ? in->running : -1;
+    if (in->has_requested)
+        return;
+    bool asked = st->target > 0 && st->requested == st->target && st->target > st->requested_from &&
+                 st->requested_at != INT64_MIN && at - st->requested_at < cfg->worker_startup_ms;
+    if (asked && cur < st->target) {
+        *requested = st->target;
+        if (!in->has_running)
+            *running = cur;
+    } else if (!in->has_running && !(asked && cur == st->target)) {
+        *running = cur; /* a settled pool: what is asked for runs */
+    }
+}
+
 void core_batch_decide(struct core_batch_state *st, const struct core_batch_in *in, int64_t at,
                        int64_t running_since, bool running, const struct core_batch_config *cfg,
                        struct core_batch_decision *d)
@@ -117,7 +260,7 @@ void core_batch_decide(struct core_batch_state *st, const struct core_batch_in *
     struct work k;
     memset(d, 0, sizeof *d);
     d->at = at;
-    d->current = d->raw = d->target = in->workers;
+    d->current = d->raw = d->target = d->running = in->workers;
     d->min = cfg->min_workers;
     d->max = cfg->max_workers;
     d->action = CORE_NO_CHANGE;
@@ -126,7 +269,7 @@ void core_batch_decide(struct core_batch_state *st, const struct core_batch_in *
 
     /* A new run (or the first sample): what was measured belongs to the old one. */
     if (st->running_since != running_since) {
-        core_batch_state_init(st);
+        core_batch_state_reset(st);
         st->running_since = running_since;
         st->last_at = running_since;
     }
@@ -137,13 +280,55 @@ void core_batch_decide(struct core_batch_state *st, const struct core_batch_in *
             st->last_at = at;
         return;
     }
-    /* The pool ran at its current size since the previous point (the run's start first). */
+    int q, r;
+    bool first = st->requested == 0; /* the run's first sample */
+    pool_of(st, in, at, cfg, &q, &r);
+    if (first) { /* the run's first pool was there from its start */
+        st->requested = st->requested_from = q;
+        st->requested_at = running_since;
+    } else if (q != st->requested) {
+        /* Another pool asked for than the one known: from the last settled one, now. */
+        if (at - st->requested_at >= cfg->worker_startup_ms)
+            st->requested_from = st->requested;
+        st->requested = q;
+        st->requested_at = at;
+    }
+    d->current = d->raw = d->target = q;
+    d->running = r;
+    /* Running workers not known while the pool asked for starts: nothing is measured. */
+    bool measured = r >= 0 || !(q > st->requested_from && st->requested_at != INT64_MIN &&
+                                at - st->requested_at < cfg->worker_startup_ms);
+
+    /* The pool ran at its size since the previous point (the run's start first). */
+    double ws = 0;
     if (at > st->last_at)
-        st->worker_s += (double)in->workers * (double)(at - st->last_at) / 1000.0;
+        ws = (double)(r >= 0 ? r : q) * (double)(at - st->last_at) / 1000.0;
+    st->worker_s += ws;
     st->last_at = at;
     d->worker_seconds_spent = st->worker_s;
 
-    work_measure(in, st->worker_s, cfg, &k);
+    double done_buf[16];
+    struct core_batch_stage_acc *acc_buf[16];
+    double *done =
+        in->n_stages <= 16 ? done_buf : core__xcalloc((size_t)in->n_stages, sizeof *done);
+    struct core_batch_stage_acc **acc =
+        in->n_stages <= 16 ? acc_buf : core__xcalloc((size_t)in->n_stages, sizeof *acc);
+    charge(st, in, ws, measured, first, d, done, acc);
+    work_measure(in, done, acc, cfg, &k);
+    if (done != done_buf)
+        free(done);
+    if (acc != acc_buf)
+        free(acc);
+
+    if (k.none_left && !k.pending) {
+        /* Done: nothing to size a pool for; the job ends on its own. */
+        d->reason = CORE_R_WITHIN_TARGET;
+        snprintf(d->message, sizeof d->message,
+                 "no work left: every stage has done all of its work; the pool of %d is kept "
+                 "while the job finishes",
+                 q);
+        return;
+    }
     if (k.n_running == 0 || (k.w <= 0 && k.n_unmeasured > 0)) {
         d->reason = CORE_R_COLLECTING_METRICS;
         snprintf(d->message, sizeof d->message, "%s",
@@ -199,6 +384,13 @@ void core_batch_decide(struct core_batch_state *st, const struct core_batch_in *
         hold(d, CORE_BC_WITHIN_DEAD_BAND);
         d->reason = CORE_R_WITHIN_TARGET;
     }
+    /* Workers asked for and not running yet: nothing is decided before they could start. */
+    bool starting = r >= 0 && r < q && st->requested_at != INT64_MIN &&
+                    at - st->requested_at < cfg->worker_startup_ms;
+    if (starting && d->target != d->current) {
+        hold(d, CORE_BC_HELD_WORKERS_STARTING);
+        st->down_count = 0;
+    }
     if (!isnan(in->cpu) && in->cpu < cfg->idle_cpu && d->target > d->current)
         hold(d, CORE_BC_HELD_IDLE_CPU);
     if (d->target < d->current) {
@@ -222,7 +414,7 @@ void core_batch_decide(struct core_batch_state *st, const struct core_batch_in *
                 d->target = st->down_target;
             }
         }
-    } else {
+    } else if (!(d->constraints & CORE_BC_HELD_WORKERS_STARTING)) {
         st->down_count = 0;
     }
     if (d->target != d->current && st->last_change_at != INT64_MIN &&
@@ -235,16 +427,29 @@ void core_batch_decide(struct core_batch_state *st, const struct core_batch_in *
         d->execute = true;
         st->last_change_at = at;
         st->down_count = 0;
+        /* The pool asked for from now on (what the client applies). */
+        st->requested_from = q;
+        st->requested = d->target;
+        st->requested_at = at;
     }
     if (d->target > 0)
         d->eta_s = k.w / d->target;
     if (d->current > 0)
         d->eta_current_s = k.w / d->current;
+    char held[160] = "";
+    if (d->constraints & CORE_BC_HELD_WORKERS_STARTING) {
+        char ago[32];
+        core_format_duration(ago, sizeof ago, at - st->requested_at);
+        snprintf(held, sizeof held, " (held: %d running of the %d worker%s asked for %s ago)", r, q,
+                 core__plural(q), ago);
+    } else if (d->target == d->current && d->raw != d->current) {
+        snprintf(held, sizeof held, " (held)");
+    }
     snprintf(d->message, sizeof d->message,
-             "%.0f worker-seconds remain: ceil(sqrt(%g x %.0f / %g)) = %d workers%s; %d -> %d%s",
-             k.w, cfg->speed_weight, k.w, tau_s, d->raw,
+             "%.0f worker-seconds remain: ceil(sqrt(%g x %.0f / %g)) = %d worker%s%s; %d -> %d%s",
+             k.w, cfg->speed_weight, k.w, tau_s, d->raw, core__plural(d->raw),
              k.n_unmeasured ? " (a running stage has no cost measured yet)" : "", d->current,
-             d->target, d->target == d->current && d->raw != d->current ? " (held)" : "");
+             d->target, held);
 }
 
 /* --------------------------------------------------------------- rebalance -- */
@@ -265,33 +470,44 @@ enum core_split_cause core_rebalance_cause(const struct core_rebalance_item *it)
     return CORE_SPLIT_OK;
 }
 
+/* When item it finishes on its own: remaining / rate; +inf when it is stuck (rate 0) with
+ * work left, 0 when nothing is left. */
+static double finish_of(const struct core_rebalance_item *it)
+{
+    if (!(it->remaining > 0))
+        return 0;
+    return it->rate > 0 ? it->remaining / it->rate : INFINITY;
+}
+
 /*
  * The pieces item `it` must hand out so that what it keeps finishes by t: 0 when it does
  * already, -1 when it cannot (unsplittable, no piece fits, too many parts). *moved: the work
- * handed out.
+ * handed out. A stuck item (rate 0) keeps nothing and hands out all of its remainder.
  */
 static int pieces_at(const struct core_rebalance_in *in, const struct core_rebalance_item *it,
                      double t, double *moved)
 {
     *moved = 0;
-    if (it->remaining / it->rate <= t)
+    if (finish_of(it) <= t)
         return 0;
     if (core_rebalance_cause(it) != CORE_SPLIT_OK)
         return -1;
     double room = (t - in->startup_s) * in->nominal_rate; /* one piece's most */
     if (!(room > 0))
         return -1;
-    double mv = it->remaining - t * it->rate;
+    bool stuck = !(it->rate > 0);
+    double mv = stuck ? it->remaining : it->remaining - t * it->rate;
     if (mv < in->min_piece)
         mv = in->min_piece;
-    if (mv >= it->remaining)
+    if (mv > it->remaining || (!stuck && mv >= it->remaining))
         return -1;
     double n = ceil(mv / room * (1 - 1e-12));
     if (n < 1)
         n = 1;
     if (in->min_piece > 0 && mv / n < in->min_piece)
         return -1;
-    if (!isnan(it->remaining_parallelism) && n + 1 > it->remaining_parallelism)
+    /* The pieces and what the item keeps (nothing, when stuck) are parts of its remainder. */
+    if (!isnan(it->remaining_parallelism) && n + (stuck ? 0 : 1) > it->remaining_parallelism)
         return -1;
     if (n > in->idle_slots)
         return -1;
@@ -303,7 +519,9 @@ static int pieces_at(const struct core_rebalance_in *in, const struct core_rebal
  * cannot be split out (what the others alone could reach). */
 static bool feasible(const struct core_rebalance_in *in, double t, bool skip_blocked)
 {
-    int used = 0;
+    int64_t used = 0; /* each n <= idle_slots, and the sum stops once above it */
+    if (isinf(t))
+        return true;
     for (int i = 0; i < in->n_items; i++) {
         const struct core_rebalance_item *it = &in->items[i];
         double mv;
@@ -319,11 +537,21 @@ static bool feasible(const struct core_rebalance_in *in, double t, bool skip_blo
     return true;
 }
 
-/* The earliest t in [lo, hi] that is feasible (hi is). */
+/* The earliest t in [lo, hi] that is feasible (hi is, +inf always). An infinite hi (a stuck
+ * item) is first brought down to a finite feasible bound, doubling from lo, when there is
+ * one. */
 static double earliest(const struct core_rebalance_in *in, double lo, double hi, bool skip_blocked)
 {
     if (feasible(in, lo, skip_blocked))
         return lo;
+    if (isinf(hi)) {
+        double b = lo > 1 ? lo * 2 : in->startup_s + 1;
+        for (int k = 0; k < 1100 && !feasible(in, b, skip_blocked); k++)
+            b *= 2;
+        if (!feasible(in, b, skip_blocked))
+            return INFINITY;
+        hi = b;
+    }
     for (int k = 0; k < 200 && hi - lo > 1e-9 * (hi > 1 ? hi : 1); k++) {
         double mid = lo + (hi - lo) / 2;
         if (feasible(in, mid, skip_blocked))
@@ -334,15 +562,29 @@ static double earliest(const struct core_rebalance_in *in, double lo, double hi,
     return hi;
 }
 
+/* "400.0 s", or "never" for an item that does not move. */
+static const char *fmt_s(char *buf, size_t n, double s)
+{
+    if (isinf(s))
+        snprintf(buf, n, "never");
+    else
+        snprintf(buf, n, "%.1f s", s);
+    return buf;
+}
+
 void core_rebalance(const struct core_rebalance_in *in, struct core_rebalance_out *out)
 {
     double before = 0, blocked = 0, free_hi = 0;
+    int slowest = -1;
     out->n_splits = out->n_blocks = out->slots_used = 0;
+    out->holder = -1;
     for (int i = 0; i < in->n_items; i++) {
         const struct core_rebalance_item *it = &in->items[i];
-        double f = it->remaining / it->rate;
-        if (f > before)
+        double f = finish_of(it);
+        if (f > before || slowest < 0) {
             before = f;
+            slowest = i;
+        }
         if (core_rebalance_cause(it) != CORE_SPLIT_OK) {
             if (f > blocked)
                 blocked = f;
@@ -353,10 +595,11 @@ void core_rebalance(const struct core_rebalance_in *in, struct core_rebalance_ou
     out->makespan_before_s = before;
     out->free_finish_s = earliest(in, 0, free_hi, true);
     double t = out->target_finish_s = earliest(in, blocked, before, false);
+    /* Each item's finish after the advice: the latest is who holds the stage. */
     double after = 0;
     for (int i = 0; i < in->n_items; i++) {
         const struct core_rebalance_item *it = &in->items[i];
-        double mv, f = it->remaining / it->rate;
+        double mv, f = finish_of(it);
         int n = pieces_at(in, it, t, &mv);
         if (n > 0) {
             struct core_rebalance_split *s = &out->splits[out->n_splits++];
@@ -365,33 +608,79 @@ void core_rebalance(const struct core_rebalance_in *in, struct core_rebalance_ou
             s->n_pieces = n;
             s->piece_size = mv / n;
             s->piece_finish_s = in->startup_s + s->piece_size / in->nominal_rate;
-            s->keep_finish_s = (it->remaining - mv) / it->rate;
+            s->keep_finish_s = it->remaining - mv > 0 ? (it->remaining - mv) / it->rate : 0;
             out->slots_used += n;
             f = s->keep_finish_s > s->piece_finish_s ? s->keep_finish_s : s->piece_finish_s;
         }
-        if (f > after)
+        /* On a tie the item that cannot be split holds the stage: it is what bounds it. */
+        bool tie = out->holder >= 0 && f == after && core_rebalance_cause(it) != CORE_SPLIT_OK &&
+                   core_rebalance_cause(&in->items[out->holder]) == CORE_SPLIT_OK;
+        if (f > after || out->holder < 0 || tie) {
             after = f;
+            out->holder = i;
+        }
         if (core_rebalance_cause(it) != CORE_SPLIT_OK &&
-            it->remaining / it->rate > out->free_finish_s * (1 + 1e-9)) {
+            finish_of(it) > out->free_finish_s * (1 + 1e-9)) {
             struct core_rebalance_block *b = &out->blocks[out->n_blocks++];
             b->item = i;
             b->cause = core_rebalance_cause(it);
-            b->finish_s = it->remaining / it->rate;
+            b->finish_s = finish_of(it);
         }
     }
     out->makespan_after_s = after;
+    /* Without the item that holds the stage, it could end when the splittable work, split
+     * anew, and the other items that cannot be split do; without another, it ends as now. */
+    for (int k = 0; k < out->n_blocks; k++) {
+        struct core_rebalance_block *b = &out->blocks[k];
+        b->holds_stage = b->item == out->holder;
+        b->without_s = after;
+        if (!b->holds_stage)
+            continue;
+        b->without_s = out->free_finish_s;
+        for (int j = 0; j < out->n_blocks; j++)
+            if (j != k && out->blocks[j].finish_s > b->without_s)
+                b->without_s = out->blocks[j].finish_s;
+    }
     out->reason = out->n_splits   ? CORE_R_STRAGGLERS
                   : out->n_blocks ? CORE_R_UNSPLITTABLE_WORK
                                   : CORE_R_BALANCED;
-    if (out->n_splits)
+    char a[32], bf[32], h[32];
+    const struct core_rebalance_item *hold = out->holder >= 0 ? &in->items[out->holder] : NULL;
+    const char *stuck_note = "";
+    if (slowest >= 0 && isinf(before))
+        stuck_note = " (a worker is stuck: its rate is 0)";
+    if (out->n_splits) {
         snprintf(out->message, sizeof out->message,
-                 "split %d straggler%s onto %d idle slot%s: the stage finishes at %.1f s instead "
-                 "of %.1f s",
+                 "split %d straggler%s onto %d idle slot%s: the stage finishes at %s instead of "
+                 "%s%s, when %s does",
                  out->n_splits, out->n_splits == 1 ? "" : "s", out->slots_used,
-                 out->slots_used == 1 ? "" : "s", after, before);
-    else
-        snprintf(out->message, sizeof out->message, "no split brings the finish (%.1f s) forward%s",
-                 before, out->n_blocks ? ": an item that cannot be split holds the stage" : "");
+                 out->slots_used == 1 ? "" : "s", fmt_s(a, sizeof a, after),
+                 fmt_s(bf, sizeof bf, before), stuck_note, hold ? hold->id : "?");
+    } else if (hold && core_rebalance_cause(hold) != CORE_SPLIT_OK && isinf(after)) {
+        snprintf(out->message, sizeof out->message,
+                 "no split brings the finish forward: %s, which cannot be split (%s), is stuck "
+                 "(rate 0): the stage cannot finish until it moves",
+                 hold->id, core_split_cause_name(core_rebalance_cause(hold)));
+    } else if (hold && core_rebalance_cause(hold) != CORE_SPLIT_OK) {
+        snprintf(out->message, sizeof out->message,
+                 "no split brings the finish forward: %s, which cannot be split (%s), holds the "
+                 "stage until %s",
+                 hold->id, core_split_cause_name(core_rebalance_cause(hold)),
+                 fmt_s(h, sizeof h, after));
+    } else if (hold && isinf(after)) {
+        snprintf(out->message, sizeof out->message,
+                 "no split brings the finish forward: %s is stuck (rate 0) and %s: the stage "
+                 "cannot finish until it moves",
+                 hold->id,
+                 in->idle_slots == 0 ? "there is no idle slot to take its work"
+                                     : "its work cannot be split over the idle slots");
+    } else if (hold && after > 0) {
+        snprintf(out->message, sizeof out->message,
+                 "no split brings the finish forward: %s holds the stage until %s%s", hold->id,
+                 fmt_s(h, sizeof h, after), in->idle_slots == 0 ? " (no idle slot)" : "");
+    } else {
+        snprintf(out->message, sizeof out->message, "no work is left");
+    }
 }
 
 void core_decide_batch(struct core_state *st, const struct core_sample *sm,

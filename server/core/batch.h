@@ -25,6 +25,7 @@ struct core_batch_config {
     double max_scale_up;          /* max-scale-up: a later scale-up at most this factor */
     int scale_down_confirmations; /* scale-down-confirmations: decisions in a row */
     int64_t change_interval_ms;   /* change-interval: at most one change this often */
+    int64_t worker_startup_ms;    /* worker-startup: how long requested workers may take */
     double idle_cpu;              /* idle-cpu: under this mean CPU the pool is held */
     double finishing;             /* finishing: the last stage's remaining share */
 };
@@ -45,12 +46,26 @@ struct core_batch_stage {
 
 /* The batch part of a sample ("mode": "BATCH"). */
 struct core_batch_in {
-    int workers;          /* workers.current */
+    int workers;      /* workers.current: the pool (running or requested: see below) */
+    bool has_running; /* workers.running was sent: the workers up and working */
+    int running;
+    bool has_requested; /* workers.requested was sent: the pool asked of the cluster */
+    int requested;
     int slots_per_worker; /* workers.slots_per_worker, 1 when absent */
     double cpu;           /* workers.cpu_utilization, mean over workers in [0, 1]; NaN */
     bool shuffle_on_workers;
     const struct core_batch_stage *stages;
     int n_stages;
+};
+
+/* What a stage has cost so far (core/README.md, Batch: remaining work). */
+struct core_batch_stage_acc {
+    char *id;        /* owned */
+    double ws;       /* worker-seconds charged to it in measured intervals */
+    double done_m;   /* the work it did in measured intervals */
+    double done_max; /* the most work done it reported: progress never goes back */
+    double busy_max; /* the most busy_s it reported; NaN: none */
+    int state;       /* enum core_batch_stage_state at the previous sample; -1: not seen */
 };
 
 /* What a batch job's state keeps between decisions (core/README.md, Batch: State). */
@@ -62,10 +77,17 @@ struct core_batch_state {
     int64_t last_change_at; /* INT64_MIN: no change yet */
     int down_count;         /* decisions in a row that asked for a smaller pool */
     int down_target;        /* the largest of the sizes they asked for */
+    int requested;          /* the pool asked for last; 0: none seen yet */
+    int requested_from;     /* the pool before that request */
+    int64_t requested_at;   /* when it was asked for */
+    int n_stages, cap_stages;
+    struct core_batch_stage_acc *stages; /* per stage id, in the order first seen */
 };
 
-/* An empty batch state. */
+/* An empty batch state (storage the caller owns, holding nothing yet). */
 void core_batch_state_init(struct core_batch_state *st);
+/* Releases what st holds and empties it. */
+void core_batch_state_reset(struct core_batch_state *st);
 
 /* The limits and holds that changed the pool's number on the way, one row each. */
 #define CORE_BATCH_CONSTRAINTS(X)                                                                  \
@@ -79,7 +101,8 @@ void core_batch_state_init(struct core_batch_state *st);
     X(HELD_FOR_CONFIRMATION)                                                                       \
     X(HELD_LAST_STAGE)                                                                             \
     X(HELD_SHUFFLE_ON_WORKERS)                                                                     \
-    X(HELD_CHANGE_INTERVAL)
+    X(HELD_CHANGE_INTERVAL)                                                                        \
+    X(HELD_WORKERS_STARTING)
 
 enum core_batch_constraint_bit {
 #define CORE__BC_BIT(name) CORE_BCB_##name,
@@ -95,6 +118,8 @@ enum core_batch_constraint {
 /* Name of batch constraint bit i, e.g. "CAPPED_AT_FIXED_SHARDS"; "?" else. */
 const char *core_batch_constraint_name(int bit);
 
+#define CORE_BATCH_WARNINGS 4
+
 /* One batch decision. */
 struct core_batch_decision {
     int64_t at;
@@ -103,7 +128,14 @@ struct core_batch_decision {
     int reason; /* enum core_reason */
     char message[320];
     int current, raw, target, min, max;
+    int running;          /* the workers counted as working; -1: not known */
     unsigned constraints; /* CORE_BC_* bits */
+    /* Warning events of the decision (ProgressWentBack), the first CORE_BATCH_WARNINGS */
+    int n_warnings;
+    struct {
+        char reason[32];
+        char message[256];
+    } warnings[4];
     /* evaluated figures, NaN when undefined */
     double remaining_worker_seconds; /* W */
     double worker_seconds_spent;     /* measured since the run started */
@@ -120,8 +152,10 @@ int core_batch_raw_workers(double w, double lambda, double tau_s);
 
 /*
  * One batch decision for sample `in` taken at `at` by a job running since `running_since`
- * (`running`: its status is RUNNING), with state st (updated in place) and options cfg;
- * fills d. The input must be valid (the parser's checks: done <= total, counts >= 0).
+ * (`running`: its status is RUNNING), with state st (updated in place: the pool asked for,
+ * each stage's accounts; core_batch_state_reset releases them) and options cfg; fills d. The
+ * input must be valid (the parser's checks: done <= total, counts >= 0, stage ids distinct,
+ * running <= requested).
  */
 void core_batch_decide(struct core_batch_state *st, const struct core_batch_in *in, int64_t at,
                        int64_t running_since, bool running, const struct core_batch_config *cfg,
@@ -142,8 +176,8 @@ const char *core_split_cause_name(enum core_split_cause c);
 /* One worker's remaining item (the request's items[i]). */
 struct core_rebalance_item {
     const char *id;
-    double remaining;             /* work left, in the request's unit, > 0 */
-    double rate;                  /* this worker's rate on it, units/s, > 0 */
+    double remaining;             /* work left, in the request's unit, >= 0 */
+    double rate;                  /* this worker's rate on it, units/s; 0: stuck */
     double fraction_consumed;     /* of the item's whole range, [0, 1] */
     double remaining_parallelism; /* NaN: unbounded */
     enum core_split_cause cause;  /* declared: not OK means it cannot be split */
@@ -172,14 +206,17 @@ struct core_rebalance_split {
 struct core_rebalance_block {
     int item;
     enum core_split_cause cause;
-    double finish_s;
+    double finish_s;  /* +inf: stuck (rate 0) */
+    bool holds_stage; /* the item the stage's finish (makespan_after_s) is */
+    double without_s; /* the stage's finish without this item */
 };
 
 struct core_rebalance_out {
     int reason; /* enum core_reason: STRAGGLERS, UNSPLITTABLE_WORK or BALANCED */
-    char message[256];
+    char message[512];
     double makespan_before_s, makespan_after_s, target_finish_s;
     double free_finish_s; /* what the splittable items alone could reach */
+    int holder;           /* the item whose finish makespan_after_s is; -1: no item */
     int slots_used;
     int n_splits;
     struct core_rebalance_split *splits; /* caller's storage, n_items long */

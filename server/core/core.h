@@ -192,6 +192,9 @@ struct core_config {
     bool plausibility;         /* governor.plausibility.enabled: implausible samples left out */
     double plausibility_ratio; /* governor.plausibility.max-ratio: counter rate vs its gauge */
     bool window_keep_full;     /* governor.window.keep-full: a full window stays full */
+    /* Noisy input, under both profiles (core/README.md, Window) */
+    double counter_jitter;  /* governor.counters.jitter: a step back this share is no reset */
+    double gauge_tolerance; /* governor.rates.gauge-tolerance: gauge vs counter factor */
     /* The governor profile's decisions (core/README.md, Differences); each bool follows the
      * profile unless set. */
     bool source_rate_guard;         /* governor.source-rate.guard */
@@ -449,7 +452,9 @@ struct core_state; /* opaque: metric window, history, tracking, delayed scale-do
 /* new: an empty job state. Aborts on out-of-memory. */
 struct core_state *core_state_new(void);
 void core_state_free(struct core_state *s);
-/* Forgets everything (job.autoscaler.enabled=false, DELETE /v1/jobs/{job}). */
+/* Forgets everything but the `at` of the last sample and the numbering of the window's
+ * samples (job.autoscaler.enabled=false: the job's samples still go forward in time). A job
+ * deleted (DELETE /v1/jobs/{job}) starts over with core_state_new instead. */
 void core_state_clear(struct core_state *s);
 /* The `at` of the last sample the state accepted, or INT64_MIN. */
 int64_t core_state_last_at(const struct core_state *s);

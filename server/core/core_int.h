@@ -34,6 +34,7 @@
 #include <stdarg.h>
 
 #include "core/core.h"
+#include "core/index.h"
 #include "core/state.h"
 
 /* ------------------------------------------------------------------ util.c */
@@ -77,6 +78,8 @@ void *core__alloc(struct core_decision *d, size_t n);
 char *core__astrdup(struct core_decision *d, const char *s);
 char *core__asprintf(struct core_decision *d, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* "" for 1, else "s": "%d partition%s", n, core__plural(n). */
+const char *core__plural(long n);
 
 /* Appends an event to d (message formatted into the arena). key NULL = never deduplicated.
  * De-duplication against the state happens once at the end of the cycle (core__events_dedupe). */
@@ -95,9 +98,6 @@ struct core_plugin_err {
 };
 void core__plugin_fail(struct core_plugin_err *pe, const char *plugin, const char *msg);
 
-/* Case-sensitive membership in a borrowed list. */
-bool core__in_list(const char *const *list, int n, const char *s);
-
 /* ------------------------------------------------------------------ topo.c */
 
 /* The sample's topology, indexed by the sample's vertex index. */
@@ -110,14 +110,30 @@ struct core_topo {
     int *n_outputs;          /* [n] number of output edges */
     bool *is_source;         /* [n] no inputs */
     bool *hash_input;        /* [n] any input ship strategy HASH */
+    struct core_index ids;   /* the sample's vertex ids, sorted (core__topo_find) */
+    /* The job's window against the sample (core__topo_window): s2w[i] is sample vertex i's
+     * window index (-1: not in the window), w2s[wi] window vertex wi's sample index (-1).
+     * NULL until mapped: then the window's ids are searched (tests that build a window by
+     * hand). */
+    int *s2w, *w2s;
+    int n_w; /* the window's vertex count when mapped */
 };
 
 /* Validates the sample (ids, parallelism >= 1, <= max_parallelism, duplicate ids, unknown
  * inputs, cycles) and builds t in d's arena. -1 with err naming the field on a bad one. */
 int core__topo_build(const struct core_sample *sm, struct core_decision *d, struct core_topo *t,
                      char *err, size_t err_len);
-/* Index of vertex id in the sample, -1 if absent. */
-int core__topo_find(const struct core_sample *sm, const char *id);
+/* Index of vertex id in the sample t was built from, -1 if absent (log n). */
+int core__topo_find(const struct core_topo *t, const char *id);
+/* Maps the sample's vertices to the window w's and back (t->s2w, t->w2s), in d's arena:
+ * n log n. Called again whenever the window restarts (its vertices become the sample's). */
+void core__topo_window(struct core_topo *t, const struct core_window *w, struct core_decision *d);
+/* Sample vertex i's window index (-1: none), and window vertex wi's sample index (-1: none),
+ * by the map when there is one (else a search). */
+int core__topo_wi(const struct core_topo *t, const struct core_window *w,
+                  const struct core_sample *sm, int i);
+int core__topo_si(const struct core_topo *t, const struct core_window *w,
+                  const struct core_sample *sm, int wi);
 
 /* ---------------------------------------------------------------- window.c */
 
@@ -157,7 +173,19 @@ struct core_window_status {
     bool restarted;       /* the window was restarted by this sample */
     enum core_restart restart;
     bool rejected; /* the sample was left out as implausible */
+    /* Gauges not trusted against their counters (core/README.md, Window: Gauges and
+     * counters): how many, and the first CORE_GAUGE_REPORTED (window index, gauge, the
+     * counter's rate that replaced it). */
+    int n_gauge_off;
+    struct {
+        int wi;
+        double gauge, counter;
+    } gauge_off[4];
 };
+#define CORE_GAUGE_REPORTED 4
+/* A gauge is checked against its counter's rise over at least this span: Flink's meters
+ * average the last minute, so over a shorter one they differ while the rate changes. */
+#define CORE_GAUGE_SPAN_MS 60000
 
 /*
  * Restart detection and plausibility (core/README.md, Window: Restart, Plausibility), without
@@ -299,17 +327,23 @@ int core__first_aligned(int n_keys, int proposed, int from, int to, bool accept_
 struct core_vhistory *core__history_find(struct core_state *st, const char *id);
 /* Retention (core/README.md, History) on every vertex, and deletes vertices not in the
  * sample. */
-void core__history_trim(struct core_state *st, const struct core_sample *sm,
+void core__history_trim(struct core_state *st, const struct core_topo *t,
                         const struct core_config *cfg, int64_t now);
 /* Appends an entry for an executed scaling. */
 void core__history_add(struct core_state *st, const char *id, const struct core_hist_entry *e);
+/* The same at the vertex's position in st->hist, which the cycle keeps per sample vertex (no
+ * search): -1 = none yet, set to where the new history went. */
+void core__history_add_at(struct core_state *st, int *pos, const char *id,
+                          const struct core_hist_entry *e);
 /* Drops vertex id's entry taken at `at` (an executed scaling the job did not apply). A vertex
  * left without entries keeps an empty history until the next trim. */
 void core__history_forget(struct core_state *st, const char *id, int64_t at);
+/* The same for the history at position pos of st->hist (-1: nothing). */
+void core__history_forget_at(struct core_state *st, int pos, int64_t at);
 /* Restart time (core/README.md, History): measures the pending tracking record's restart duration
  * if the topology now runs at the recorded parallelisms; trims the records. */
 void core__tracking_update(struct core_state *st, const struct core_sample *sm,
-                           const struct core_config *cfg, int64_t now);
+                           const struct core_topo *t, const struct core_config *cfg, int64_t now);
 void core__tracking_add(struct core_state *st, int64_t now);
 /* Drops the tracking record taken at `at` (a scaling the job did not apply). */
 void core__tracking_forget(struct core_state *st, int64_t at);
@@ -334,6 +368,16 @@ void core__delayed_clear(struct core_state *st, const char *id);
 /* When the vertex's pending scale-down may happen at the earliest, or -1 when none. */
 int64_t core__delayed_until(const struct core_state *st, const struct core_config *cfg,
                             const char *id);
+/* The same by the vertex's position in st->delayed, which the cycle keeps per sample vertex
+ * (no search): -1 = none. core__delayed_scale_down_at sets *pos when it adds the vertex;
+ * core__delayed_clear_at moves the last entry into pos and returns where it was (-1: nothing
+ * moved). core__delayed_find is the search (a scan). */
+int core__delayed_find(const struct core_state *st, const char *id);
+int core__delayed_scale_down_at(struct core_state *st, const struct core_config *cfg, int *pos,
+                                const char *id, int current, int target, bool outside, int64_t now,
+                                bool *outside_out);
+int64_t core__delayed_until_at(const struct core_state *st, const struct core_config *cfg, int pos);
+int core__delayed_clear_at(struct core_state *st, int pos);
 void core__delayed_clear_all(struct core_state *st);
 
 /* ------------------------------------------------------------ taskmanager.c */
@@ -384,10 +428,12 @@ void core__fmt_rate(char *buf, size_t n, double x);
 /* "2025-11-29T10:03:00Z" (second resolution). */
 void core__fmt_utc(char *buf, size_t n, int64_t ms);
 /* Why vertex v moves to target (reason HIGH_*, LOW_UTILIZATION), with the limits that
- * changed its number (raw: before them), in the arena. */
+ * changed its number (raw: before them) and the restart headroom it was sized with (restart_ms:
+ * the restart time the formulas use), in the arena. */
 const char *core__explain_move(struct core_decision *d, const struct core_config *cfg,
                                const struct core_vertex_in *v, enum core_reason reason, int target,
-                               int raw, unsigned constraints, const struct core_evaluated *e);
+                               int raw, unsigned constraints, const struct core_evaluated *e,
+                               int64_t restart_ms);
 /* Why vertex id stays: inside its bounds. */
 const char *core__explain_steady(struct core_decision *d, const char *id, int p,
                                  const struct core_evaluated *e);

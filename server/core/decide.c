@@ -24,6 +24,11 @@ struct cycle {
     bool *in_summary;          /* [n] changed and kept */
     bool *unscaled;            /* [n] excluded, or without the rates to compute a target */
     int *down_to;              /* [n] this cycle's scale-down proposal (0: none) */
+    const char **sized_note;   /* [n] how the vertex was sized other than for what arrives */
+    /* [n] by sample index: the vertex's position in st->hist and st->delayed (-1: none),
+     * kept as they change, so no step searches them by id (core__map_state). */
+    int *hist_of, *delayed_of;
+    struct core_index excl; /* cfg->exclude_ids, sorted */
     struct core_plugin_err pe;
     bool backlog;
     int64_t now;
@@ -47,6 +52,9 @@ static void init_vertices(struct cycle *c)
     c->in_summary = core__alloc(d, (size_t)n * sizeof *c->in_summary);
     c->unscaled = core__alloc(d, (size_t)n * sizeof *c->unscaled);
     c->down_to = core__alloc(d, (size_t)n * sizeof *c->down_to);
+    c->sized_note = core__alloc(d, (size_t)n * sizeof *c->sized_note);
+    c->hist_of = core__alloc(d, (size_t)n * sizeof *c->hist_of);
+    c->delayed_of = core__alloc(d, (size_t)n * sizeof *c->delayed_of);
     c->ev = core__alloc(d, (size_t)n * sizeof *c->ev);
     for (int k = 0; k < n; k++) {
         int i = c->t.order[k];
@@ -125,11 +133,45 @@ static void revert_targets(struct cycle *c)
     }
 }
 
+/* c->hist_of and c->delayed_of from the state as it is now: n log n. Again after the history
+ * is trimmed (positions move). */
+static void map_state(struct cycle *c)
+{
+    const struct core_state *st = c->st;
+    for (int i = 0; i < c->sm->n_vertices; i++)
+        c->hist_of[i] = c->delayed_of[i] = -1;
+    for (int h = 0; h < st->n_hist; h++) {
+        int i = core__topo_find(&c->t, st->hist[h].id);
+        if (i >= 0 && c->hist_of[i] < 0)
+            c->hist_of[i] = h;
+    }
+    for (int k = 0; k < st->n_delayed; k++) {
+        int i = core__topo_find(&c->t, st->delayed[k].id);
+        if (i >= 0 && c->delayed_of[i] < 0)
+            c->delayed_of[i] = k;
+    }
+}
+
+/* Clears sample vertex i's delayed scale-down, keeping c->delayed_of right for the entry that
+ * moves into its slot. */
+static void delayed_clear(struct cycle *c, int i)
+{
+    int pos = c->delayed_of[i];
+    if (pos < 0)
+        return;
+    c->delayed_of[i] = -1;
+    if (core__delayed_clear_at(c->st, pos) >= 0) {
+        int j = core__topo_find(&c->t, c->st->delayed[pos].id);
+        if (j >= 0)
+            c->delayed_of[j] = pos;
+    }
+}
+
 /* Is vertex i excluded from scaling this cycle (core/README.md, Cycle step 8)? */
 static bool excluded(struct cycle *c, int i, const char **why)
 {
     const struct core_vertex_in *v = &c->sm->vertices[i];
-    if (core__in_list(c->cfg->exclude_ids, c->cfg->n_exclude_ids, v->id)) {
+    if (core_index_find(&c->excl, v->id) >= 0) {
         *why = "listed in job.autoscaler.vertex.exclude.ids";
         return true;
     }
@@ -137,7 +179,7 @@ static bool excluded(struct cycle *c, int i, const char **why)
         *why = "finished";
         return true;
     }
-    int wi = core__window_index(&c->st->w, v->id);
+    int wi = core__topo_wi(&c->t, &c->st->w, c->sm, i);
     double load = core__w_latest(&c->st->w, wi, offsetof(struct core_vmetrics, load));
     if (isnan(load)) {
         *why = "reports no busy time";
@@ -167,64 +209,43 @@ static enum core_reason up_reason(struct cycle *c, const struct core_evaluated *
  * (what arrives plus the catch-up rate) even at the parallelism the skew cap lets it reach.
  * Its sources then read no faster than it takes, so every vertex fed by one of them carries
  * that share at most: flow[v] = the least such share; the key-limited vertices keep 1 (their
- * own sizing is the skew cap's). *limiter[v] names the vertex that sets it.
+ * own sizing is the skew cap's). *limiter[v] names the vertex that sets it: of the keys with
+ * the least share, the first in topological order.
+ *
+ * Linear in vertices and edges: the least (share, key) each source feeds is carried up from
+ * the keys against the edges (reverse topological order), then down from the sources along
+ * them (topological order), instead of a sources-by-vertices table.
  */
-/* fed[v * n + s]: source s feeds vertex v (directly or through others), by sample index. */
-static bool *fed_by(struct cycle *c)
-{
-    int n = c->sm->n_vertices;
-    bool *fed = core__alloc(c->d, (size_t)n * (size_t)n * sizeof *fed);
-    for (int k = 0; k < n; k++) {
-        int v = c->t.order[k];
-        if (c->t.is_source[v])
-            fed[v * n + v] = true;
-        for (int e = c->t.in_start[v]; e < c->t.in_start[v + 1]; e++)
-            for (int s = 0; s < n; s++)
-                fed[v * n + s] |= fed[c->t.in_src[e] * n + s];
-    }
-    return fed;
-}
+struct limit {
+    double share; /* 1: none */
+    int rank;     /* the key's topological position (ties: the first) */
+};
 
-/*
- * governor.source.stall (core/README.md, Cycle step 8): the stalled source feeding sample
- * vertex v, per vertex (NULL: none). While a source reads nothing and its backlog grows,
- * the vertices it feeds are idle because nothing is read, not because the load is gone, and
- * the backlog waits for the source, not for capacity: they are held.
- */
-static const char **stalled_sources(struct cycle *c)
+static bool limit_less(struct limit a, struct limit b)
 {
-    int n = c->sm->n_vertices;
-    const char **stall = core__alloc(c->d, (size_t)n * sizeof *stall);
-    bool *fed = NULL;
-    for (int s = 0; s < n; s++) {
-        int wi = core__window_index(&c->st->w, c->sm->vertices[s].id);
-        if (!c->t.is_source[s] || !core__source_stalled(&c->st->w, wi, &c->sm->vertices[s]))
-            continue;
-        if (!fed)
-            fed = fed_by(c);
-        for (int v = 0; v < n; v++)
-            if (fed[v * n + s] && !stall[v])
-                stall[v] = c->sm->vertices[s].id;
-    }
-    return stall;
+    return a.share < b.share || (a.share == b.share && a.rank < b.rank);
 }
 
 static double *limited_flow(struct cycle *c, const char **limiter)
 {
     int n = c->sm->n_vertices;
+    const struct core_topo *t = &c->t;
     const struct core_config *cfg = c->cfg;
-    double *flow = core__alloc(c->d, (size_t)n * sizeof *flow);
-    bool *fed = fed_by(c);
-    bool *limited = core__alloc(c->d, (size_t)n * sizeof *limited);
+    size_t nn = (size_t)(n ? n : 1);
+    double *flow = core__alloc(c->d, nn * sizeof *flow);
+    bool *limited = core__alloc(c->d, nn * sizeof *limited);
+    struct limit *down = core__alloc(c->d, nn * sizeof *down);
+    struct limit *up = core__alloc(c->d, nn * sizeof *up);
+    const struct limit none = {1.0, n};
     for (int v = 0; v < n; v++)
-        flow[v] = 1.0;
+        down[v] = up[v] = none;
     for (int k = 0; k < n; k++) {
         const char *why = NULL;
-        int key = c->t.order[k], p = c->sm->vertices[key].parallelism;
-        if (!c->t.hash_input[key] || p < 2 || excluded(c, key, &why))
+        int key = t->order[k], p = c->sm->vertices[key].parallelism;
+        if (!t->hash_input[key] || p < 2 || excluded(c, key, &why))
             continue;
         struct core_evaluated e = vdec(c, key)->ev;
-        int wi = core__window_index(&c->st->w, c->sm->vertices[key].id);
+        int wi = core__topo_wi(t, &c->st->w, c->sm, key);
         int stop = core__skew_limit(cfg, &c->st->w, wi, p, &e);
         if (stop <= 0)
             continue;
@@ -233,17 +254,64 @@ static double *limited_flow(struct cycle *c, const char **limiter)
         if (!(can < need) || !(can > 0))
             continue;
         limited[key] = true;
-        for (int v = 0; v < n; v++)
-            for (int s = 0; s < n; s++)
-                if (fed[v * n + s] && fed[key * n + s] && can / need < flow[v]) {
-                    flow[v] = can / need;
-                    limiter[v] = c->sm->vertices[key].id;
-                }
+        down[key] = (struct limit){can / need, k};
     }
-    for (int v = 0; v < n; v++)
+    /* down[u]: the least limit at or downstream of u. */
+    for (int k = n - 1; k >= 0; k--) {
+        int v = t->order[k];
+        for (int e = t->in_start[v]; e < t->in_start[v + 1]; e++)
+            if (limit_less(down[v], down[t->in_src[e]]))
+                down[t->in_src[e]] = down[v];
+    }
+    /* up[v]: the least limit downstream of a source that feeds v. */
+    for (int k = 0; k < n; k++) {
+        int v = t->order[k];
+        if (t->is_source[v])
+            up[v] = down[v];
+        for (int e = t->in_start[v]; e < t->in_start[v + 1]; e++)
+            if (limit_less(up[t->in_src[e]], up[v]))
+                up[v] = up[t->in_src[e]];
+    }
+    for (int v = 0; v < n; v++) {
+        flow[v] = 1.0;
+        if (up[v].share < 1.0) {
+            flow[v] = up[v].share;
+            limiter[v] = c->sm->vertices[t->order[up[v].rank]].id;
+        }
         if (limited[v])
             flow[v] = 1.0;
+    }
     return flow;
+}
+
+/*
+ * governor.source.stall (core/README.md, Cycle step 8): the stalled source feeding sample
+ * vertex v, per vertex (NULL: none; of several, the first in the sample). While a source
+ * reads nothing and its backlog grows, the vertices it feeds are idle because nothing is
+ * read, not because the load is gone, and the backlog waits for the source, not for
+ * capacity: they are held. Carried along the edges in topological order: linear.
+ */
+static const char **stalled_sources(struct cycle *c)
+{
+    int n = c->sm->n_vertices;
+    const struct core_topo *t = &c->t;
+    size_t nn = (size_t)(n ? n : 1);
+    const char **stall = core__alloc(c->d, nn * sizeof *stall);
+    int *first = core__alloc(c->d, nn * sizeof *first); /* sample index, n: none */
+    for (int k = 0; k < n; k++) {
+        int v = t->order[k];
+        first[v] = n;
+        if (t->is_source[v] &&
+            core__source_stalled(&c->st->w, core__topo_wi(t, &c->st->w, c->sm, v),
+                                 &c->sm->vertices[v]))
+            first[v] = v;
+        for (int e = t->in_start[v]; e < t->in_start[v + 1]; e++)
+            if (first[t->in_src[e]] < first[v])
+                first[v] = first[t->in_src[e]];
+        if (first[v] < n)
+            stall[v] = c->sm->vertices[first[v]].id;
+    }
+    return stall;
 }
 
 /* Targets (core/README.md, Scaling) and gates (Gating) of every non-excluded vertex; fills
@@ -282,7 +350,7 @@ static void compute_targets(struct cycle *c)
             continue;
         }
         struct core_scale_result r;
-        struct core_vhistory *hist = core__history_find(st, v->id);
+        struct core_vhistory *hist = c->hist_of[i] >= 0 ? &st->hist[c->hist_of[i]] : NULL;
         const struct core_evaluated *sized = e;
         struct core_evaluated capped;
         if (flow && flow[i] < 1.0) {
@@ -293,6 +361,10 @@ static void compute_targets(struct cycle *c)
             core__thresholds(&capped, cfg, c->backlog, restart_ms);
             o->outside_bounds = core__outside_bounds(&capped);
             sized = &capped;
+            c->sized_note[i] = core__asprintf(c->d,
+                                              "sized for the %.0f%% of what arrives that the "
+                                              "hot key of %s lets through",
+                                              flow[i] * 100.0, limiter[i]);
         }
         core__scale_target(cfg, c->sm, &c->t, i, sized, hist, restart_ms, c->h, c->d, &c->pe, &r);
         o->raw_target = r.computed ? r.raw : p;
@@ -306,7 +378,7 @@ static void compute_targets(struct cycle *c)
         int target = r.target;
         bool outside = o->outside_bounds;
         if (target > p && c->t.hash_input[i] && cfg->skew_enabled) {
-            int wi = core__window_index(&st->w, v->id);
+            int wi = core__topo_wi(&c->t, &st->w, c->sm, i);
             int psat = core__skew_limit(cfg, &st->w, wi, p, e);
             double need = core__capacity_cfg(cfg, e, cfg->util_target, true, restart_ms);
             bool unservable = isfinite(e->key_rate_bound) && need > e->key_rate_bound;
@@ -321,15 +393,16 @@ static void compute_targets(struct cycle *c)
                 o->message = core__asprintf(
                     c->d,
                     "%s: one key carries about %.0f%% of the input; no parallelism processes "
-                    "more than %s (needs %.0f/s); past %d subtasks more buy under %.0f%%; "
-                    "salting the hot key over %.0f subtasks would lift the limit",
-                    v->id, e->hot_key_share * 100.0, bound, need, psat,
-                    cfg->skew_saturation * 100.0, e->salting_fanout);
+                    "more than %s (needs %.0f/s); past %d subtask%s more buy under %.0f%%; "
+                    "salting the hot key over %.0f subtask%s would lift the limit",
+                    v->id, e->hot_key_share * 100.0, bound, need, psat, core__plural(psat),
+                    cfg->skew_saturation * 100.0, e->salting_fanout,
+                    core__plural((long)e->salting_fanout));
             }
         }
         if (target == p) {
             /* No change clears a pending scale-down (core/README.md, Gating). */
-            core__delayed_clear(st, v->id);
+            delayed_clear(c, i);
             if (o->reason == CORE_R_KEY_PARALLELISM_LIMIT)
                 continue;
             if (r.raw != p && outside) {
@@ -342,7 +415,7 @@ static void compute_targets(struct cycle *c)
         }
         e->expected_processing_rate = r.expected_rate;
         if (target > p) {
-            core__delayed_clear(st, v->id);
+            delayed_clear(c, i);
             if (core__ineffective_blocked(cfg, hist, v->id, p, e->true_processing_rate, c->d)) {
                 o->reason = CORE_R_INEFFECTIVE_SCALING;
                 o->message = core__asprintf(
@@ -356,15 +429,17 @@ static void compute_targets(struct cycle *c)
              * fewer: the cap drops only subtasks that read nothing. No capacity is lost, so
              * there is nothing to wait out, and the load is not low (core/README.md, Cycle
              * step 8). */
-            core__delayed_clear(st, v->id);
+            delayed_clear(c, i);
             o->reason = CORE_R_LIMIT_REACHED;
             char tpr[40];
             core__fmt_rate(tpr, sizeof tpr, e->true_processing_rate);
             o->message = core__asprintf(
                 c->d,
-                "%s: %d -> %d: it needs %d subtasks but reads %d partitions, so only %d of its %d "
-                "subtasks read anything; at %d, about %s, as now",
-                v->id, p, target, r.raw, v->partitions, v->partitions, p, target, tpr);
+                "%s: %d -> %d: it needs %d subtask%s but reads %d partition%s, so only %d of "
+                "its %d subtasks %s anything; at %d, about %s, as now",
+                v->id, p, target, r.raw, core__plural(r.raw), v->partitions,
+                core__plural(v->partitions), v->partitions, p,
+                v->partitions == 1 ? "reads" : "read", target, tpr);
         } else {
             bool out2 = outside;
             /* governor.scale-down.early: the delay keeps the highest size that what arrives
@@ -383,14 +458,15 @@ static void compute_targets(struct cycle *c)
                     record = r2.target;
             }
             c->down_to[i] = target;
-            int applied =
-                core__delayed_scale_down(st, cfg, v->id, p, record, outside, c->now, &out2);
+            int applied = core__delayed_scale_down_at(st, cfg, &c->delayed_of[i], v->id, p, record,
+                                                      outside, c->now, &out2);
             if (applied != p && applied < target)
                 applied = target;
             if (applied == p) {
                 o->reason = CORE_R_SCALE_DOWN_DELAYED;
                 char until[32], iv[32];
-                core__fmt_utc(until, sizeof until, core__delayed_until(st, cfg, v->id));
+                core__fmt_utc(until, sizeof until,
+                              core__delayed_until_at(st, cfg, c->delayed_of[i]));
                 core_format_duration(iv, sizeof iv, cfg->scale_down_interval_ms);
                 o->message = core__asprintf(
                     c->d,
@@ -408,13 +484,10 @@ static void compute_targets(struct cycle *c)
         c->new_p[i] = target;
         c->in_summary[i] = true;
         if (!o->message)
-            o->message =
-                core__explain_move(c->d, cfg, v, o->reason, target, r.raw, o->constraints, sized);
-        if (sized != e)
-            o->message = core__asprintf(c->d,
-                                        "%s; sized for the %.0f%% of what arrives that the hot "
-                                        "key of %s lets through",
-                                        o->message, flow[i] * 100.0, limiter[i]);
+            o->message = core__explain_move(c->d, cfg, v, o->reason, target, r.raw, o->constraints,
+                                            sized, restart_ms);
+        if (c->sized_note[i])
+            o->message = core__asprintf(c->d, "%s; %s", o->message, c->sized_note[i]);
     }
 }
 
@@ -453,6 +526,35 @@ static void ride_along(struct cycle *c)
                                     o->id, o->current, to);
         c->new_p[i] = to;
         c->in_summary[i] = true;
+    }
+}
+
+/*
+ * A scale-down waiting out its delay for a vertex inside its utilization bounds is no
+ * SCALE_DOWN_DELAYED: nothing is due for it, and at the end of the delay it is made only along
+ * with the scaling of a vertex outside its bounds (Cycle step 9). Its reason is WITHIN_TARGET,
+ * and the message says what is recorded and when it could be made. Runs after ride_along,
+ * which takes such scale-downs along with a restart.
+ */
+static void delayed_inside(struct cycle *c)
+{
+    char iv[32], until[32];
+    core_format_duration(iv, sizeof iv, c->cfg->scale_down_interval_ms);
+    for (int i = 0; i < c->sm->n_vertices; i++) {
+        struct core_vdecision *o = vdec(c, i);
+        if (o->reason != CORE_R_SCALE_DOWN_DELAYED || o->outside_bounds)
+            continue;
+        core__fmt_utc(until, sizeof until, core__delayed_until(c->st, c->cfg, o->id));
+        o->reason = CORE_R_WITHIN_TARGET;
+        o->message =
+            core__asprintf(c->d,
+                           "%s; a scale-down to %d%s%s%s is recorded and waits out "
+                           "job.autoscaler.scale-down.interval (%s) until %s: a "
+                           "vertex inside its bounds is scaled only along with one "
+                           "outside them",
+                           core__explain_steady(c->d, o->id, o->current, &o->ev), c->down_to[i],
+                           c->sized_note[i] ? " (" : "", c->sized_note[i] ? c->sized_note[i] : "",
+                           c->sized_note[i] ? ")" : "", iv, until);
     }
 }
 
@@ -561,6 +663,13 @@ static const char *within_message(struct cycle *c)
 }
 
 /* Runs the executors in order; returns true when one vetoed. */
+/* A reason that explains a move up. */
+static bool up_reason_code(enum core_reason r)
+{
+    return r == CORE_R_HIGH_BACKLOG || r == CORE_R_HIGH_UTILIZATION ||
+           r == CORE_R_KEY_PARALLELISM_LIMIT;
+}
+
 static bool run_executors(struct cycle *c)
 {
     const struct core_config *cfg = c->cfg;
@@ -602,9 +711,27 @@ static bool run_executors(struct cycle *c)
                 v->constraints |= CORE_C_CHANGED_BY_EXECUTOR;
                 c->new_p[i] = v->target;
                 c->in_summary[i] = v->target != v->current;
-                if (!v->message || v->target == v->current)
-                    v->message = core__asprintf(d, "%s: %d -> %d set by executor %s", v->id,
-                                                v->current, v->target, name);
+                /* What the new parallelism is expected to process, as for a native move
+                 * (Scaling step 10), so that the report prints no undefined figure. */
+                v->ev.expected_processing_rate =
+                    v->target == v->current
+                        ? NAN
+                        : core__round3(v->ev.true_processing_rate / v->current * v->target);
+                /* The executor's move, and the native one it replaces when there was one. */
+                v->message =
+                    core__asprintf(d, "%s: %d -> %d set by executor %s%s%s%s", v->id, v->current,
+                                   v->target, name, v->message ? " (natively: " : "",
+                                   v->message ? v->message : "", v->message ? ")" : "");
+                /* A move against the native reason's direction takes its direction's. */
+                bool up = v->target > v->current, down = v->target < v->current;
+                if (up && !up_reason_code(v->reason))
+                    v->reason = CORE_R_HIGH_UTILIZATION;
+                else if (down && v->reason != CORE_R_LOW_UTILIZATION &&
+                         v->reason != CORE_R_LIMIT_REACHED)
+                    v->reason = CORE_R_LOW_UTILIZATION;
+                else if (!up && !down &&
+                         (up_reason_code(v->reason) || v->reason == CORE_R_LOW_UTILIZATION))
+                    v->reason = CORE_R_WITHIN_TARGET; /* the executor keeps it */
             }
         }
     }
@@ -623,6 +750,7 @@ static void record_execution(struct cycle *c)
         const struct core_vdecision *v = &d->vertices[k];
         if (v->target == v->current)
             continue;
+        int i = c->t.order[k];
         struct core_hist_entry e = {
             .at = c->now,
             .current_parallelism = v->current,
@@ -631,7 +759,7 @@ static void record_execution(struct cycle *c)
             .expected_processing_rate = v->ev.expected_processing_rate,
             .target_data_rate = v->ev.target_data_rate,
         };
-        core__history_add(c->st, v->id, &e);
+        core__history_add_at(c->st, &c->hist_of[i], v->id, &e);
         core__grow(&pd->v, &pd->cap, pd->n + 1, sizeof *pd->v);
         pd->v[pd->n++] = (struct core_pending_vertex){core__strdup(v->id), v->current, v->target};
     }
@@ -674,7 +802,7 @@ static void resolve_pending(struct cycle *c)
     size_t off = 0;
     bool applied = true;
     for (int k = 0; k < pd->n; k++) {
-        int i = core__topo_find(c->sm, pd->v[k].id);
+        int i = core__topo_find(&c->t, pd->v[k].id);
         int now_p = i < 0 ? 0 : c->sm->vertices[i].parallelism;
         if (now_p == pd->v[k].to)
             continue;
@@ -704,8 +832,12 @@ static void resolve_pending(struct cycle *c)
                     "%s (%s) was not applied: "
                     "the job %s",
                     when, moves, runs);
-        for (int k = 0; k < pd->n; k++)
-            core__history_forget(st, pd->v[k].id, pd->at);
+        /* A vertex no longer in the sample loses its history at the trim that follows. */
+        for (int k = 0; k < pd->n; k++) {
+            int i = core__topo_find(&c->t, pd->v[k].id);
+            if (i >= 0)
+                core__history_forget_at(st, c->hist_of[i], pd->at);
+        }
         core__tracking_forget(st, pd->at);
     }
     core__pending_clear(st);
@@ -721,12 +853,13 @@ static void forget_old_parallelism(struct cycle *c)
     struct core_state *st = c->st;
     for (int k = 0; k < st->n_delayed;) {
         const char *id = st->delayed[k].id;
-        int i = core__topo_find(c->sm, id), wi = core__window_index(&st->w, id);
+        int i = core__topo_find(&c->t, id),
+            wi = i >= 0 ? core__topo_wi(&c->t, &st->w, c->sm, i) : -1;
         if (i >= 0 && wi >= 0 && st->w.parallelism[wi] == c->sm->vertices[i].parallelism) {
             k++;
             continue;
         }
-        core__delayed_clear(st, id); /* moves the last entry into slot k */
+        core__delayed_clear_at(st, k); /* moves the last entry into slot k */
     }
 }
 
@@ -748,6 +881,34 @@ static void negative_busy(struct cycle *c)
     }
 }
 
+/* A warning for each gauge the window did not trust (core/README.md, Window: Gauges and
+ * counters). */
+static void gauge_warnings(struct cycle *c, const struct core_window_status *ws)
+{
+    for (int k = 0; k < ws->n_gauge_off && k < CORE_GAUGE_REPORTED; k++) {
+        int wi = ws->gauge_off[k].wi;
+        const char *id = c->st->w.ids[wi];
+        int i = core__topo_find(&c->t, id);
+        const struct core_vertex_in *v = i >= 0 ? &c->sm->vertices[i] : NULL;
+        const char *gauge = v && c->t.is_source[i] && isnan(v->records_in_per_s)
+                                ? "records_out_per_s"
+                                : "records_in_per_s";
+        char g[40], r[40];
+        core__fmt_rate(g, sizeof g, ws->gauge_off[k].gauge);
+        core__fmt_rate(r, sizeof r, ws->gauge_off[k].counter);
+        core__event(c->d, "Warning", "GaugeMismatch", core__asprintf(c->d, "GaugeMismatch:%s", id),
+                    "%s: %s says %s but its records_in counter rose %s over the last minute or "
+                    "more (more than governor.rates.gauge-tolerance %g apart; a gauge per "
+                    "subtask where the sum over subtasks is expected?): the counter's rate is "
+                    "used%s",
+                    id, gauge, g, r, c->cfg->gauge_tolerance,
+                    k + 1 == CORE_GAUGE_REPORTED && ws->n_gauge_off > CORE_GAUGE_REPORTED
+                        ? core__asprintf(c->d, " (and for %d more vertices)",
+                                         ws->n_gauge_off - CORE_GAUGE_REPORTED)
+                        : "");
+    }
+}
+
 /* The part of the cycle after collection; returns with d's outcome filled. */
 static void decide_collected(struct cycle *c, const struct core_window_status *ws)
 {
@@ -763,10 +924,21 @@ static void decide_collected(struct cycle *c, const struct core_window_status *w
     }
     if (!ws->fully_collected) {
         all_reasons(c, CORE_R_COLLECTING_METRICS);
-        d->message = core__asprintf(d, "%s: %d samples in the metric window",
-                                    ws->stabilizing ? "stabilizing after the job started"
-                                                    : "metric window not full yet",
-                                    ws->n_samples);
+        const struct core_window *w = &c->st->w;
+        if (ws->stabilizing && w->started_at != w->running_since) {
+            /* A restart the client did not declare: it is what the window stabilizes after. */
+            char when[32];
+            core__fmt_utc(when, sizeof when, w->started_at);
+            d->message = core__asprintf(d,
+                                        "stabilizing after the restart inferred at %s: %d "
+                                        "samples in the metric window",
+                                        when, ws->n_samples);
+        } else {
+            d->message = core__asprintf(d, "%s: %d samples in the metric window",
+                                        ws->stabilizing ? "stabilizing after the job started"
+                                                        : "metric window not full yet",
+                                        ws->n_samples);
+        }
         return;
     }
     if (core__memory_pressure(cfg, &g, d)) {
@@ -777,6 +949,7 @@ static void decide_collected(struct cycle *c, const struct core_window_status *w
     compute_targets(c);
     if (cfg->scale_down_with_restart)
         ride_along(c);
+    delayed_inside(c);
 
     /* Without a kept vertex outside its bounds the summary is dropped (core/README.md, Cycle
      * step 9). */
@@ -852,6 +1025,7 @@ static void decide_collected(struct cycle *c, const struct core_window_status *w
         d->message = "executors left every vertex at its current parallelism";
         return;
     }
+    d->reason = scale_reason(c); /* the moves the executors left */
     core__event(d, "Normal", "ScalingReport", NULL,
                 "Scaling execution enabled, begin scaling vertices:%s", report_entries(c));
     record_execution(c);
@@ -871,6 +1045,10 @@ int core_decide(struct core_state *st, const struct core_sample *sm, const struc
     d->at = sm->at;
     d->action = CORE_NO_CHANGE;
     init_vertices(&c);
+    size_t nx = (size_t)(cfg->n_exclude_ids > 0 ? cfg->n_exclude_ids : 1);
+    core_index_build(&c.excl, cfg->exclude_ids, sizeof *cfg->exclude_ids, 0,
+                     cfg->n_exclude_ids > 0 ? cfg->n_exclude_ids : 0,
+                     core__alloc(d, nx * sizeof(int)), core__alloc(d, nx * sizeof(int)));
 
     if (!cfg->enabled) {
         /* The job's autoscaler state is wiped (core/README.md, Cycle step 3). */
@@ -887,19 +1065,25 @@ int core_decide(struct core_state *st, const struct core_sample *sm, const struc
         return 0;
     }
 
+    core__topo_window(&c.t, &st->w, d);
     struct core_window_check chk;
     core__window_check(st, sm, &c.t, cfg, &chk);
+    map_state(&c);
     resolve_pending(&c);
     if (chk.restart != CORE_RESTART_NONE)
         forget_old_parallelism(&c);
     negative_busy(&c);
-    core__tracking_update(st, sm, cfg, c.now);
-    core__history_trim(st, sm, cfg, c.now);
+    core__tracking_update(st, sm, &c.t, cfg, c.now);
+    core__history_trim(st, &c.t, cfg, c.now);
     struct core_window_status ws;
     core__window_add(st, sm, &c.t, cfg, &chk, &ws);
+    if (chk.restart != CORE_RESTART_NONE)
+        core__topo_window(&c.t, &st->w, d); /* the window now lists the sample's vertices */
+    map_state(&c);
     st->last_at = sm->at;
     /* A restart the client did not declare is worth a word (core/README.md, Window). */
     bool inferred = chk.restart > CORE_RESTART_DECLARED;
+    gauge_warnings(&c, &ws);
     if (inferred)
         core__event(d, "Warning", "RestartInferred",
                     core__asprintf(d, "RestartInferred:%s", core__restart_name(chk.restart)),

@@ -8,6 +8,7 @@
  * caller's ev[] array, *backlog, *g and *pe.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/core_int.h"
@@ -16,9 +17,10 @@
 #define GM(f) offsetof(struct core_gmetrics, f)
 
 /* Window index of each sample vertex. */
-static int widx(const struct core_state *st, const struct core_sample *sm, int i)
+static int widx(const struct core_state *st, const struct core_sample *sm,
+                const struct core_topo *t, int i)
 {
-    return core__window_index(&st->w, sm->vertices[i].id);
+    return core__topo_wi(t, &st->w, sm, i);
 }
 
 /*
@@ -46,7 +48,7 @@ static bool processing_backlog(const struct core_state *st, const struct core_sa
     for (int i = 0; i < t->n; i++) {
         if (!t->is_source[i])
             continue;
-        int wi = widx(st, sm, i);
+        int wi = widx(st, sm, t, i);
         /* governor.source.stall: a backlog nothing can read yet is not being processed. */
         if (cfg->source_stall && core__source_stalled(&st->w, wi, &sm->vertices[i]))
             continue;
@@ -63,32 +65,92 @@ static bool processing_backlog(const struct core_state *st, const struct core_sa
     return false;
 }
 
-/* ratio(u, v) of core/README.md, Evaluation: the share of u's input that flows over the
- * edge u -> v. */
-static double edge_ratio(const struct core_state *st, const struct core_sample *sm,
-                         const struct core_topo *t, int u, int v)
+/* Up to this many inputs, ratio(u, v) subtracts the other inputs' rates one by one, in the
+ * order the sample lists them (the reference's arithmetic, to the last bit). A wider fan-in
+ * takes them from sums of the rates before and after each input, so that the work stays
+ * linear in the inputs (the result may differ in the last bits of a double). */
+#define FANIN_EXACT 32
+
+/* What ratio(u, v) needs of v's inputs, gathered once per vertex v. */
+struct fanin {
+    int v;
+    int multi;              /* inputs from a vertex with more than one output */
+    int multi_lo, multi_hi; /* the lowest and highest such vertex */
+    double in_rate_v;       /* v's input rate */
+    double *pre, *suf;      /* wide fan-in: [k] the rates of the inputs before / after k */
+    bool lone_done;         /* lone: computed */
+    double lone;            /* in_rate_v less the rates of every input not from multi_lo */
+};
+
+static void fanin_init(struct fanin *f, const struct core_state *st, const struct core_sample *sm,
+                       const struct core_topo *t, int v)
 {
     const struct core_window *w = &st->w;
-    double in_rate = core__w_rate(w, widx(st, sm, u), VM(rec_in));
+    int lo = t->in_start[v], n_in = t->in_start[v + 1] - lo;
+    memset(f, 0, sizeof *f);
+    f->v = v;
+    f->in_rate_v = core__w_rate(w, widx(st, sm, t, v), VM(rec_in));
+    for (int k = lo; k < lo + n_in; k++) {
+        int u = t->in_src[k];
+        if (t->n_outputs[u] == 1)
+            continue;
+        if (f->multi++ == 0 || u < f->multi_lo)
+            f->multi_lo = u;
+        if (f->multi == 1 || u > f->multi_hi)
+            f->multi_hi = u;
+    }
+    if (n_in <= FANIN_EXACT || f->multi > 0)
+        return;
+    /* Every input comes from a vertex with this one output: each appears once. */
+    f->pre = core__xcalloc((size_t)n_in + 1, sizeof *f->pre);
+    f->suf = core__xcalloc((size_t)n_in + 1, sizeof *f->suf);
+    for (int k = 0; k < n_in; k++)
+        f->pre[k + 1] =
+            f->pre[k] + core__w_rate(w, widx(st, sm, t, t->in_src[lo + k]), VM(rec_out));
+    for (int k = n_in - 1; k >= 0; k--)
+        f->suf[k] =
+            f->suf[k + 1] + core__w_rate(w, widx(st, sm, t, t->in_src[lo + k]), VM(rec_out));
+}
+
+static void fanin_deinit(struct fanin *f)
+{
+    free(f->pre);
+    free(f->suf);
+}
+
+/* ratio(u, v) of core/README.md, Evaluation: the share of u's input that flows over the
+ * edge u -> v, the k-th input of v (f: v's inputs). */
+static double edge_ratio(const struct core_state *st, const struct core_sample *sm,
+                         const struct core_topo *t, struct fanin *f, int k)
+{
+    const struct core_window *w = &st->w;
+    int v = f->v, u = t->in_src[k], lo = t->in_start[v];
+    double in_rate = core__w_rate(w, widx(st, sm, t, u), VM(rec_in));
     if (!(in_rate > 0))
         return 0.0;
-    int n_in = t->in_start[v + 1] - t->in_start[v];
+    int n_in = t->in_start[v + 1] - lo;
     double e;
+    /* Every other input comes from a vertex with a single output. */
+    bool others_single = f->multi == 0 || (f->multi_lo == u && f->multi_hi == u);
     if (n_in == 1) {
-        e = core__w_rate(w, widx(st, sm, v), VM(rec_in));
-    } else {
-        bool others_single = true;
-        for (int k = t->in_start[v]; k < t->in_start[v + 1]; k++)
-            if (t->in_src[k] != u && t->n_outputs[t->in_src[k]] != 1)
-                others_single = false;
-        if (others_single) {
-            e = core__w_rate(w, widx(st, sm, v), VM(rec_in));
-            for (int k = t->in_start[v]; k < t->in_start[v + 1]; k++)
-                if (t->in_src[k] != u)
-                    e -= core__w_rate(w, widx(st, sm, t->in_src[k]), VM(rec_out));
-        } else {
-            e = core__w_rate(w, widx(st, sm, u), VM(rec_out));
+        e = f->in_rate_v;
+    } else if (!others_single) {
+        e = core__w_rate(w, widx(st, sm, t, u), VM(rec_out));
+    } else if (n_in <= FANIN_EXACT || f->multi > 0) {
+        /* Small, or u is the one input vertex with other outputs (its every edge into v
+         * gives the same answer, computed once). */
+        if (f->multi > 0 && f->lone_done)
+            return f->lone > 0 ? f->lone / in_rate : 0.0;
+        e = f->in_rate_v;
+        for (int j = lo; j < lo + n_in; j++)
+            if (t->in_src[j] != u)
+                e -= core__w_rate(w, widx(st, sm, t, t->in_src[j]), VM(rec_out));
+        if (f->multi > 0) {
+            f->lone = e;
+            f->lone_done = true;
         }
+    } else {
+        e = f->in_rate_v - f->pre[k - lo] - f->suf[k - lo + 1];
     }
     return e > 0 ? e / in_rate : 0.0; /* NaN flow -> 0 */
 }
@@ -296,7 +358,7 @@ void core__evaluate(const struct core_state *st, const struct core_sample *sm,
         int i = t->order[oi];
         const struct core_vertex_in *v = &sm->vertices[i];
         struct core_evaluated *e = &ev[i];
-        int wi = widx(st, sm, i);
+        int wi = widx(st, sm, t, i);
         ev_blank(e);
         e->parallelism = v->parallelism;
         e->max_parallelism = v->max_parallelism;
@@ -319,12 +381,15 @@ void core__evaluate(const struct core_state *st, const struct core_sample *sm,
         } else {
             tdr = 0.0;
             catch_up = 0.0;
+            struct fanin f;
+            fanin_init(&f, st, sm, t, i);
             for (int k = t->in_start[i]; k < t->in_start[i + 1]; k++) {
                 int u = t->in_src[k];
-                double r = edge_ratio(st, sm, t, u, i);
+                double r = edge_ratio(st, sm, t, &f, k);
                 tdr += ev[u].target_data_rate * r;
                 catch_up += ev[u].catch_up_data_rate * r;
             }
+            fanin_deinit(&f);
         }
         e->target_data_rate = core__round3(tdr);
         e->catch_up_data_rate = core__round3(catch_up);

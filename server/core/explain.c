@@ -84,6 +84,41 @@ static const char *subtasks(int p)
     return p == 1 ? "subtask" : "subtasks";
 }
 
+/* The verb after "p subtasks": "1 subtask processes", "2 subtasks process". */
+static const char *process(int p)
+{
+    return p == 1 ? "processes" : "process";
+}
+
+/*
+ * What the restart headroom adds to the capacity a vertex of p subtasks is sized for, as a
+ * clause ("; sized for 1595/s, of which 167/s to work off what piles up during a 5 min restart
+ * within 30 min"), when it changes the number of subtasks (core/README.md, Evaluation: target
+ * capacity, Scaling step 7), else "". A vertex busy less than its target utilization can be
+ * scaled up for it alone (with another vertex's restart), which the message must say.
+ */
+static void restart_note(char *buf, size_t n, const struct core_config *cfg,
+                         const struct core_evaluated *e, int64_t restart_ms, int p)
+{
+    buf[0] = '\0';
+    double with = core__capacity_cfg(cfg, e, cfg->util_target, true, restart_ms);
+    double without = core__capacity_cfg(cfg, e, cfg->util_target, false, restart_ms);
+    int64_t restart_s = restart_ms / 1000, catch_up_s = cfg->catch_up_ms / 1000;
+    double tpr = e->true_processing_rate;
+    if (!isfinite(with) || !(with > without) || catch_up_s <= 0 || restart_s <= 0 || !(tpr > 0) ||
+        !isfinite(tpr) || ceil(with / tpr * p) == ceil(without / tpr * p))
+        return;
+    char cap[40], rr[40], rd[32], cd[32];
+    core__fmt_rate(cap, sizeof cap, with);
+    core__fmt_rate(rr, sizeof rr, e->target_data_rate * (double)restart_s / (double)catch_up_s);
+    core_format_duration(rd, sizeof rd, restart_s * 1000);
+    core_format_duration(cd, sizeof cd, catch_up_s * 1000);
+    snprintf(buf, n,
+             "; sized for %s, of which %s to work off what piles up during a %s restart within "
+             "%s",
+             cap, rr, rd, cd);
+}
+
 /* What changed the number on the way, as a clause: "; capped at its 3 partitions". */
 static void limits_note(char *buf, size_t n, const struct core_vertex_in *v, unsigned c, int raw)
 {
@@ -99,16 +134,17 @@ static void limits_note(char *buf, size_t n, const struct core_vertex_in *v, uns
         NOTE("; the step is limited by the scale-%s max-factor",
              raw > v->parallelism ? "up" : "down");
     if (c & CORE_C_CAPPED_AT_PARTITIONS)
-        NOTE("; capped at its %d partitions", v->partitions);
+        NOTE("; capped at its %d partition%s", v->partitions, core__plural(v->partitions));
     if (c & CORE_C_CLAMPED_MAX_PARALLELISM)
         NOTE("; capped by max_parallelism %d or job.autoscaler.vertex.max-parallelism",
              v->max_parallelism);
     if (c & CORE_C_CLAMPED_MIN_PARALLELISM)
         NOTE("; raised to job.autoscaler.vertex.min-parallelism");
     if (c & CORE_C_ALIGNED_TO_KEY_GROUPS)
-        NOTE("; aligned to its %d key groups", v->max_parallelism);
+        NOTE("; aligned to its %d key group%s", v->max_parallelism,
+             core__plural(v->max_parallelism));
     if (c & CORE_C_ALIGNED_TO_PARTITIONS)
-        NOTE("; aligned to its %d partitions", v->partitions);
+        NOTE("; aligned to its %d partition%s", v->partitions, core__plural(v->partitions));
     if (c & CORE_C_ALIGNED_BY_PLUGIN)
         NOTE("; aligned by the alignment plugin");
 #undef NOTE
@@ -116,9 +152,10 @@ static void limits_note(char *buf, size_t n, const struct core_vertex_in *v, uns
 
 const char *core__explain_move(struct core_decision *d, const struct core_config *cfg,
                                const struct core_vertex_in *v, enum core_reason reason, int target,
-                               int raw, unsigned constraints, const struct core_evaluated *e)
+                               int raw, unsigned constraints, const struct core_evaluated *e,
+                               int64_t restart_ms)
 {
-    char tpr[40], exp[40], arr[160], b[32], dur[32], note[256];
+    char tpr[40], exp[40], arr[160], b[32], dur[32], note[256], rs[256];
     const char *id = v->id;
     int p = v->parallelism;
     core__fmt_rate(tpr, sizeof tpr, e->true_processing_rate);
@@ -126,6 +163,7 @@ const char *core__explain_move(struct core_decision *d, const struct core_config
     arriving(arr, sizeof arr, e);
     busy(b, sizeof b, e->load);
     limits_note(note, sizeof note, v, constraints, raw);
+    restart_note(rs, sizeof rs, cfg, e, restart_ms, p);
     if (reason == CORE_R_HIGH_BACKLOG) {
         core_format_duration(dur, sizeof dur, cfg->catch_up_ms);
         char cu[40];
@@ -133,14 +171,15 @@ const char *core__explain_move(struct core_decision *d, const struct core_config
         if (isfinite(e->lag) && e->lag > 0)
             return core__asprintf(d,
                                   "%s: %d -> %d: a backlog of %.0f records is to be worked off "
-                                  "within %s (%s on top of what arrives); %d %s process at most "
-                                  "%s%s; at %d, about %s%s",
-                                  id, p, target, e->lag, dur, cu, p, subtasks(p), tpr, b, target,
-                                  exp, note);
+                                  "within %s (%s on top of what arrives); %d %s %s at most "
+                                  "%s%s%s; at %d, about %s%s",
+                                  id, p, target, e->lag, dur, cu, p, subtasks(p), process(p), tpr,
+                                  b, rs, target, exp, note);
         return core__asprintf(d,
                               "%s: %d -> %d: the job is working off a backlog within %s: %s; "
-                              "%d %s process at most %s%s; at %d, about %s%s",
-                              id, p, target, dur, arr, p, subtasks(p), tpr, b, target, exp, note);
+                              "%d %s %s at most %s%s%s; at %d, about %s%s",
+                              id, p, target, dur, arr, p, subtasks(p), process(p), tpr, b, rs,
+                              target, exp, note);
     }
     /* How busy the current subtasks must be to serve what arrives: the figure the target
      * utilization is about. */
@@ -149,17 +188,17 @@ const char *core__explain_move(struct core_decision *d, const struct core_config
         (e->target_data_rate + (e->catch_up_data_rate > 0 ? e->catch_up_data_rate : 0.0)) /
         e->true_processing_rate;
     if (isfinite(load_needed) && load_needed > 1.0)
-        snprintf(need, sizeof need, "more than they can process");
+        snprintf(need, sizeof need, "more than %s can process", p == 1 ? "it" : "they");
     else if (isfinite(load_needed))
-        snprintf(need, sizeof need, "%s them %.0f%% of the time", p == 1 ? "needing it" : "needing",
+        snprintf(need, sizeof need, "needing %s %.0f%% of the time", p == 1 ? "it" : "them",
                  load_needed * 100.0);
     else
         snprintf(need, sizeof need, "an unknown share of it");
     return core__asprintf(d,
                           "%s: %d -> %d: %d %s can process %s%s; %s, %s (target utilization "
-                          "%.0f%%); at %d, about %s%s",
+                          "%.0f%%)%s; at %d, about %s%s",
                           id, p, target, p, subtasks(p), tpr, b, arr, need,
-                          cfg->util_target * 100.0, target, exp, note);
+                          cfg->util_target * 100.0, rs, target, exp, note);
 }
 
 const char *core__explain_steady(struct core_decision *d, const char *id, int p,
@@ -178,9 +217,9 @@ const char *core__explain_steady(struct core_decision *d, const char *id, int p,
         snprintf(down, sizeof down, "down above %s", r);
     }
     return core__asprintf(d,
-                          "%s: %d %s process at most %s%s and %s: inside its bounds (scale up "
+                          "%s: %d %s %s at most %s%s and %s: inside its bounds (scale up "
                           "below %s, %s)",
-                          id, p, subtasks(p), tpr, b, arr, up, down);
+                          id, p, subtasks(p), process(p), tpr, b, arr, up, down);
 }
 
 const char *core__explain_limit(struct core_decision *d, const struct core_config *cfg,
@@ -188,7 +227,8 @@ const char *core__explain_limit(struct core_decision *d, const struct core_confi
 {
     char why[256] = "";
     if (constraints & CORE_C_CAPPED_AT_PARTITIONS)
-        snprintf(why, sizeof why, "it reads %d partitions", v->partitions);
+        snprintf(why, sizeof why, "it reads %d partition%s", v->partitions,
+                 core__plural(v->partitions));
     else if (constraints & CORE_C_CLAMPED_MAX_PARALLELISM)
         snprintf(why, sizeof why,
                  "max_parallelism is %d and job.autoscaler.vertex.max-parallelism %d",

@@ -76,21 +76,30 @@ bool core__ineffective_blocked(const struct core_config *cfg, const struct core_
     return cfg->effectiveness_detection;
 }
 
-static struct core_delayed *delayed_find(struct core_state *st, const char *id)
+int core__delayed_find(const struct core_state *st, const char *id)
 {
     for (int i = 0; i < st->n_delayed; i++)
         if (strcmp(st->delayed[i].id, id) == 0)
-            return &st->delayed[i];
-    return NULL;
+            return i;
+    return -1;
 }
 
 int core__delayed_scale_down(struct core_state *st, const struct core_config *cfg, const char *id,
                              int current, int target, bool outside, int64_t now, bool *outside_out)
 {
+    int pos = core__delayed_find(st, id);
+    return core__delayed_scale_down_at(st, cfg, &pos, id, current, target, outside, now,
+                                       outside_out);
+}
+
+int core__delayed_scale_down_at(struct core_state *st, const struct core_config *cfg, int *pos,
+                                const char *id, int current, int target, bool outside, int64_t now,
+                                bool *outside_out)
+{
     *outside_out = outside;
     if (cfg->scale_down_interval_ms <= 0)
         return target; /* delaying disabled: scale down at once */
-    struct core_delayed *e = delayed_find(st, id);
+    struct core_delayed *e = *pos >= 0 ? &st->delayed[*pos] : NULL;
     /* A proposal at or above the current parallelism is no scale-down: it was made for a
      * parallelism the vertex no longer runs at, and it must not come back as a scale-up. The
      * wait starts again (core/README.md, Gating). Only the head can be that high. */
@@ -100,6 +109,7 @@ int core__delayed_scale_down(struct core_state *st, const struct core_config *cf
     }
     if (!e) {
         core__grow(&st->delayed, &st->cap_delayed, st->n_delayed + 1, sizeof *st->delayed);
+        *pos = st->n_delayed;
         e = &st->delayed[st->n_delayed++];
         memset(e, 0, sizeof *e);
         e->id = core__strdup(id);
@@ -146,22 +156,30 @@ int core__delayed_scale_down(struct core_state *st, const struct core_config *cf
 int64_t core__delayed_until(const struct core_state *st, const struct core_config *cfg,
                             const char *id)
 {
-    for (int i = 0; i < st->n_delayed; i++)
-        if (strcmp(st->delayed[i].id, id) == 0)
-            return core__time_add(st->delayed[i].first_trigger, cfg->scale_down_interval_ms);
-    return -1;
+    return core__delayed_until_at(st, cfg, core__delayed_find(st, id));
+}
+
+int64_t core__delayed_until_at(const struct core_state *st, const struct core_config *cfg, int pos)
+{
+    if (pos < 0)
+        return -1;
+    return core__time_add(st->delayed[pos].first_trigger, cfg->scale_down_interval_ms);
 }
 
 void core__delayed_clear(struct core_state *st, const char *id)
 {
-    for (int i = 0; i < st->n_delayed; i++) {
-        if (strcmp(st->delayed[i].id, id) != 0)
-            continue;
-        free(st->delayed[i].id);
-        free(st->delayed[i].r);
-        st->delayed[i] = st->delayed[--st->n_delayed];
-        return;
-    }
+    core__delayed_clear_at(st, core__delayed_find(st, id));
+}
+
+int core__delayed_clear_at(struct core_state *st, int pos)
+{
+    if (pos < 0)
+        return -1;
+    free(st->delayed[pos].id);
+    free(st->delayed[pos].r);
+    int last = --st->n_delayed;
+    st->delayed[pos] = st->delayed[last];
+    return last != pos ? last : -1;
 }
 
 void core__delayed_clear_all(struct core_state *st)

@@ -15,7 +15,7 @@ struct core_vhistory *core__history_find(struct core_state *st, const char *id)
     return NULL;
 }
 
-void core__history_trim(struct core_state *st, const struct core_sample *sm,
+void core__history_trim(struct core_state *st, const struct core_topo *t,
                         const struct core_config *cfg, int64_t now)
 {
     int64_t cutoff = core__time_sub(now, cfg->history_max_age_ms);
@@ -35,7 +35,7 @@ void core__history_trim(struct core_state *st, const struct core_sample *sm,
             h->n -= drop;
         }
         /* Vertices no longer in the topology lose their history. */
-        if (h->n == 0 || core__topo_find(sm, h->id) < 0) {
+        if (h->n == 0 || core__topo_find(t, h->id) < 0) {
             free(h->id);
             free(h->e);
             continue;
@@ -48,8 +48,17 @@ void core__history_trim(struct core_state *st, const struct core_sample *sm,
 void core__history_add(struct core_state *st, const char *id, const struct core_hist_entry *e)
 {
     struct core_vhistory *h = core__history_find(st, id);
+    int pos = h ? (int)(h - st->hist) : -1;
+    core__history_add_at(st, &pos, id, e);
+}
+
+void core__history_add_at(struct core_state *st, int *pos, const char *id,
+                          const struct core_hist_entry *e)
+{
+    struct core_vhistory *h = *pos >= 0 ? &st->hist[*pos] : NULL;
     if (!h) {
         core__grow(&st->hist, &st->cap_hist, st->n_hist + 1, sizeof *st->hist);
+        *pos = st->n_hist;
         h = &st->hist[st->n_hist++];
         memset(h, 0, sizeof *h);
         h->id = core__strdup(id);
@@ -61,8 +70,14 @@ void core__history_add(struct core_state *st, const char *id, const struct core_
 void core__history_forget(struct core_state *st, const char *id, int64_t at)
 {
     struct core_vhistory *h = core__history_find(st, id);
-    if (!h)
+    core__history_forget_at(st, h ? (int)(h - st->hist) : -1, at);
+}
+
+void core__history_forget_at(struct core_state *st, int pos, int64_t at)
+{
+    if (pos < 0)
         return;
+    struct core_vhistory *h = &st->hist[pos];
     int k = 0;
     for (int i = 0; i < h->n; i++)
         if (h->e[i].at != at)
@@ -97,7 +112,7 @@ static const struct core_hist_entry *entry_at(const struct core_vhistory *h, int
 }
 
 void core__tracking_update(struct core_state *st, const struct core_sample *sm,
-                           const struct core_config *cfg, int64_t now)
+                           const struct core_topo *t, const struct core_config *cfg, int64_t now)
 {
     if (st->n_track > 0) {
         struct core_tracking *last = &st->track[st->n_track - 1];
@@ -110,7 +125,7 @@ void core__tracking_update(struct core_state *st, const struct core_sample *sm,
                 const struct core_hist_entry *e = entry_at(&st->hist[i], last->at);
                 if (!e)
                     continue;
-                int vi = core__topo_find(sm, st->hist[i].id);
+                int vi = core__topo_find(t, st->hist[i].id);
                 if (vi < 0 || sm->vertices[vi].parallelism != e->new_parallelism)
                     all = false;
             }

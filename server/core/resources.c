@@ -8,6 +8,7 @@
  *
  * Pure arithmetic; calls util.c (events) and taskmanager.c (core__tm_derive) only.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,27 +51,34 @@ bool core__quota_reached(const struct core_config *cfg, const struct core_sample
     if (!any_group)
         return false;
 
+    /* Each group's largest parallelisms: the vertices sorted by group, each group one run
+     * (n log n; a vertex without a group sorts first and is skipped). */
     int64_t cur_slots = 0, new_slots = 0;
-    for (int i = 0; i < sm->n_vertices; i++) {
-        const char *grp = sm->vertices[i].slot_sharing_group;
-        if (!grp)
-            continue;
-        bool seen = false; /* the group's first vertex sums it */
-        for (int j = 0; j < i && !seen; j++)
-            seen = sm->vertices[j].slot_sharing_group &&
-                   strcmp(sm->vertices[j].slot_sharing_group, grp) == 0;
-        if (seen)
-            continue;
+    int n = sm->n_vertices;
+    struct core_index by_group;
+    core_index_build(&by_group, sm->vertices, sizeof *sm->vertices,
+                     offsetof(struct core_vertex_in, slot_sharing_group), n,
+                     core__alloc(d, (size_t)n * sizeof(int)),
+                     core__alloc(d, (size_t)n * sizeof(int)));
+    for (int a = 0; a < n;) {
+        const char *grp = sm->vertices[by_group.perm[a]].slot_sharing_group;
+        int b = a;
         int cur_max = 0, new_max = 0;
-        for (int j = i; j < sm->n_vertices; j++) {
+        for (; b < n; b++) {
+            int j = by_group.perm[b];
             const char *g = sm->vertices[j].slot_sharing_group;
-            if (!g || strcmp(g, grp) != 0 || !in_summary || !in_summary[j])
+            if (!g != !grp || (g && strcmp(g, grp) != 0))
+                break;
+            if (!g || !in_summary || !in_summary[j])
                 continue;
             if (sm->vertices[j].parallelism > cur_max)
                 cur_max = sm->vertices[j].parallelism;
             if (new_p[j] > new_max)
                 new_max = new_p[j];
         }
+        a = b;
+        if (!grp)
+            continue;
         cur_slots += cur_max;
         new_slots += new_max;
     }

@@ -65,6 +65,7 @@ static void release(struct core_state *s)
     free(s->events);
     core__pending_clear(s);
     free(s->pending.v);
+    core_batch_state_reset(&s->batch);
 }
 
 void core_state_free(struct core_state *s)
@@ -149,13 +150,14 @@ static void put_sample(struct wbuf *b, const struct core_window *w, int i)
     put(b, w->s[i].v, (size_t)w->n_vertices * sizeof *w->s[i].v);
 }
 
-/* A batch job's pool, an optional tail: "B" and its fields, only when a batch sample was
- * seen (a blob without it, from a streaming job or an older build, has an empty one). */
+/* A batch job's pool, an optional tail: "C" and its fields, only when a batch sample was
+ * seen (a blob without it, from a streaming job or an older build, has an empty one; one
+ * with "B", from before the pool asked for and the stages' accounts, has those empty). */
 static void put_batch(struct wbuf *b, const struct core_batch_state *bs)
 {
     if (bs->running_since == INT64_MIN)
         return;
-    put(b, "B", 1);
+    put(b, "C", 1);
     put_i64(b, bs->running_since);
     put_i64(b, bs->last_at);
     put(b, &bs->worker_s, sizeof bs->worker_s);
@@ -163,6 +165,19 @@ static void put_batch(struct wbuf *b, const struct core_batch_state *bs)
     put_i64(b, bs->last_change_at);
     put_i32(b, bs->down_count);
     put_i32(b, bs->down_target);
+    put_i32(b, bs->requested);
+    put_i32(b, bs->requested_from);
+    put_i64(b, bs->requested_at);
+    put_i32(b, bs->n_stages);
+    for (int i = 0; i < bs->n_stages; i++) {
+        const struct core_batch_stage_acc *a = &bs->stages[i];
+        put_str(b, a->id);
+        put(b, &a->ws, sizeof a->ws);
+        put(b, &a->done_m, sizeof a->done_m);
+        put(b, &a->done_max, sizeof a->done_max);
+        put(b, &a->busy_max, sizeof a->busy_max);
+        put_i32(b, a->state);
+    }
 }
 
 static void encode(const struct core_state *st, bool samples, unsigned char **out, size_t *len)
@@ -346,7 +361,7 @@ static void get_batch(struct rbuf *b, struct core_batch_state *bs)
     if (b->bad || b->off == b->n)
         return;
     get(b, &tag, 1);
-    if (tag != 'B') {
+    if (tag != 'B' && tag != 'C') {
         b->bad = true;
         return;
     }
@@ -357,6 +372,23 @@ static void get_batch(struct rbuf *b, struct core_batch_state *bs)
     bs->last_change_at = get_i64(b);
     bs->down_count = get_i32(b);
     bs->down_target = get_i32(b);
+    if (tag == 'B')
+        return;
+    bs->requested = get_i32(b);
+    bs->requested_from = get_i32(b);
+    bs->requested_at = get_i64(b);
+    int n = get_count(b, 8 + 4 * sizeof(double));
+    core__grow(&bs->stages, &bs->cap_stages, n, sizeof *bs->stages);
+    for (int i = 0; i < n; i++) {
+        struct core_batch_stage_acc *a = &bs->stages[i];
+        a->id = get_str(b);
+        bs->n_stages = i + 1;
+        get(b, &a->ws, sizeof a->ws);
+        get(b, &a->done_m, sizeof a->done_m);
+        get(b, &a->done_max, sizeof a->done_max);
+        get(b, &a->busy_max, sizeof a->busy_max);
+        a->state = get_i32(b);
+    }
 }
 
 int core_state_decode(const unsigned char *in, size_t len, struct core_state *st, bool *meta,

@@ -124,6 +124,11 @@ int64_t core__time_sub(int64_t t, int64_t d)
     return r;
 }
 
+const char *core__plural(long n)
+{
+    return n == 1 ? "" : "s";
+}
+
 void *core__xmalloc(size_t n)
 {
     void *p = malloc(n ? n : 1);
@@ -288,31 +293,54 @@ void core__event(struct core_decision *d, const char *type, const char *reason, 
 void core__events_dedupe(struct core_state *st, struct core_decision *d, int64_t now,
                          int64_t interval_ms)
 {
-    for (int i = 0; i < d->n_events; i++) {
-        struct core_event *e = &d->events[i];
+    /* Each event's key ("reason\x1fkey"), the state's rows sorted by key, and this cycle's
+     * keys sorted: an event finds its row by a binary search, or the row an earlier event of
+     * the cycle with the same key found or made (the lowest such event), so the work is
+     * n log n in the events and rows, not their product. */
+    int ne = d->n_events, n0 = st->n_events;
+    size_t nk = (size_t)(ne ? ne : 1), nr = (size_t)(n0 ? n0 : 1);
+    const char **keys = core__alloc(d, nk * sizeof *keys);
+    int *row = core__alloc(d, nk * sizeof *row);
+    for (int i = 0; i < ne; i++) {
+        const struct core_event *e = &d->events[i];
         if (!e->key)
             continue;
         size_t kl = strlen(e->reason) + 1 + strlen(e->key) + 1;
         char *key = core__alloc(d, kl);
         snprintf(key, kl, "%s\x1f%s", e->reason, e->key);
-        struct core_event_seen *seen = NULL;
-        for (int j = 0; j < st->n_events; j++)
-            if (strcmp(st->events[j].key, key) == 0) {
-                seen = &st->events[j];
-                break;
-            }
+        keys[i] = key;
+    }
+    /* The rows' keys are copied out: st->events moves as rows are added. */
+    const char **row_keys = core__alloc(d, nr * sizeof *row_keys);
+    for (int r = 0; r < n0; r++)
+        row_keys[r] = st->events[r].key;
+    struct core_index mine, rows;
+    core_index_build(&mine, keys, sizeof *keys, 0, ne, core__alloc(d, nk * sizeof(int)),
+                     core__alloc(d, nk * sizeof(int)));
+    core_index_build(&rows, row_keys, sizeof *row_keys, 0, n0, core__alloc(d, nr * sizeof(int)),
+                     core__alloc(d, nr * sizeof(int)));
+    for (int i = 0; i < ne; i++) {
+        struct core_event *e = &d->events[i];
+        if (!e->key)
+            continue;
+        int first = core_index_find(&mine, keys[i]);
+        int r = first < i ? row[first] : core_index_find(&rows, keys[i]);
+        struct core_event_seen *seen = r >= 0 ? &st->events[r] : NULL;
         if (seen && interval_ms > 0 && core__time_sub(now, seen->first_at) < interval_ms) {
             seen->count++;
             seen->last_at = now;
             e->count = seen->count;
             e->suppressed = true;
+            row[i] = r;
             continue;
         }
         if (!seen) {
             core__grow(&st->events, &st->cap_events, st->n_events + 1, sizeof *st->events);
-            seen = &st->events[st->n_events++];
-            seen->key = core__strdup(key);
+            r = st->n_events++;
+            seen = &st->events[r];
+            seen->key = core__strdup(keys[i]);
         }
+        row[i] = r;
         seen->first_at = now;
         seen->last_at = now;
         seen->count = 1;
@@ -336,14 +364,6 @@ void core__plugin_fail(struct core_plugin_err *pe, const char *plugin, const cha
     pe->set = true;
     snprintf(pe->plugin, sizeof pe->plugin, "%s", plugin ? plugin : "?");
     snprintf(pe->message, sizeof pe->message, "%s", msg ? msg : "");
-}
-
-bool core__in_list(const char *const *list, int n, const char *s)
-{
-    for (int i = 0; i < n; i++)
-        if (strcmp(list[i], s) == 0)
-            return true;
-    return false;
 }
 
 /* ---------------------------------------------------------------- names -- */

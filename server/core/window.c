@@ -38,23 +38,6 @@ int core__window_index(const struct core_window *w, const char *id)
     return -1;
 }
 
-/* Window index of id, trying position `hint` first: a client lists its vertices in the same
- * order sample after sample, so this is one comparison instead of a scan. */
-static int index_at(const struct core_window *w, const char *id, int hint)
-{
-    if (hint >= 0 && hint < w->n_vertices && strcmp(w->ids[hint], id) == 0)
-        return hint;
-    return core__window_index(w, id);
-}
-
-/* Sample index of window vertex wi's id, trying the same position first. */
-static int sample_index(const struct core_window *w, const struct core_sample *sm, int wi)
-{
-    if (wi < sm->n_vertices && strcmp(sm->vertices[wi].id, w->ids[wi]) == 0)
-        return wi;
-    return core__topo_find(sm, w->ids[wi]);
-}
-
 /* What the window knows of counter c of vertex wi; nothing for a window built without. */
 static struct core_wcounter wctr(const struct core_window *w, int wi, int c)
 {
@@ -340,6 +323,32 @@ static double counter_value(const struct core_window *w, int wi, enum core_count
 }
 
 /*
+ * The rate of counter c of window vertex wi (as stored, y now) over the span back to the newest
+ * stored sample at least CORE_GAUGE_SPAN_MS older; NaN when the window reaches back less far.
+ */
+static double counter_span_rate(const struct core_window *w, int wi, enum core_counter c, double y,
+                                int64_t at)
+{
+    for (int k = w->n - 1; k >= 0; k--) {
+        if (at - w->s[k].at < CORE_GAUGE_SPAN_MS)
+            continue;
+        double b = vfield(&w->s[k].v[wi], counter_off[c]);
+        return isnan(b) ? NAN : (y - b) * 1000.0 / (double)(at - w->s[k].at);
+    }
+    return NAN;
+}
+
+/* Whether gauge g and counter rate r disagree beyond the factor tol (+1/s each, so that
+ * near-idle rates do not count). */
+static bool gauge_off(double g, double r, double tol)
+{
+    if (isnan(g) || isnan(r) || g < 0 || r < 0)
+        return false;
+    double hi = (g > r ? g : r) + 1.0, lo = (g > r ? r : g) + 1.0;
+    return hi > tol * lo;
+}
+
+/*
  * The OBSERVED_TPR fallback (core/README.md, Window): the mean of the values already in the window
  * (before this sample), finite ones only, at least min_obs of them; +inf when only infinities were
  * seen.
@@ -356,7 +365,7 @@ static double observed_fallback(const struct core_window *w, int wi, int min_obs
  */
 static void vertex_metrics(const struct core_window *w, int wi, const struct core_vertex_in *v,
                            bool source, const struct core_config *cfg, int64_t at, int64_t up_ms,
-                           struct core_vmetrics *m, double *offsets)
+                           struct core_vmetrics *m, double *offsets, struct core_window_status *out)
 {
     /* A finished vertex reports zeros for busy time, pending records and the source
      * input figures, and all-zero IO counters. */
@@ -373,6 +382,7 @@ static void vertex_metrics(const struct core_window *w, int wi, const struct cor
 
     /* The counters: the client's, or rebuilt from their gauges (core/README.md, Window:
      * Counters). ACCUMULATED_BUSY_TIME is read only by the AVG aggregator. */
+    bool in_held = false; /* records_in stepped back: jitter, held at its last value */
     for (int c = 0; c < CORE_CTR__COUNT; c++) {
         double x, g, y;
         offsets[c] = wctr(w, wi, c).offset;
@@ -381,6 +391,14 @@ static void vertex_metrics(const struct core_window *w, int wi, const struct cor
         } else {
             counter_in(v, source, (enum core_counter)c, &x, &g);
             y = counter_value(w, wi, (enum core_counter)c, x, g, at, &offsets[c]);
+            /* A step back the window took (core__window_check restarts it for any other) is
+             * jitter: no progress, not a new base (governor.counters.jitter). */
+            double base;
+            int64_t base_at;
+            if (!isnan(x) && last_defined(w, wi, counter_off[c], &base, &base_at) && y < base) {
+                y = base;
+                in_held |= c == CORE_CTR_IN;
+            }
         }
         memcpy((char *)m + counter_off[c], &y, sizeof y);
     }
@@ -388,6 +406,28 @@ static void vertex_metrics(const struct core_window *w, int wi, const struct cor
 
     /* The source's own input rate: records_in_per_s, else records_out_per_s. */
     double src_in_per_s = isnan(in_per_s) ? out_per_s : in_per_s;
+    /* Gauges and counters (core/README.md, Window): an input-rate gauge far from what the
+     * counter rose by over the last minute or more (per-subtask meters sent for summed ones)
+     * is not trusted; the counter's rate stands in for it. Not when the counter is the
+     * suspect: held after a step back, or risen more than plausibility.max-ratio times
+     * faster than the gauge (a jump, which plausibility is about). */
+    double sent, g;
+    counter_in(v, source, CORE_CTR_IN, &sent, &g);
+    if (!v->finished && !in_held && !isnan(sent) && !isnan(m->rec_in)) {
+        double r = counter_span_rate(w, wi, CORE_CTR_IN, m->rec_in, at);
+        if (gauge_off(g, r, cfg->gauge_tolerance) && r <= cfg->plausibility_ratio * (g + 1.0)) {
+            if (out->n_gauge_off < CORE_GAUGE_REPORTED) {
+                out->gauge_off[out->n_gauge_off].wi = wi;
+                out->gauge_off[out->n_gauge_off].gauge = g;
+                out->gauge_off[out->n_gauge_off].counter = r;
+            }
+            out->n_gauge_off++;
+            if (source)
+                src_in_per_s = r;
+            else
+                in_per_s = r;
+        }
+    }
     m->rec_in_per_s = source ? NAN : in_per_s;
     m->lag = NAN;
     m->observed_tpr = NAN;
@@ -489,7 +529,7 @@ static bool topology_of(const struct core_window *w, const struct core_sample *s
     bool same_ids = w->n_vertices == sm->n_vertices;
     int rescaled = -1, rescaled_wi = -1;
     for (int i = 0; i < sm->n_vertices && same_ids; i++) {
-        int wi = index_at(w, sm->vertices[i].id, i);
+        int wi = core__topo_wi(t, w, sm, i);
         same_ids = wi >= 0;
         if (same_ids && rescaled < 0 && w->parallelism[wi] != sm->vertices[i].parallelism) {
             rescaled = i;
@@ -527,7 +567,7 @@ static void counters_of(const struct core_window *w, const struct core_sample *s
                         struct core_window_check *chk)
 {
     const struct core_vertex_in *v = &sm->vertices[i];
-    int wi = index_at(w, v->id, i);
+    int wi = core__topo_wi(t, w, sm, i);
     if (v->finished || wi < 0)
         return;
     double k = cfg->plausibility_ratio;
@@ -541,6 +581,10 @@ static void counters_of(const struct core_window *w, const struct core_sample *s
         /* Below a second the counters' own sampling jitter dominates. */
         double dt_s = (double)(sm->at - base_at > 1000 ? sm->at - base_at : 1000) / 1000.0;
         if (!isnan(kc.sent) && x < kc.sent) {
+            /* A sum over subtasks read at slightly different instants steps back a little:
+             * jitter, which the window takes as no progress (vertex_metrics). */
+            if (kc.sent - x <= cfg->counter_jitter * kc.sent)
+                continue;
             /* Flink's counters start from 0 when a task restarts: a reset during the interval
              * explains a value up to what the gauge counts in it. */
             bool reset = isnan(g) || !cfg->plausibility || x <= k * (g + 1.0) * dt_s;
@@ -665,10 +709,11 @@ void core__window_add(struct core_state *st, const struct core_sample *sm,
                                     sizeof *offsets);
     int *at_i = core__xcalloc((size_t)(w->n_vertices ? w->n_vertices : 1), sizeof *at_i);
     for (int wi = 0; wi < w->n_vertices; wi++) {
-        int i = at_i[wi] = sample_index(w, sm, wi);
+        /* A restarted window lists the sample's vertices in its order. */
+        int i = at_i[wi] = chk->restart != CORE_RESTART_NONE ? wi : core__topo_si(t, w, sm, wi);
         const struct core_vertex_in *v = &sm->vertices[i];
         vertex_metrics(w, wi, v, t->is_source[i], cfg, now, now - sm->running_since, &ns.v[wi],
-                       offsets + wi * CORE_CTR__COUNT);
+                       offsets + wi * CORE_CTR__COUNT, out);
         round_vmetrics(&ns.v[wi]);
     }
     /* What the window knows of the counters from now on. */

@@ -8,6 +8,7 @@
 
 #include "decision/advice.h"
 #include "decision/replay_db.h"
+#include "store/db.h"
 #include "options/options.h"
 #include "base/xmem.h"
 
@@ -382,11 +383,33 @@ out:
     return out;
 }
 
+/* The id after which the job's last deletion happened (0: never deleted), into *after. */
+static int last_deletion(const char *db, const char *job, int64_t *after, char **errp)
+{
+    int64_t *ids = NULL;
+    int n = 0, rc = -1;
+    struct db *d = db_open_read(db, errp);
+    *after = 0;
+    if (!d)
+        return -1;
+    if (db_job_deletions(d, job, &ids, &n, errp) == 0) {
+        *after = n > 0 ? ids[n - 1] : 0;
+        rc = 0;
+    }
+    free(ids);
+    db_close(d);
+    return rc;
+}
+
 int advice_run(const char *db, const char *job, int64_t from, int64_t to, json_t **out, char **errp)
 {
     struct timeline_history h;
+    int64_t after = 0;
     *out = NULL;
-    if (timeline_history_read(db, job, from, to, &h, errp) < 0) {
+    memset(&h, 0, sizeof h);
+    /* The job as it is since it was last made again: a deleted job's history is not its own. */
+    if (last_deletion(db, job, &after, errp) < 0 ||
+        timeline_history_read(db, job, from, to, after, &h, errp) < 0) {
         timeline_history_free(&h);
         return -1;
     }

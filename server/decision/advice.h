@@ -25,7 +25,10 @@
  * Each piece of advice is checked by replaying the job's history with the advised value
  * (replay_db.h) and says what that would have changed.
  *
- * May call: timeline (the history), replay_db (the check), options, jansson.
+ * Only the decisions since the job's last deletion (db_job_deletions) are read: a job deleted and
+ * made again starts over, and what the deleted one did is not evidence about it.
+ *
+ * May call: timeline (the history), replay_db (the check), db (the deletions), options, jansson.
  */
 #ifndef GOVERNOR_ADVICE_H
 #define GOVERNOR_ADVICE_H

@@ -4,6 +4,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "time/cron.h"
@@ -55,6 +56,72 @@ int decision_refuse(struct decision_err *e, int status, const char *code, const 
     return -1;
 }
 
+void decision_seen_init(struct decision_seen *s, int keep)
+{
+    memset(s, 0, sizeof *s);
+    s->keep = keep;
+}
+
+void decision_seen_clear(struct decision_seen *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        json_decref(s->e[i].body);
+        free(s->e[i].response);
+    }
+    s->n = 0;
+}
+
+void decision_seen_deinit(struct decision_seen *s)
+{
+    decision_seen_clear(s);
+    free(s->e);
+    memset(s, 0, sizeof *s);
+}
+
+int decision_seen_check(const struct decision_seen *s, int64_t at, json_t *body, const char *what,
+                        const char **response, struct decision_err *e)
+{
+    if (s->n == 0 || at > s->e[s->n - 1].at)
+        return 0;
+    int lo = 0, hi = s->n - 1; /* ascending: the last one with e.at <= at */
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        if (s->e[mid].at <= at)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    const struct decision_seen_entry *x = &s->e[lo];
+    if (x->at != at)
+        return decision_refuse(e, 409, "FAILED_PRECONDITION", "at",
+                               "at %lld is not after the job's last sample (%lld) and repeats no "
+                               "decided sample; samples of one job must go forward in time",
+                               (long long)at, (long long)s->e[s->n - 1].at);
+    if (!json_equal(x->body, body))
+        return decision_refuse(e, 409, "FAILED_PRECONDITION", "at",
+                               "at %lld was already decided (%s %ld) from another sample; a retry "
+                               "must send the same body, and a new sample a later at",
+                               (long long)at, what, x->tag);
+    *response = x->response;
+    return 1;
+}
+
+void decision_seen_add(struct decision_seen *s, int64_t at, json_t *body, const char *response,
+                       long tag)
+{
+    if (s->keep > 0 && s->n == s->keep) {
+        json_decref(s->e[0].body);
+        free(s->e[0].response);
+        memmove(s->e, s->e + 1, (size_t)(s->n - 1) * sizeof *s->e);
+        s->n--;
+    }
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 16;
+        s->e = xrealloc(s->e, (size_t)s->cap * sizeof *s->e);
+    }
+    s->e[s->n++] = (struct decision_seen_entry){at, json_incref(body), xstrdup(response), tag};
+}
+
 /* The field a message names: the text before its first ": " when that is a path (no
  * spaces), as the core's topology errors start ("vertices[2].inputs[0].from: ..."). */
 static void error_field(const char *msg, char *field, size_t len)
@@ -80,10 +147,13 @@ struct overlay {
     char *err; /* the first refusal (new) */
 };
 
-static void overlay_key(void *ud, const char *key, const char *value, enum opt_layer layer)
+/* A key the overlay sets itself (not one a knob of it maps onto: the knob is copied, and maps
+ * again in its new layer, over the slots in effect there). */
+static void overlay_key(void *ud, const char *key, const char *value, enum opt_layer layer,
+                        const char *via)
 {
     struct overlay *o = ud;
-    if (layer == OPT_SERVER && value && !o->err)
+    if (layer == OPT_SERVER && value && !via && !o->err)
         opt_job_set(o->opts, OPT_REQUEST, key, value, &o->err);
 }
 
@@ -95,7 +165,9 @@ struct options {
     char hash[17];
 };
 
-/* Steps 1 to 3: the sample into b->js, the options into o. -1 + *e (o->own may be set). */
+/* Steps 1 to 4: the sample into b->js, the options into o. -1 + *e (o->own may be set). The
+ * sample is checked whole (and the caller's check run: a retry, a 409) before any work on the
+ * options, whose layers may hold thousands of keys. */
 static int sample_and_options(struct decision_buf *b, const struct decision_req *q,
                               struct options *o, struct decision_err *e)
 {
@@ -103,24 +175,33 @@ static int sample_and_options(struct decision_buf *b, const struct decision_req 
     char *err = NULL;
     const struct opt_job *layers = q->cache ? q->cache->layers : q->layers;
     bool own = !q->cache || q->overlay || own_options(q->body);
-    if (own)
-        o->own = opt_job_clone(layers);
     memset(&je, 0, sizeof je);
-    if (json_parse_sample(q->body, q->now_ms, &b->js, o->own, &je) < 0)
+    b->js.limits = q->limits;
+    if (json_parse_sample(q->body, q->now_ms, &b->js, NULL, &je) < 0)
         return decision_refuse(e, je.status ? je.status : 400,
                                je.code[0] ? je.code : "INVALID_ARGUMENT", je.field, "%s",
                                je.message);
+    if (q->sampled && q->sampled(q->ud, &b->js.s, e) < 0)
+        return -1;
+    if (b->js.s.at < core_state_last_at(q->state))
+        return decision_refuse(e, 409, "FAILED_PRECONDITION", "at",
+                               "\"at\" is earlier than the job's last sample");
+    if (own) {
+        o->own = opt_job_clone(layers);
+        if (json_apply_config(q->body, o->own, &je) < 0)
+            return decision_refuse(e, je.status ? je.status : 422,
+                                   je.code[0] ? je.code : "INVALID_CONFIG", je.field, "%s",
+                                   je.message);
+    }
     if (q->overlay) {
         struct overlay ov = {o->own, NULL};
-        opt_job_each(q->overlay, overlay_key, &ov);
+        opt_job_each_via(q->overlay, overlay_key, &ov);
         if (ov.err) {
             decision_refuse(e, 422, "INVALID_CONFIG", "config", "%s", ov.err);
             free(ov.err);
             return -1;
         }
     }
-    if (q->sampled && q->sampled(q->ud, &b->js.s, e) < 0)
-        return -1;
     struct decision_cache *c = own ? NULL : q->cache;
     if (c && !c->resolved) {
         /* The job's layers, resolved once per change of them (decision_cache_set). */
@@ -311,6 +392,7 @@ static int rebalance_run(struct decision_buf *b, const struct decision_req *q,
     struct core_rebalance_out o;
     memset(&je, 0, sizeof je);
     memset(&o, 0, sizeof o);
+    b->jr.limits = q->limits;
     if (json_parse_rebalance(q->body, q->now_ms, &b->jr, &je) < 0)
         return decision_refuse(&res->err, je.status ? je.status : 400,
                                je.code[0] ? je.code : "INVALID_ARGUMENT", je.field, "%s",
@@ -339,8 +421,12 @@ static int rebalance_run(struct decision_buf *b, const struct decision_req *q,
 static json_t *warnings_json(const struct opt_job *eff)
 {
     json_t *warn = json_array();
-    for (int i = 0; i < opt_job_n_warnings(eff); i++)
-        json_array_append_new(warn, json_string(opt_job_warning(eff, i)));
+    int n = opt_job_n_warnings(eff);
+    const char **keys = xmalloc((size_t)(n + 1) * sizeof *keys);
+    opt_job_warnings(eff, keys, n);
+    for (int i = 0; i < n; i++)
+        json_array_append_new(warn, json_string(keys[i]));
+    free(keys);
     return warn;
 }
 
@@ -367,11 +453,6 @@ int decision_run(struct decision_buf *b, const struct decision_req *q, struct de
         return rebalance_run(b, q, res);
     if (sample_and_options(b, q, &o, &res->err) < 0)
         goto out;
-    if (b->js.s.at < core_state_last_at(q->state)) {
-        decision_refuse(&res->err, 409, "FAILED_PRECONDITION", "at",
-                        "\"at\" is earlier than the job's last sample");
-        goto out;
-    }
     if (q->ready && q->ready(q->ud, &res->err) < 0)
         goto out;
     const char *revision = q->set ? plugin_set_revision(q->set) : q->revision;
@@ -411,8 +492,7 @@ int decision_run(struct decision_buf *b, const struct decision_req *q, struct de
             b->warn_cap = n_warn;
             b->warn = xrealloc(b->warn, (size_t)n_warn * sizeof *b->warn);
         }
-        for (int i = 0; i < n_warn; i++)
-            b->warn[i] = opt_job_warning(o.eff, i);
+        opt_job_warnings(o.eff, b->warn, n_warn);
         json_decision_text(&b->text, &b->d, q->job, revision, o.hash, q->warnings, b->warn, n_warn);
         struct db_write *w = res->write = unit_new(q, &b->d, call, &b->text);
         w->decision_json = text_dup(&b->text, 0, b->text.n);

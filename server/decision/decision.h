@@ -4,11 +4,13 @@
  * history and the simulator all call decision_run; nothing else calls the core's decide.
  *
  * One call runs, in this order:
- *   1. parse the sample (json_parse_sample), the request's `config` laid over a copy of the
- *      job's option layers, and a candidate's keys over those (replay against history);
- *   2. the caller's check of the parsed sample (sampled: the server's retries, its 409);
- *   3. resolve the effective options, or reuse the job's resolution (struct decision_cache);
- *   4. refuse a sample earlier than the job state's last one (409, field "at");
+ *   1. parse the sample (json_parse_sample), held to the request budget (req.limits);
+ *   2. the caller's check of the parsed sample (sampled: the server's retries, its 409), and
+ *      a sample earlier than the job state's last one refused (409, field "at"): both before
+ *      any work on the options;
+ *   3. the request's `config` laid over a copy of the job's option layers, and a candidate's
+ *      keys over those (replay against history);
+ *   4. resolve the effective options, or reuse the job's resolution (struct decision_cache);
  *   5. the caller's last check before anything changes (ready: the store's health);
  *   6. the plugins' hooks (or the native ones), then core_decide, which updates the state
  *      (a batch sample: core_decide_batch, no hooks);
@@ -112,8 +114,10 @@ struct decision_req {
     const struct opt_job *overlay;
     struct core_state *state; /* the job's state: updated in place by a decision */
     struct plugin_set *set;   /* the policy revision to decide with; NULL: native hooks only */
-    const char *revision;     /* the revision stamped when set is NULL ("native") */
-    bool warnings;            /* the response lists the options' warnings */
+    /* The request budget (the server's limits); NULL: none (a replay of what was accepted). */
+    const struct opt_limits *limits;
+    const char *revision; /* the revision stamped when set is NULL ("native") */
+    bool warnings;        /* the response lists the options' warnings */
     /* With text: the response only as the write unit's text (decision_json), which is all
      * the server sends; res->response stays NULL. */
     bool text_only;
@@ -135,6 +139,39 @@ struct decision_res {
                                 caller adds the job's state (state_bin, ws, last_at) */
     struct decision_err err; /* when refused */
 };
+
+/*
+ * What a caller without a store (`governor replay`, replay against history) remembers of a
+ * job's decided samples, so that a sample not after the job's last one is answered as the
+ * server answers it (api_decide.c): the same `at` with the same body is a repeat of that
+ * decision, anything else a 409. Samples are kept in the order decided (their `at` ascending);
+ * `keep` > 0 bounds how many (the oldest go), 0 keeps all.
+ */
+struct decision_seen {
+    int n, cap, keep;
+    struct decision_seen_entry {
+        int64_t at;
+        json_t *body;   /* the request body (a reference held) */
+        char *response; /* the response as printed */
+        long tag;       /* the caller's name for it (a line number, a decision id) */
+    } * e;
+};
+
+void decision_seen_init(struct decision_seen *s, int keep);
+void decision_seen_deinit(struct decision_seen *s);
+/* Forgets every sample (a deleted job). */
+void decision_seen_clear(struct decision_seen *s);
+/*
+ * A sample at `at` with `body` (borrowed) against what was decided: 0 when it is after the
+ * last one (to be decided), 1 when it repeats a decided one (*response borrowed from s), -1
+ * with a 409 in *e otherwise (the server's messages; `what` names the caller's tag, "line" or
+ * "decision").
+ */
+int decision_seen_check(const struct decision_seen *s, int64_t at, json_t *body, const char *what,
+                        const char **response, struct decision_err *e);
+/* Records a decided sample (body: a reference is taken; response: copied). */
+void decision_seen_add(struct decision_seen *s, int64_t at, json_t *body, const char *response,
+                       long tag);
 
 /*
  * Makes one decision (the steps above), with b's buffers. 0: res->response (and res->write)

@@ -1,12 +1,17 @@
 /*
  * jobs.c - the job registry (see jobs.h): a sorted array of entries, looked up by binary
- * search. Jobs are few (hundreds) and added rarely, so an insertion that moves pointers
- * is cheaper to reason about than a hash table, and listing comes sorted for free.
+ * search, and a doubly linked list of them in the order of use, for jobs_trim. The jobs held
+ * are at most max-jobs-in-memory, added rarely, so an insertion that moves pointers is cheaper
+ * to reason about than a hash table, and listing comes sorted for free.
  */
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "decision/jobs.h"
 #include "decision/json.h"
@@ -18,13 +23,53 @@ struct jobs {
     const struct opt_job *defaults;
     struct jobs_entry **v;
     int n, cap;
+    int max;                      /* jobs held at most (jobs_trim) */
+    int64_t evicted;              /* forgotten by jobs_trim */
+    struct jobs_entry *mru, *lru; /* the use order's ends */
 };
 
 struct jobs *jobs_new(const struct opt_job *defaults)
 {
     struct jobs *js = xcalloc(1, sizeof *js);
     js->defaults = defaults;
+    js->max = INT_MAX;
     return js;
+}
+
+/* ------------------------------------------------------------ use order -- */
+
+static void lru_unlink(struct jobs *js, struct jobs_entry *e)
+{
+    if (e->lru_prev)
+        e->lru_prev->lru_next = e->lru_next;
+    else if (js->mru == e)
+        js->mru = e->lru_next;
+    if (e->lru_next)
+        e->lru_next->lru_prev = e->lru_prev;
+    else if (js->lru == e)
+        js->lru = e->lru_prev;
+    e->lru_prev = e->lru_next = NULL;
+}
+
+/* e becomes the most recently used (front) or, with back, the least. */
+static void lru_put(struct jobs *js, struct jobs_entry *e, bool back)
+{
+    lru_unlink(js, e);
+    if (back) {
+        e->lru_prev = js->lru;
+        if (js->lru)
+            js->lru->lru_next = e;
+        js->lru = e;
+        if (!js->mru)
+            js->mru = e;
+    } else {
+        e->lru_next = js->mru;
+        if (js->mru)
+            js->mru->lru_prev = e;
+        js->mru = e;
+        if (!js->lru)
+            js->lru = e;
+    }
 }
 
 static void entry_free(struct jobs_entry *e)
@@ -68,14 +113,38 @@ static int find(const struct jobs *js, const char *id)
 struct jobs_entry *jobs_get(struct jobs *js, const char *id)
 {
     int i = find(js, id);
-    return i >= 0 ? js->v[i] : NULL;
+    if (i < 0)
+        return NULL;
+    lru_put(js, js->v[i], false);
+    return js->v[i];
+}
+
+/*
+ * A new job's generation: a random positive 63-bit number (0 is the generation of rows from
+ * before it existed). Two incarnations of a job, made by any processes, draw the same one with
+ * a chance of 2^-63; without the kernel's randomness, the clock, the process and a counter.
+ */
+static int64_t new_generation(void)
+{
+    static uint64_t counter;
+    uint64_t g = 0;
+    if (getrandom(&g, sizeof g, GRND_NONBLOCK) != (ssize_t)sizeof g) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        g = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) * 0x9E3779B97F4A7C15u ^
+            ((uint64_t)getpid() << 32) ^ ++counter;
+    }
+    g &= INT64_MAX;
+    return g ? (int64_t)g : 1;
 }
 
 struct jobs_entry *jobs_add(struct jobs *js, const char *id, int64_t created_at)
 {
     int i = find(js, id);
-    if (i >= 0)
+    if (i >= 0) {
+        lru_put(js, js->v[i], false);
         return js->v[i];
+    }
     i = -i - 1;
     if (js->n == js->cap) {
         js->cap = js->cap ? js->cap * 2 : 16;
@@ -90,8 +159,10 @@ struct jobs_entry *jobs_add(struct jobs *js, const char *id, int64_t created_at)
     e->config = json_object();
     e->created_at = created_at;
     e->last_at = INT64_MIN;
+    e->generation = new_generation();
     js->v[i] = e;
     js->n++;
+    lru_put(js, e, false);
     return e;
 }
 
@@ -100,6 +171,7 @@ void jobs_remove(struct jobs *js, const char *id)
     int i = find(js, id);
     if (i < 0)
         return;
+    lru_unlink(js, js->v[i]);
     entry_free(js->v[i]);
     memmove(js->v + i, js->v + i + 1, (size_t)(js->n - i - 1) * sizeof *js->v);
     js->n--;
@@ -108,6 +180,33 @@ void jobs_remove(struct jobs *js, const char *id)
 int jobs_count(const struct jobs *js)
 {
     return js->n;
+}
+
+void jobs_set_max(struct jobs *js, int max)
+{
+    js->max = max < 1 ? 1 : max;
+}
+
+int jobs_trim(struct jobs *js, struct writer *wr)
+{
+    int n = 0;
+    struct jobs_entry *e = js->lru;
+    /* From the least recently used up, never the most recently used one (mru). */
+    while (js->n > js->max && e && e != js->mru) {
+        struct jobs_entry *prev = e->lru_prev;
+        if (!wr || (writer_job_pending(wr, e->id) == 0 && !writer_job_blocked(wr, e->id))) {
+            jobs_remove(js, e->id);
+            js->evicted++;
+            n++;
+        }
+        e = prev;
+    }
+    return n;
+}
+
+int64_t jobs_evicted(const struct jobs *js)
+{
+    return js->evicted;
 }
 
 struct jobs_entry *jobs_at(struct jobs *js, int i)
@@ -173,6 +272,7 @@ struct load_ctx {
     struct jobs *js;
     struct db *db;
     bool seen;
+    bool all; /* every job: each loaded one goes behind those loaded before it (newest first) */
 };
 
 /* Adds one stored window sample to a state being loaded. */
@@ -189,7 +289,8 @@ static int add_sample(void *ud, int64_t seq, const void *blob, size_t len)
 }
 
 static int load_row(void *ud, const char *id, int64_t created_at, const char *config_json,
-                    const void *state_bin, size_t state_bin_len, int64_t last_at, int64_t version)
+                    const void *state_bin, size_t state_bin_len, int64_t last_at, int64_t version,
+                    int64_t generation)
 {
     struct load_ctx *lc = ud;
     struct jobs *js = lc->js;
@@ -201,8 +302,11 @@ static int load_row(void *ud, const char *id, int64_t created_at, const char *co
 
     jobs_remove(js, id);
     struct jobs_entry *e = jobs_add(js, id, created_at);
+    if (lc->all)
+        lru_put(js, e, true);
     e->last_at = last_at;
     e->version = version;
+    e->generation = generation;
     layer = json_loads(config_json ? config_json : "{}", 0, NULL);
     if (!json_is_object(layer)) {
         json_decref(layer);
@@ -244,9 +348,9 @@ static int load_row(void *ud, const char *id, int64_t created_at, const char *co
 
 int jobs_load(struct jobs *js, struct db *db, const char *id, char **errp)
 {
-    struct load_ctx lc = {js, db, false};
+    struct load_ctx lc = {js, db, false, id == NULL};
     struct jarena *ar = jarena_pause();
-    int n = db_jobs_each(db, id, load_row, &lc, errp);
+    int n = db_jobs_each(db, id, js->max, load_row, &lc, errp);
     if (n >= 0 && id && !lc.seen)
         jobs_remove(js, id);
     jarena_resume(ar);
@@ -256,5 +360,6 @@ int jobs_load(struct jobs *js, struct db *db, const char *id, char **errp)
 void jobs_fence(struct jobs_entry *e, struct db_write *w)
 {
     w->expect_version = e->version;
+    w->expect_generation = e->generation;
     e->version++;
 }

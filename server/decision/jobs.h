@@ -5,14 +5,21 @@
  * survives restarts, and reloaded for one job when a commit of its rows failed. Owned by
  * the loop thread; no locks.
  *
+ * The registry holds at most jobs_set_max jobs (max-jobs-in-memory): past it, jobs_trim
+ * forgets the least recently used jobs that are idle (no write unit in flight, none failed and
+ * not yet recovered: their state is then exactly what the store holds). A job forgotten so is
+ * loaded again from the store at its next request (api_job_find: its row and window, as a
+ * replica takes over a job), and decides as if it had stayed. So memory is bounded by the cap,
+ * not by the number of job names ever seen; the store lists every job (db_jobs_list).
+ *
  * A decision changes an entry's state only through the decision service (decision_run, called
  * by api_decide.c); the state is written by the writer in the same transaction as the decision.
  * Several processes may share one store: each entry keeps the version of the job's row its
  * state was computed from, and a write whose version moved stores nothing (db.h,
  * DB_FAULT_FENCED); the job is then loaded again from the store.
  *
- * May call: core (state), options, json (state codec), decision (the job's cache), db, jansson,
- * jarena, log.
+ * May call: core (state), options, json (state codec), decision (the job's cache), db, writer
+ * (the jobs with units in flight), jansson, jarena, log.
  */
 #ifndef GOVERNOR_JOBS_H
 #define GOVERNOR_JOBS_H
@@ -22,6 +29,7 @@
 
 #include "core/core.h"
 #include "store/db.h"
+#include "store/writer.h"
 #include "decision/decision.h"
 #include "options/options.h"
 
@@ -52,7 +60,12 @@ struct jobs_entry {
      * of the job submitted so far has committed (0: the job has no row). jobs_fence hands it
      * to a unit and counts the unit's write; a commit confirms it (the unit's new_version). */
     int64_t version;
+    /* ... and the job's incarnation (db_write.expect_generation): drawn at random when the
+     * entry is made for a job the store does not hold, the stored row's when loaded. */
+    int64_t generation;
     struct jobs_gauges gauges;
+    /* the registry's: the use order, most recent first (jobs_get, jobs_add, jobs_load) */
+    struct jobs_entry *lru_prev, *lru_next;
 };
 
 struct jobs;
@@ -61,13 +74,26 @@ struct jobs;
 struct jobs *jobs_new(const struct opt_job *defaults);
 void jobs_free(struct jobs *js);
 
-/* Borrowed entry, or NULL. */
+/* Borrowed entry, or NULL. A hit is a use: the entry becomes the most recently used. */
 struct jobs_entry *jobs_get(struct jobs *js, const char *id);
-/* Borrowed new entry with an empty state and no stored layer (the id must not exist). */
+/* Borrowed new entry with an empty state, no stored layer and a new generation (a job the
+ * store does not hold; the id must not exist in memory); the most recently used. */
 struct jobs_entry *jobs_add(struct jobs *js, const char *id, int64_t created_at);
 /* Forgets the entry (no-op when absent). */
 void jobs_remove(struct jobs *js, const char *id);
 int jobs_count(const struct jobs *js);
+/* The most jobs held (max-jobs-in-memory, >= 1; INT_MAX until set): jobs_trim keeps to it,
+ * and the load of every job reads only the max most recently sampled ones. */
+void jobs_set_max(struct jobs *js, int max);
+/*
+ * Forgets least recently used jobs while more than the max are held, skipping those with a
+ * write unit in flight or a failed one not yet recovered (wr: the writer, NULL: none) and
+ * never the most recently used one (the request at hand may hold it). A forgotten job is read
+ * again from the store at its next request. Returns how many were forgotten.
+ */
+int jobs_trim(struct jobs *js, struct writer *wr);
+/* Jobs forgotten by jobs_trim since the registry was made. */
+int64_t jobs_evicted(const struct jobs *js);
 /* The i-th entry in id order (0 <= i < jobs_count). */
 struct jobs_entry *jobs_at(struct jobs *js, int i);
 
@@ -87,17 +113,19 @@ int jobs_layer_opts(const struct jobs *js, json_t *layer, struct opt_job **out, 
 void jobs_set_layer_take(struct jobs_entry *e, json_t *layer, struct opt_job *opts);
 
 /*
- * Loads every job (id NULL) or one job from the jobs table into the registry, replacing
- * what is in memory: its config layer, state, last sample, version, and its window from
- * job_window (one read by the primary key, one range read of the window's rows); with an id
- * that has no row, the entry is removed. What it makes outlives any request: it is made
+ * Loads every job (id NULL: the max most recently sampled, the most recent first in the use
+ * order) or one job (then the most recently used) from the jobs table into the registry,
+ * replacing what is in memory: its config layer, state, last sample, version, and its window
+ * from job_window (one read by the primary key, one range read of the window's rows); with an
+ * id that has no row, the entry is removed. What it makes outlives any request: it is made
  * outside the thread's jansson arena (jarena.h). -1 + *errp.
  */
 int jobs_load(struct jobs *js, struct db *db, const char *id, char **errp);
 
 /*
- * Fences w (a decision, config or delete unit of e's job) on the version e's state was
- * computed from, and counts w's write in e->version (the next unit of the job expects it).
+ * Fences w (a decision, config or delete unit of e's job) on the version and generation e's
+ * state was computed from, and counts w's write in e->version (the next unit of the job
+ * expects it).
  */
 void jobs_fence(struct jobs_entry *e, struct db_write *w);
 

@@ -22,6 +22,7 @@
 #include <strings.h>
 
 #include "decision/json.h"
+#include "core/index.h"
 #include "base/jarena.h"
 #include "time/timeutil.h"
 #include "base/xmem.h"
@@ -210,6 +211,15 @@ static int get_typed(const struct sink *k, const json_t *obj, const struct path 
 #define MS_MIN (-62167219200000LL) /* 0000-01-01T00:00:00Z */
 #define MS_MAX (253402300799999LL) /* 9999-12-31T23:59:59.999Z */
 
+/*
+ * Epoch numbers that read as seconds, not milliseconds: [1e8, 1e11). As seconds they are
+ * 1973-03-03 to 5138, every date a client means; as milliseconds they would be 1970-01-02 to
+ * 1973-03-03, which no job runs at. Below 1e8 a value stays milliseconds (tests and synthetic
+ * traces count from the epoch), and an RFC 3339 string is never checked.
+ */
+#define SECONDS_LIKE_MIN 100000000LL    /* 1e8 */
+#define SECONDS_LIKE_END 100000000000LL /* 1e11 */
+
 /* `at` / `running_since`: epoch ms (integer, or an integral real) or an RFC 3339 string. */
 static int get_time(const struct sink *k, const json_t *obj, const char *key, int64_t *out)
 {
@@ -236,8 +246,24 @@ static int get_time(const struct sink *k, const json_t *obj, const char *key, in
         return fail(k, &p, "expected epoch milliseconds or an RFC 3339 string, got %s",
                     type_name(v));
     }
+    if (ms > MS_MAX && ms / 1000 <= MS_MAX && !json_is_string(v))
+        return fail(k, &p,
+                    "%" PRId64 " is outside years 0000-9999 and reads as microseconds since the "
+                    "epoch; epoch milliseconds are expected: %" PRId64,
+                    ms, ms / 1000);
     if (ms < MS_MIN || ms > MS_MAX)
         return fail(k, &p, "%" PRId64 " is outside years 0000-9999", ms);
+    if (!json_is_string(v) && ms >= SECONDS_LIKE_MIN && ms < SECONDS_LIKE_END) {
+        /* The commonest client bug: seconds, which as milliseconds are early 1970 and would
+         * keep the job collecting metrics for ever. Said with the value it would be. */
+        int64_t y, sod = ms % 86400;
+        int mo, d;
+        time_civil_from_days(ms / 86400, &y, &mo, &d);
+        return fail(k, &p,
+                    "%" PRId64 " reads as seconds since the epoch (%04" PRId64
+                    "-%02d-%02dT%02d:%02d:%02dZ); epoch milliseconds are expected: %" PRId64 "000",
+                    ms, y, mo, d, (int)(sod / 3600), (int)(sod / 60 % 60), (int)(sod % 60), ms);
+    }
     *out = ms;
     return 0;
 }
@@ -286,6 +312,21 @@ void json_sample_deinit(struct json_sample *js)
     memset(js, 0, sizeof *js);
 }
 
+/* A size past its limit: 413 naming the field (p) and the limit, and the option that sets it
+ * (a server option, or NULL: a fixed limit). -1. */
+static int over(struct json_err *e, const struct sink *k, const struct path *p, long long n,
+                const char *what, long long limit, const char *option)
+{
+    if (option)
+        fail(k, p, "%lld %s is more than the limit of %lld (the server option %s)", n, what, limit,
+             option);
+    else
+        fail(k, p, "%lld %s is more than the limit of %lld", n, what, limit);
+    e->status = 413;
+    snprintf(e->code, sizeof e->code, "PAYLOAD_TOO_LARGE");
+    return -1;
+}
+
 static void init_err(struct json_err *e, struct sink *k)
 {
     e->status = 400;
@@ -316,7 +357,7 @@ static bool valid_id(const char *s)
 {
     size_t n = 0;
     for (; s[n]; n++)
-        if ((unsigned char)s[n] < 0x21 || (unsigned char)s[n] > 0x7e || n >= 128)
+        if ((unsigned char)s[n] < 0x21 || (unsigned char)s[n] > 0x7e || n >= OPT_MAX_ID_LEN)
             return false;
     return n >= 1;
 }
@@ -396,7 +437,8 @@ static int parse_vertex(const struct sink *k, const json_t *jv, const struct pat
         return -1;
     if (!valid_id(v->id)) {
         struct path p = {vp, "id", 0};
-        return fail(k, &p, "must be 1 to 128 printable ASCII characters without spaces");
+        return fail(k, &p, "must be 1 to %d printable ASCII characters without spaces",
+                    OPT_MAX_ID_LEN);
     }
     v->max_parallelism = 0;
     if (get_int(k, jv, vp, "parallelism", true, 1, &v->parallelism) < 0 ||
@@ -452,9 +494,13 @@ static void real_text(double x, char *buf, size_t len)
 }
 
 /* Sets each config entry into opts at OPT_REQUEST (values as text). -1 with e filled. */
-static int apply_config(json_t *cfg, struct opt_job *opts, struct json_err *e, const struct sink *k)
+static int apply_config(json_t *cfg, struct opt_job *opts, const struct opt_limits *lim,
+                        struct json_err *e, const struct sink *k)
 {
     struct path cp = {NULL, "config", 0};
+    if (lim && json_object_size(cfg) > (size_t)lim->config_keys)
+        return over(e, k, &cp, (long long)json_object_size(cfg), "keys", lim->config_keys,
+                    "max-config-keys");
     const char *key;
     json_t *val;
     json_object_foreach(cfg, key, val)
@@ -496,7 +542,8 @@ static int apply_config(json_t *cfg, struct opt_job *opts, struct json_err *e, c
 }
 
 static int parse_batch(const struct sink *k, json_t *body, struct core_sample *s,
-                       struct sample_buf *b, struct opt_job *opts, struct json_err *e);
+                       struct sample_buf *b, struct opt_job *opts, const struct opt_limits *lim,
+                       struct json_err *e);
 
 /*
  * Parses a decide request. Fields, defaults and limits:
@@ -552,7 +599,7 @@ int json_parse_sample(json_t *body, int64_t now_ms, struct json_sample *js, stru
     if (get_string(&k, body, NULL, "mode", false, &mode) < 0)
         return -1;
     if (mode && strcasecmp(mode, "BATCH") == 0)
-        return parse_batch(&k, body, s, b, opts, e);
+        return parse_batch(&k, body, s, b, opts, js->limits, e);
     if (mode && strcasecmp(mode, "STREAMING") != 0) {
         struct path p = {NULL, "mode", 0};
         return fail(&k, &p, "must be \"STREAMING\" (the default) or \"BATCH\", got \"%.64s\"",
@@ -585,6 +632,9 @@ int json_parse_sample(json_t *body, int64_t now_ms, struct json_sample *js, stru
     size_t n = json_array_size(verts);
     if (n == 0)
         return fail(&k, &vsp, "must list at least one vertex");
+    const struct opt_limits *lim = js->limits;
+    if (lim && n > (size_t)lim->vertices)
+        return over(e, &k, &vsp, (long long)n, "vertices", lim->vertices, "max-vertices");
     if (n > INT_MAX / 2)
         return fail(&k, &vsp, "too many vertices");
 
@@ -596,6 +646,11 @@ int json_parse_sample(json_t *body, int64_t now_ms, struct json_sample *js, stru
         json_t *ins = json_object_get(jv, "inputs");
         if (ins && json_is_array(ins))
             n_in += json_array_size(ins);
+        if (lim && n_in > (size_t)lim->edges) {
+            struct path vp = {&vsp, NULL, (int)i}, ip = {&vp, "inputs", 0};
+            return over(e, &k, &ip, (long long)n_in, "inputs in all (up to this vertex)",
+                        lim->edges, "max-edges");
+        }
     }
     if (n_in > INT_MAX / 2)
         return fail(&k, &vsp, "too many inputs");
@@ -613,7 +668,19 @@ int json_parse_sample(json_t *body, int64_t now_ms, struct json_sample *js, stru
     s->vertices = b->v;
     s->n_vertices = (int)n;
 
-    if (cfg && apply_config(cfg, opts, e, &k) < 0)
+    if (cfg && apply_config(cfg, opts, js->limits, e, &k) < 0)
+        return -1;
+    e->status = 0;
+    e->code[0] = '\0';
+    return 0;
+}
+
+int json_apply_config(json_t *body, struct opt_job *opts, struct json_err *e)
+{
+    struct sink k;
+    init_err(e, &k);
+    json_t *cfg = json_object_get(body, "config");
+    if (json_is_object(cfg) && apply_config(cfg, opts, NULL, e, &k) < 0)
         return -1;
     e->status = 0;
     e->code[0] = '\0';
@@ -924,15 +991,62 @@ static int parse_stage(const struct sink *k, const json_t *jb, const struct path
 }
 
 /*
- * The rest of a decide request in batch mode: `workers` (current >= 0 required,
- * slots_per_worker >= 1, cpu_utilization in [0, 1], shuffle_on_workers) and `vertices`, each
+ * The rest of a decide request in batch mode: `workers` (current >= 0, the pool; running >= 0,
+ * the workers up and working, and requested >= 0, the pool asked of the cluster, running <=
+ * requested; current is required unless one of those is sent, and is then requested, else
+ * running; slots_per_worker >= 1, cpu_utilization in [0, 1], shuffle_on_workers) and
+ * `vertices`, each
  * with an id and a `batch` object: state PENDING | RUNNING (default) | DONE, total_work and
  * work_done >= 0 with work_done <= total_work, or fraction_consumed in [0, 1] (the work's share
  * when no amounts are sent), busy_s >= 0, remaining_parallelism >= 0, fixed_shards >= 1. A
  * RUNNING stage needs its total. `config` as in streaming mode.
  */
+/* Stage vp (jv) into st: its id (dup: an earlier stage has it), its batch fields. */
+static int parse_stage_entry(const struct sink *k, const json_t *jv, const struct path *vp,
+                             bool dup, struct core_batch_stage *st)
+{
+    struct path bp = {vp, "batch", 0}, ip = {vp, "id", 0};
+    json_t *jb;
+    if (!json_is_object(jv))
+        return fail(k, vp, "expected an object, got %s", type_name(jv));
+    st->id = NULL;
+    if (get_string(k, jv, vp, "id", true, &st->id) < 0)
+        return -1;
+    if (!valid_id(st->id))
+        return fail(k, &ip, "must be 1-%d printable ASCII characters without spaces",
+                    OPT_MAX_ID_LEN);
+    if (dup)
+        return fail(k, &ip, "duplicate stage id \"%s\"", st->id);
+    if (get_typed(k, jv, vp, "batch", JSON_OBJECT, "an object", &jb) < 0)
+        return -1;
+    if (!jb)
+        return fail(k, &bp, "required in batch mode");
+    return parse_stage(k, jb, &bp, st);
+}
+
+/* new: for each element of arr, whether its "id" (a string) repeats an earlier element's;
+ * n log n (the ids sorted), not the pairs. */
+static bool *repeated_ids(const json_t *arr)
+{
+    size_t n = json_array_size(arr), m = n ? n : 1;
+    const char **ids = xcalloc(m, sizeof *ids);
+    int *perm = xmalloc(m * sizeof *perm), *tmp = xmalloc(m * sizeof *tmp);
+    bool *dup = xcalloc(m, sizeof *dup);
+    for (size_t i = 0; i < n; i++)
+        ids[i] = json_string_value(json_object_get(json_array_get(arr, i), "id"));
+    struct core_index x;
+    core_index_build(&x, ids, sizeof *ids, 0, (int)n, perm, tmp);
+    for (size_t i = 0; i < n; i++)
+        dup[i] = ids[i] && core_index_find(&x, ids[i]) < (int)i;
+    free(ids);
+    free(perm);
+    free(tmp);
+    return dup;
+}
+
 static int parse_batch(const struct sink *k, json_t *body, struct core_sample *s,
-                       struct sample_buf *b, struct opt_job *opts, struct json_err *e)
+                       struct sample_buf *b, struct opt_job *opts, const struct opt_limits *lim,
+                       struct json_err *e)
 {
     json_t *jw, *cfg, *verts;
     struct core_batch_in *in = &s->batch;
@@ -946,50 +1060,54 @@ static int parse_batch(const struct sink *k, json_t *body, struct core_sample *s
         return fail(k, &wp, "required in batch mode");
     in->slots_per_worker = 1;
     in->cpu = NAN;
-    if (get_int(k, jw, &wp, "current", true, 0, &in->workers) < 0 ||
+    in->workers = in->running = in->requested = -1;
+    if (get_int(k, jw, &wp, "current", false, 0, &in->workers) < 0 ||
+        get_int(k, jw, &wp, "running", false, 0, &in->running) < 0 ||
+        get_int(k, jw, &wp, "requested", false, 0, &in->requested) < 0 ||
         get_int(k, jw, &wp, "slots_per_worker", false, 1, &in->slots_per_worker) < 0 ||
         get_number(k, jw, &wp, "cpu_utilization", 0, 1, &in->cpu) < 0 ||
         get_bool(k, jw, &wp, "shuffle_on_workers", &in->shuffle_on_workers) < 0)
         return -1;
+    in->has_running = in->running >= 0;
+    in->has_requested = in->requested >= 0;
+    if (in->workers < 0) {
+        /* The pool is what was asked for, or what runs, when the sample says only those. */
+        struct path cp = {&wp, "current", 0};
+        if (!in->has_running && !in->has_requested)
+            return fail(k, &cp, "required (or running and requested)");
+        in->workers = in->has_requested ? in->requested : in->running;
+    }
+    if (in->has_running && in->has_requested && in->running > in->requested) {
+        struct path rp = {&wp, "running", 0};
+        return fail(k, &rp, "%d is more than the %d worker%s requested", in->running, in->requested,
+                    in->requested == 1 ? "" : "s");
+    }
     struct path vsp = {NULL, "vertices", 0};
     if (!verts)
         return fail(k, &vsp, "required");
     size_t n = json_array_size(verts), i;
     if (n == 0)
         return fail(k, &vsp, "must list at least one stage");
+    if (lim && n > (size_t)lim->vertices)
+        return over(e, k, &vsp, (long long)n, "stages", lim->vertices, "max-vertices");
     if (n > INT_MAX / 2)
         return fail(k, &vsp, "too many stages");
     reserve(&b->st, &b->cap_st, (int)n, sizeof *b->st);
     json_t *jv;
+    bool *dup = repeated_ids(verts);
+    int rc = 0;
     json_array_foreach(verts, i, jv)
     {
-        struct path vp = {&vsp, NULL, (int)i}, bp = {&vp, "batch", 0};
-        struct core_batch_stage *st = &b->st[i];
-        json_t *jb;
-        if (!json_is_object(jv))
-            return fail(k, &vp, "expected an object, got %s", type_name(jv));
-        st->id = NULL;
-        if (get_string(k, jv, &vp, "id", true, &st->id) < 0)
-            return -1;
-        if (!valid_id(st->id)) {
-            struct path p = {&vp, "id", 0};
-            return fail(k, &p, "must be 1-128 printable ASCII characters without spaces");
-        }
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(b->st[j].id, st->id) == 0) {
-                struct path p = {&vp, "id", 0};
-                return fail(k, &p, "duplicate stage id \"%s\"", st->id);
-            }
-        if (get_typed(k, jv, &vp, "batch", JSON_OBJECT, "an object", &jb) < 0)
-            return -1;
-        if (!jb)
-            return fail(k, &bp, "required in batch mode");
-        if (parse_stage(k, jb, &bp, st) < 0)
-            return -1;
+        struct path vp = {&vsp, NULL, (int)i};
+        if ((rc = parse_stage_entry(k, jv, &vp, dup[i], &b->st[i])) < 0)
+            break;
     }
+    free(dup);
+    if (rc < 0)
+        return -1;
     in->stages = b->st;
     in->n_stages = (int)n;
-    if (cfg && apply_config(cfg, opts, e, k) < 0)
+    if (cfg && apply_config(cfg, opts, lim, e, k) < 0)
         return -1;
     e->status = 0;
     e->code[0] = '\0';
@@ -1039,6 +1157,7 @@ json_t *json_render_batch(const struct core_batch_decision *d, const char *job,
     json_object_set_new(o, "parallelism", json_object());
     json_t *w = json_object();
     json_object_set_new(w, "current", json_integer(d->current));
+    json_object_set_new(w, "running", d->running >= 0 ? json_integer(d->running) : json_null());
     json_object_set_new(w, "target", json_integer(d->target));
     json_object_set_new(w, "raw", json_integer(d->raw));
     json_object_set_new(w, "min", json_integer(d->min));
@@ -1046,7 +1165,12 @@ json_t *json_render_batch(const struct core_batch_decision *d, const char *job,
     json_object_set_new(w, "constraints", json_render_batch_constraints(d->constraints));
     json_object_set_new(o, "workers", w);
     json_object_set_new(o, "evaluated", batch_evaluated(d));
-    json_object_set_new(o, "events", json_array());
+    json_t *ev = json_array();
+    for (int i = 0; i < d->n_warnings && i < CORE_BATCH_WARNINGS; i++)
+        json_array_append_new(ev, json_pack("{s:s, s:s, s:s, s:i, s:b}", "type", "Warning",
+                                            "reason", d->warnings[i].reason, "message",
+                                            d->warnings[i].message, "count", 1, "suppressed", 0));
+    json_object_set_new(o, "events", ev);
     json_object_set_new(o, "policy_revision", str_new(policy_revision));
     json_object_set_new(o, "config_hash", str_new(config_hash));
     return o;
@@ -1088,9 +1212,17 @@ static int parse_item(const struct sink *k, const json_t *ji, const struct path 
         struct path p = {ip, "remaining", 0};
         return fail(k, &p, "required");
     }
-    if (!(it->rate > 0)) {
+    if (isnan(it->rate)) {
         struct path p = {ip, "rate", 0};
-        return fail(k, &p, isnan(it->rate) ? "required" : "must be above 0");
+        return fail(k, &p, "required (0: the worker is stuck)");
+    }
+    if (it->fraction_consumed == 1 && it->remaining > 0) {
+        /* Split points are fractions of the item's range: none is left after 1. */
+        struct path p = {ip, "fraction_consumed", 0};
+        return fail(k, &p,
+                    "1 says the whole range is consumed, but remaining is %.17g: send the share "
+                    "of the item's range consumed so far (below 1) or leave it out",
+                    it->remaining);
     }
     if (cause) {
         int c = 0;
@@ -1111,7 +1243,8 @@ static int parse_item(const struct sink *k, const json_t *ji, const struct path 
 
 /* The number of items of a `workers` array, each worker's items checked to be a non-empty
  * array; -1 via fail. */
-static int count_worker_items(const struct sink *k, const json_t *ws, const struct path *wsp)
+static int count_worker_items(const struct sink *k, const json_t *ws, const struct path *wsp,
+                              const struct opt_limits *lim, struct json_err *e)
 {
     size_t i, n = 0;
     const json_t *w;
@@ -1124,6 +1257,9 @@ static int count_worker_items(const struct sink *k, const json_t *ws, const stru
         if (!items || !json_is_array(items) || json_array_size(items) == 0)
             return fail(k, &ip, "a worker must list at least one item");
         n += json_array_size(items);
+        if (lim && n > (size_t)lim->rebalance_items)
+            return over(e, k, &ip, (long long)n, "items in all (up to this worker)",
+                        lim->rebalance_items, "max-rebalance-items");
         if (n > INT_MAX / 2)
             return fail(k, wsp, "too many items");
     }
@@ -1134,7 +1270,7 @@ static int count_worker_items(const struct sink *k, const json_t *ws, const stru
  * The rebalance request: `at` (default now_ms), `stage`, `unit`, idle_slots (int
  * >= 0, default 0), startup_s and min_piece (>= 0, default 0), nominal_rate (> 0, default the
  * items' mean rate), and the items: `items` (one per worker) or `workers` [{id, items}], each
- * worker with at least one. An item: id, remaining >= 0, rate > 0, fraction_consumed in
+ * worker with at least one. An item: id, remaining >= 0, rate >= 0 (0: stuck), fraction_consumed in
  * [0, 1], remaining_parallelism >= 0, splittable (default true), cause (why not). Strings are
  * borrowed from body. 0, or -1 with *e filled.
  */
@@ -1169,7 +1305,16 @@ int json_parse_rebalance(json_t *body, int64_t now_ms, struct json_rebalance *jr
         struct path p = {NULL, "nominal_rate", 0};
         return fail(&k, &p, "must be above 0");
     }
-    int n = items ? (int)json_array_size(items) : count_worker_items(&k, workers, &wsp);
+    if (jr->in.idle_slots > OPT_MAX_IDLE_SLOTS) {
+        struct path p = {NULL, "idle_slots", 0};
+        return fail(&k, &p, "%d is more than the limit of %d", jr->in.idle_slots,
+                    OPT_MAX_IDLE_SLOTS);
+    }
+    const struct opt_limits *lim = jr->limits;
+    if (items && lim && json_array_size(items) > (size_t)lim->rebalance_items)
+        return over(e, &k, &isp, (long long)json_array_size(items), "items", lim->rebalance_items,
+                    "max-rebalance-items");
+    int n = items ? (int)json_array_size(items) : count_worker_items(&k, workers, &wsp, lim, e);
     if (n < 0)
         return -1;
     if (n == 0)
@@ -1212,6 +1357,15 @@ int json_parse_rebalance(json_t *body, int64_t now_ms, struct json_rebalance *jr
     return 0;
 }
 
+/* "400.0 s", or "never" (+inf: a stuck item). */
+static void fmt_seconds(char *buf, size_t n, double s)
+{
+    if (isinf(s))
+        snprintf(buf, n, "never");
+    else
+        snprintf(buf, n, "%.1f s", s);
+}
+
 json_t *json_render_rebalance(const struct json_rebalance *jr, const struct core_rebalance_out *o,
                               const char *job, int reason, const char *message)
 {
@@ -1227,18 +1381,22 @@ json_t *json_render_rebalance(const struct json_rebalance *jr, const struct core
     json_object_set_new(r, "makespan_before_s", real_or_null(o->makespan_before_s));
     json_object_set_new(r, "makespan_after_s", real_or_null(o->makespan_after_s));
     json_object_set_new(r, "free_finish_s", real_or_null(o->free_finish_s));
+    json_object_set_new(r, "held_by",
+                        o->holder >= 0 ? str_new(jr->items[o->holder].id) : json_null());
     json_object_set_new(r, "slots_used", json_integer(o->slots_used));
     json_t *splits = json_array();
     for (int i = 0; i < o->n_splits; i++) {
         const struct core_rebalance_split *s = &o->splits[i];
         const struct core_rebalance_item *it = &jr->items[s->item];
-        json_t *js = json_object(), *at = json_array();
+        /* The pieces are equal: where the first starts and how wide each is (of the item's
+         * whole range) say where every one starts, so the answer is as long as the items
+         * whatever the idle slots (a list of every start grew with them). */
+        json_t *js = json_object();
         double c = it->fraction_consumed, x = s->fraction_of_remainder;
-        for (int p = 0; p < s->n_pieces; p++)
-            json_array_append_new(at, json_real(c + (1 - c) * (x + p * (1 - x) / s->n_pieces)));
         json_object_set_new(js, "item", str_new(it->id));
         json_object_set_new(js, "fraction_of_remainder", json_real(x));
-        json_object_set_new(js, "split_at_fraction", at);
+        json_object_set_new(js, "split_at_fraction", json_real(c + (1 - c) * x));
+        json_object_set_new(js, "piece_fraction", json_real((1 - c) * (1 - x) / s->n_pieces));
         json_object_set_new(js, "pieces", json_integer(s->n_pieces));
         json_object_set_new(js, "piece_size", json_real(s->piece_size));
         json_object_set_new(js, "piece_finish_s", json_real(s->piece_finish_s));
@@ -1256,12 +1414,27 @@ json_t *json_render_rebalance(const struct json_rebalance *jr, const struct core
             "the output has a fixed number of shards: let the sink choose them",
             "it is fused with a stage that cannot be split: break the fusion (a reshuffle)"};
         json_t *jb = json_object();
-        char msg[400];
-        snprintf(msg, sizeof msg, "%s holds the stage until %.1f s (%.1f s without it): %s", it->id,
-                 b->finish_s, o->free_finish_s, why[b->cause]);
+        char msg[700], fin[32], wo[32];
+        fmt_seconds(fin, sizeof fin, b->finish_s);
+        fmt_seconds(wo, sizeof wo, b->without_s);
+        if (b->holds_stage && isinf(b->finish_s))
+            snprintf(msg, sizeof msg,
+                     "%s is stuck (rate 0) and holds the stage: the stage cannot finish until it "
+                     "moves (%s without it): %s",
+                     it->id, wo, why[b->cause]);
+        else if (b->holds_stage)
+            snprintf(msg, sizeof msg, "%s holds the stage until %s (%s without it): %s", it->id,
+                     fin, wo, why[b->cause]);
+        else
+            snprintf(msg, sizeof msg,
+                     "%s finishes at %s, later than the splittable work could (%.1f s), but %s "
+                     "holds the stage longer (until %s): %s",
+                     it->id, fin, o->free_finish_s,
+                     o->holder >= 0 ? jr->items[o->holder].id : "another item", wo, why[b->cause]);
         json_object_set_new(jb, "item", str_new(it->id));
         json_object_set_new(jb, "cause", json_string(core_split_cause_name(b->cause)));
-        json_object_set_new(jb, "finish_s", json_real(b->finish_s));
+        json_object_set_new(jb, "finish_s", real_or_null(b->finish_s));
+        json_object_set_new(jb, "holds_stage", json_boolean(b->holds_stage));
         json_object_set_new(jb, "message", str_new(msg));
         json_array_append_new(un, jb);
     }
@@ -1487,26 +1660,35 @@ static const char *key_at(const struct keyed *k, int i)
 static void tx_object(struct json_text *t, const struct keyed *k, const void *ud,
                       void (*val)(struct json_text *t, const void *ud, int i))
 {
+    /* The elements sorted by key: each key's run gives its first place and its last value
+     * (n log n; comparing every pair made a large answer quadratic). */
+    size_t n = (size_t)(k->n > 0 ? k->n : 1);
+    int *perm = xmalloc(n * sizeof *perm), *last = xmalloc(n * sizeof *last);
+    struct core_index x;
+    core_index_build(&x, k->base, k->stride, k->off, k->n, perm, last);
+    for (int i = 0; i < k->n; i++)
+        last[i] = -1;
+    for (int a = 0, b; a < k->n; a = b) {
+        const char *key = key_at(k, perm[a]);
+        for (b = a + 1; b < k->n && strcmp(key_at(k, perm[b]), key) == 0; b++)
+            ;
+        last[perm[a]] = perm[b - 1];
+    }
     TX_LIT(t, "{");
     bool first = true;
     for (int i = 0; i < k->n; i++) {
         const char *key = key_at(k, i);
-        bool again = false;
-        for (int j = 0; j < i && !again; j++)
-            again = strcmp(key_at(k, j), key) == 0;
-        if (again || !utf8_valid(key))
+        if (last[i] < 0 || !utf8_valid(key))
             continue;
-        int last = i;
-        for (int j = i + 1; j < k->n; j++)
-            if (strcmp(key_at(k, j), key) == 0)
-                last = j;
         if (!first)
             TX_LIT(t, ",");
         first = false;
         tx_key(t, key);
-        val(t, ud, last);
+        val(t, ud, last[i]);
     }
     TX_LIT(t, "}");
+    free(perm);
+    free(last);
 }
 
 static void target_val(struct json_text *t, const void *ud, int i)

@@ -29,6 +29,9 @@ struct json_err {
  */
 struct json_sample {
     struct core_sample s;
+    /* The request budget the parser holds the sample to (borrowed; NULL: none, for tools
+     * that replay what was accepted already). Set by the caller, kept across samples. */
+    const struct opt_limits *limits;
     /* internal storage */
     void *priv;
 };
@@ -54,6 +57,10 @@ void json_sample_deinit(struct json_sample *js);
  */
 int json_parse_sample(json_t *body, int64_t now_ms, struct json_sample *js, struct opt_job *opts,
                       struct json_err *e);
+/* Sets the request's `config` (body's, which json_parse_sample has checked) into opts at
+ * OPT_REQUEST: what json_parse_sample does with opts, for a caller that checks the sample
+ * before it copies and resolves the options. 0, or -1 with *e filled (422 naming the key). */
+int json_apply_config(json_t *body, struct opt_job *opts, struct json_err *e);
 
 /*
  * new: the decide answer object for d (decision_id is added by the caller once the
@@ -89,6 +96,7 @@ char *json_batch_evaluated_text(const struct core_batch_decision *d);
 /* A parsed rebalance request; strings borrowed from the body, items in a buffer
  * kept between requests. Zeroed storage is empty; json_rebalance_deinit releases it. */
 struct json_rebalance {
+    const struct opt_limits *limits; /* as json_sample's: set by the caller, NULL: none */
     int64_t at;
     const char *stage, *unit; /* NULL when absent */
     struct core_rebalance_in in;
@@ -97,7 +105,8 @@ struct json_rebalance {
 };
 void json_rebalance_deinit(struct json_rebalance *jr);
 /* Parses POST /v1/jobs/{job}/rebalance's body (borrowed, must outlive jr's items); every bad
- * field is refused naming it (negative work, a fraction above 1, a worker with no items).
+ * field is refused naming it (negative work, a fraction above 1, a worker with no items,
+ * idle_slots above OPT_MAX_IDLE_SLOTS), and more items than jr->limits allow is a 413.
  * 0, or -1 with *e filled. */
 int json_parse_rebalance(json_t *body, int64_t now_ms, struct json_rebalance *jr,
                          struct json_err *e);

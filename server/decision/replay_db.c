@@ -32,7 +32,28 @@ struct run {
     double sm_rec, sm_cand; /* subtask-milliseconds */
     int64_t prev_at;        /* at of the previous compared decision, INT64_MIN: none */
     double prev_p_rec, prev_p_cand;
+    /* The candidate's last decided sample: one stored again with its `at` is answered as the
+     * server answers a retry (a repeat, or a 409), not decided a second time. */
+    struct decision_seen seen;
 };
+
+/* What the candidate's check of a sample sees. */
+struct seen_check {
+    struct run *r;
+    json_t *body;
+    const char *repeat;
+};
+
+static int not_after(void *ud, const struct core_sample *s, struct decision_err *e)
+{
+    struct seen_check *c = ud;
+    int rc = decision_seen_check(&c->r->seen, s->at, c->body, "decision", &c->repeat, e);
+    if (rc == 0)
+        return 0;
+    if (rc > 0)
+        e->status = 0;
+    return -1;
+}
 
 /* The recorded effective options as an OPT_JOB layer; keys without a value are skipped
  * (their built-in default has none either). NULL + *errp when a stored value is refused. */
@@ -212,6 +233,7 @@ static int one(struct run *r, int64_t id, int64_t at, const char *input, const c
      * stored rebalance advice is advised again from its request. */
     const char *action = json_string_value(json_object_get(rec, "action"));
     bool advice = action && strcmp(action, "REBALANCE") == 0;
+    struct seen_check sc = {r, body, NULL};
     struct decision_req q = {.kind = advice ? DECISION_REBALANCE : DECISION_SAMPLE,
                              .job = r->o->job,
                              .body = body,
@@ -220,9 +242,15 @@ static int one(struct run *r, int64_t id, int64_t at, const char *input, const c
                              .overlay = r->o->candidate,
                              .state = r->st,
                              .set = r->o->policies,
-                             .revision = "native"};
+                             .revision = "native",
+                             .sampled = advice ? NULL : not_after,
+                             .ud = &sc};
     struct decision_res res;
-    if (decision_run(&r->buf, &q, &res) < 0) {
+    char *text = NULL;
+    if (decision_run(&r->buf, &q, &res) < 0 && res.err.status == 0 && sc.repeat) {
+        /* A retry: the candidate's decision of then, again. */
+        text = xasprintf("{\"repeat\":true,%s", sc.repeat + 1);
+    } else if (res.err.status != 0) {
         /* The candidate refuses the sample: the job would have kept running as it was. */
         if (compared) {
             r->errors++;
@@ -236,9 +264,13 @@ static int one(struct run *r, int64_t id, int64_t at, const char *input, const c
         rc = 0;
         goto out;
     }
-    /* Through text with the server's 15 digits, so both sides compare as stored. */
-    char *text = json_dumps(res.response, JSON_COMPACT | JSON_REAL_PRECISION(15));
-    json_decref(res.response);
+    if (!text) {
+        /* Through text with the server's 15 digits, so both sides compare as stored. */
+        text = json_dumps(res.response, JSON_COMPACT | JSON_REAL_PRECISION(15));
+        json_decref(res.response);
+        if (text && !advice)
+            decision_seen_add(&r->seen, at, body, text, (long)id);
+    }
     cand = text ? json_loads(text, 0, &je) : NULL;
     free(text);
     if (!cand) {
@@ -285,14 +317,19 @@ static int each_decision(void *ud, int64_t id, int64_t at, const char *input, co
 {
     struct each *e = ud;
     struct run *r = e->r;
-    /* A DELETE of the job between the previous decision and this one emptied its state. */
+    /* A DELETE of the job between the previous decision and this one: the job made after it
+     * started as new, with an empty state (its samples may even go back in time), as the
+     * server's did. */
     bool deleted = false;
     while (e->di < r->n_deletes && r->deletes[e->di] < id) {
         deleted |= e->prev_id != INT64_MIN && r->deletes[e->di] >= e->prev_id;
         e->di++;
     }
-    if (deleted)
-        core_state_clear(r->st);
+    if (deleted) {
+        core_state_free(r->st);
+        r->st = core_state_new();
+        decision_seen_clear(&r->seen);
+    }
     e->prev_id = id;
     return one(r, id, at, input, config, dec, e->cb, e->ud, e->errp) < 0 ? -1 : 0;
 }
@@ -307,16 +344,24 @@ int replay_db_run(const struct replay_db_opts *o, replay_db_change_cb cb, void *
     r.prev_at = INT64_MIN;
     r.st = core_state_new();
     decision_buf_init(&r.buf);
+    decision_seen_init(&r.seen, 1);
     *summary = NULL;
 
     if (!(r.db = db_open_read(o->db, errp)))
         goto out;
-    /* One read transaction: the replay sees one snapshot while the server goes on. */
-    if (db_read_begin(r.db, errp) < 0 ||
-        db_job_deletions(r.db, o->job, &r.deletes, &r.n_deletes, errp) < 0)
+    /* The deletions and the job's last decision in one snapshot: the replay sees the history
+     * as it was then while the server goes on, read in pages (db_history_each) so that no
+     * snapshot lasts the whole replay. */
+    int64_t last = 0;
+    if (db_read_begin(r.db, errp) < 0)
+        goto out;
+    int rd = db_job_deletions(r.db, o->job, &r.deletes, &r.n_deletes, errp) < 0 ||
+             db_history_last_id(r.db, o->job, &last, errp) < 0;
+    db_read_end(r.db);
+    if (rd)
         goto out;
     struct each e = {&r, cb, ud, errp, 0, INT64_MIN};
-    if (db_history_each(r.db, o->job, o->to, each_decision, &e, errp) < 0)
+    if (db_history_each(r.db, o->job, o->to, last, each_decision, &e, errp) < 0)
         goto out;
     *summary = json_object();
     json_object_set_new(*summary, "job", json_string(o->job));
@@ -344,13 +389,12 @@ int replay_db_run(const struct replay_db_opts *o, replay_db_change_cb cb, void *
     json_object_set_new(*summary, "subtask_minutes_delta", json_real(mcand - mrec));
     rc = 0;
 out:
-    if (r.db)
-        db_read_end(r.db);
     db_close(r.db);
     free(r.deletes);
     free(r.base_text);
     opt_job_free(r.base);
     decision_buf_deinit(&r.buf);
+    decision_seen_deinit(&r.seen);
     core_state_free(r.st);
     return rc;
 }

@@ -11,10 +11,10 @@
  *
  * State: the replay starts with an empty job state at the job's first stored decision and
  * replays every stored decision up to `to`; those before `from` only warm the state up (they
- * are not compared). A DELETE /v1/jobs/{job} recorded in config_changes empties the state
- * again, as it did on the server. When retention has deleted the job's oldest decisions the
- * replay starts at the oldest one kept, so the first decisions may differ (the window warms
- * up again).
+ * are not compared). A DELETE /v1/jobs/{job} recorded in config_changes starts the job over
+ * with a new state, as it did on the server (the job made again may send older samples). When
+ * retention has deleted the job's oldest decisions the replay starts at the oldest one kept, so the
+ * first decisions may differ (the window warms up again).
  *
  * The database is opened read-only (SQLITE_OPEN_READONLY, query_only): nothing is written.
  *

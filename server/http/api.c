@@ -11,8 +11,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/core.h"
 #include "decision/jobs.h"
 #include "http/api.h"
+#include "options/options.h"
 #include "base/log.h"
 #include "time/timeutil.h"
 #include "store/writer.h"
@@ -179,6 +181,68 @@ int api_parse_uint(const char *s, int64_t *out)
     return 0;
 }
 
+int api_query_time(const struct req *q, struct resp *r, const char *key, int64_t *t, bool *given)
+{
+    const char *s = api_query(q, key);
+    char buf[48];
+    int64_t v;
+    *given = s != NULL;
+    if (!s)
+        return 0;
+    if (time_parse_instant(s, &v) < 0 || v < TIME_MIN_MS || v > TIME_MAX_MS) {
+        api_error(r, 400, NULL, key,
+                  "%s must be a time from 0000-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z: "
+                  "RFC 3339, or epoch milliseconds from %lld to %lld (digits, '-' before 1970, "
+                  "no leading zero), got \"%s\"",
+                  key, TIME_MIN_MS, TIME_MAX_MS, api_shown(s, buf, sizeof buf));
+        return -1;
+    }
+    *t = v;
+    return 0;
+}
+
+int api_query_duration(const struct req *q, struct resp *r, const char *key, int64_t max_ms,
+                       int64_t *ms, bool *given)
+{
+    const char *s = api_query(q, key);
+    char buf[48], max[32], *err = NULL;
+    int64_t v;
+    *given = s != NULL;
+    if (!s)
+        return 0;
+    if (opt_parse_duration(s, &v, &err) < 0 || v < 1 || v > max_ms) {
+        free(err);
+        core_format_duration(max, sizeof max, max_ms);
+        api_error(r, 400, NULL, key,
+                  "%s must be a duration from 1 ms to %s (\"5 min\", \"30 s\", \"1 h\", or "
+                  "milliseconds), got \"%s\"",
+                  key, max, api_shown(s, buf, sizeof buf));
+        return -1;
+    }
+    *ms = v;
+    return 0;
+}
+
+int api_query_count(const struct req *q, struct resp *r, const char *key, int64_t min, int64_t max,
+                    int64_t *v, bool *given)
+{
+    const char *s = api_query(q, key);
+    char buf[48];
+    int64_t x;
+    *given = s != NULL;
+    if (!s)
+        return 0;
+    if (api_parse_uint(s, &x) < 0 || x < min || x > max) {
+        api_error(r, 400, NULL, key,
+                  "%s must be an integer in [%lld, %lld] (decimal digits, no sign or leading "
+                  "zero), got \"%s\"",
+                  key, (long long)min, (long long)max, api_shown(s, buf, sizeof buf));
+        return -1;
+    }
+    *v = x;
+    return 0;
+}
+
 int api_job_recover(struct api *a, const char *job, struct resp *r)
 {
     char *err = NULL;
@@ -226,6 +290,8 @@ int api_job_find(struct api *a, const char *job, struct jobs_entry **e, struct r
         return -1;
     }
     *e = jobs_get(a->jobs, job);
+    /* the job loaded is the most recently used: never the one forgotten */
+    jobs_trim(a->jobs, a->wr);
     return *e ? 1 : 0;
 }
 
@@ -245,4 +311,22 @@ json_t *api_json_body(const struct req *q, struct resp *r, const char *what_obje
         return NULL;
     }
     return body;
+}
+
+int api_in_arena(const struct req *q, struct resp *r, void (*fn)(const struct req *, struct resp *))
+{
+    jarena_begin(&q->api->arena);
+    fn(q, r);
+    if (r->json) {
+        size_t n;
+        char *t = jarena_dump(r->json);
+        json_decref(r->json);
+        r->json = NULL;
+        n = strlen(t);
+        r->text = xrealloc(t, n + 2);
+        memcpy(r->text + n, "\n", 2);
+        r->content_type = "application/json";
+    }
+    jarena_end(&q->api->arena);
+    return 0;
 }

@@ -18,7 +18,8 @@
  * api_jobs.c (jobs, config), api_history.c (decisions, events), api_health.c,
  * api_sql.c (POST /v1/sql), api_replay.c (POST /v1/replay), api_dashboard.c (GET /, the
  * page embedded from server/http/dashboard/index.html), api_timeline.c (the timeline and the
- * tuning advice, read off the loop).
+ * tuning advice, read off the loop), api_target.c (GET /v1/jobs/{job}/target: a vertex's
+ * replica count for KEDA).
  *
  * May call: the layers below (decision, store: reads on the loop's connection, plugin,
  * options, time, base, core), jansson. api.h itself includes only what struct api and struct
@@ -157,6 +158,23 @@ const char *api_shown(const char *s, char *buf, size_t n);
 /* The value of query parameter key, or NULL. */
 const char *api_query(const struct req *q, const char *key);
 /*
+ * Query parameters, each parsed with checked arithmetic into its allowed range, so that what
+ * a handler computes from them cannot overflow. Each: 0 with *given false and the output
+ * untouched when key is absent; 0 with *given true and the value; -1 after filling r with a
+ * 400 naming key and its allowed range.
+ *
+ * api_query_time: an instant, epoch milliseconds (time_parse_instant) or RFC 3339, from
+ * TIME_MIN_MS to TIME_MAX_MS (0000-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z).
+ * api_query_duration: a duration as the options take it ("5 min", "30 s", "250"), from 1 ms
+ * to max_ms. api_query_count: decimal digits (api_parse_uint) from min to max.
+ */
+int api_query_time(const struct req *q, struct resp *r, const char *key, int64_t *t, bool *given);
+int api_query_duration(const struct req *q, struct resp *r, const char *key, int64_t max_ms,
+                       int64_t *ms, bool *given);
+int api_query_count(const struct req *q, struct resp *r, const char *key, int64_t min, int64_t max,
+                    int64_t *v, bool *given);
+
+/*
  * A count or an id, strictly: decimal digits only (no sign, no space, no leading zero but
  * "0" itself), at most INT64_MAX. 0, or -1 when s is anything else (or NULL).
  */
@@ -214,14 +232,30 @@ int api_decision_job(const struct req *q, struct resp *r, json_t **body, struct 
 void api_decide_repeat(struct api *a, const char *job, int64_t at, const char *body, size_t len,
                        int64_t last_at, struct resp *r);
 
+/*
+ * new: the write unit of a policy outcome (policies.h): the revision's row when one became
+ * active, and its global event (PolicyReloaded, or PolicyReloadFailed with the error). For
+ * `serve` and for the other processes that decide and store (`governor flink --db`).
+ */
+struct pol_outcome;
+struct db_write *api_policy_unit(const struct pol_outcome *o);
+
 /* ---------------------------------------------------------------- handlers -- */
 
-int api_decide(const struct req *q, struct resp *r);          /* POST /v1/jobs/{job}/metrics */
-int api_rebalance(const struct req *q, struct resp *r);       /* POST /v1/jobs/{job}/rebalance */
-int api_config_put(const struct req *q, struct resp *r);      /* PUT /v1/jobs/{job}/config */
-int api_config_get(const struct req *q, struct resp *r);      /* GET /v1/jobs/{job}/config */
-int api_jobs_list(const struct req *q, struct resp *r);       /* GET /v1/jobs */
-int api_job_delete(const struct req *q, struct resp *r);      /* DELETE /v1/jobs/{job} */
+int api_decide(const struct req *q, struct resp *r);     /* POST /v1/jobs/{job}/metrics */
+int api_rebalance(const struct req *q, struct resp *r);  /* POST /v1/jobs/{job}/rebalance */
+int api_config_put(const struct req *q, struct resp *r); /* PUT /v1/jobs/{job}/config */
+int api_config_get(const struct req *q, struct resp *r); /* GET /v1/jobs/{job}/config */
+int api_jobs_list(const struct req *q, struct resp *r);  /* GET /v1/jobs */
+int api_job_delete(const struct req *q, struct resp *r); /* DELETE /v1/jobs/{job} */
+/*
+ * Runs the handler fn inside the loop's jansson arena (jarena.h): what it builds with jansson
+ * costs a bump of a pointer and is dropped at once, and its JSON body is printed to text
+ * before the arena closes. For the handlers that build large answers on the loop. 0.
+ */
+int api_in_arena(const struct req *q, struct resp *r,
+                 void (*fn)(const struct req *, struct resp *));
+
 int api_decisions_list(const struct req *q, struct resp *r);  /* GET /v1/jobs/{job}/decisions */
 int api_decision_get(const struct req *q, struct resp *r);    /* GET /v1/decisions/{id} */
 int api_events_list(const struct req *q, struct resp *r);     /* GET /v1/jobs/{job}/events */
@@ -240,5 +274,6 @@ int api_dashboard(const struct req *q, struct resp *r);       /* GET / and its f
     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 int api_timeline(const struct req *q, struct resp *r); /* GET /v1/jobs/{job}/timeline */
 int api_advice(const struct req *q, struct resp *r);   /* GET /v1/jobs/{job}/advice */
+int api_target(const struct req *q, struct resp *r);   /* GET /v1/jobs/{job}/target (KEDA) */
 
 #endif

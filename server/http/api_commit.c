@@ -17,7 +17,17 @@
 #include "http/metrics.h"
 #include "store/writer.h"
 
+static void committed(struct api *a, struct resp *r, const struct db_write *w);
+
 void api_committed(struct api *a, struct resp *r, const struct db_write *w)
+{
+    committed(a, r, w);
+    /* A unit back from the writer may leave its job idle: jobs past max-jobs-in-memory are
+     * forgotten once they are (the store holds what they hold). */
+    jobs_trim(a->jobs, a->wr);
+}
+
+static void committed(struct api *a, struct resp *r, const struct db_write *w)
 {
     if (w->ok) {
         if (w->kind == DB_W_REPEAT) {

@@ -24,6 +24,7 @@
 #include "decision/jobs.h"
 #include "plugin/policies.h"
 #include "http/api.h"
+#include "options/options.h"
 #include "decision/decision.h"
 #include "base/jarena.h"
 #include "plugin/plugin.h"
@@ -142,27 +143,10 @@ static void gauges_of(const struct jobs_entry *e, const struct core_decision *d,
     json_decref(opts);
 }
 
-/*
- * The handler: decide() inside the request's jansson arena. Everything it makes with
- * jansson is released inside; an error's envelope is printed to text before the arena
- * closes, since the reply is sent after this returns.
- */
+/* The handler: decide() inside the request's jansson arena (api_in_arena). */
 int api_decide(const struct req *q, struct resp *r)
 {
-    jarena_begin(&q->api->arena);
-    decide(q, r);
-    if (r->json) {
-        size_t n;
-        char *t = jarena_dump(r->json);
-        json_decref(r->json);
-        r->json = NULL;
-        n = strlen(t);
-        r->text = xrealloc(t, n + 2);
-        memcpy(r->text + n, "\n", 2);
-        r->content_type = "application/json";
-    }
-    jarena_end(&q->api->arena);
-    return 0;
+    return api_in_arena(q, r, decide);
 }
 
 /* What the service's checks need of the request. */
@@ -237,6 +221,7 @@ static void decide(const struct req *q, struct resp *r)
                               .cache = &e->cache,
                               .state = e->state,
                               .set = set,
+                              .limits = a->srv ? &a->srv->limits : NULL,
                               .revision = a->policy_revision,
                               .warnings = true,
                               .text_only = true,

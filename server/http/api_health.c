@@ -49,6 +49,8 @@ int api_metrics(const struct req *q, struct resp *r)
     struct api *a = q->api;
     struct writer_stats ws;
     struct metrics_sources src = {.jobs = a->jobs ? jobs_count(a->jobs) : -1,
+                                  .jobs_max = a->srv ? a->srv->max_jobs_in_memory : 0,
+                                  .jobs_evicted = a->jobs ? jobs_evicted(a->jobs) : 0,
                                   .registry = a->jobs,
                                   .max_jobs = a->srv ? a->srv->metrics_max_jobs : 0,
                                   .now_ms = q->now_ms};

@@ -3,47 +3,26 @@
  * GET /v1/decisions/{id}, GET /v1/jobs/{job}/events. Reads on the loop's connection; the
  * history of a deleted job stays readable.
  */
+#include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "http/api.h"
+#include "options/options.h"
+#include "store/db.h"
 #include "time/timeutil.h"
 #include "base/log.h"
 
-/* Parses the limit parameter: 1..1000 in decimal digits, default 100. -1 after filling r. */
+/* The limit parameter: 1..1000, default 100. -1 after filling r. */
 static int get_limit(const struct req *q, struct resp *r, int *limit)
 {
-    const char *s = api_query(q, "limit");
-    int64_t v;
-    char buf[48];
-    *limit = 100;
-    if (!s)
-        return 0;
-    if (api_parse_uint(s, &v) < 0 || v < 1 || v > 1000) {
-        api_error(r, 400, NULL, "limit",
-                  "limit must be an integer in [1, 1000] (decimal digits, no sign or leading "
-                  "zero), got \"%s\"",
-                  api_shown(s, buf, sizeof buf));
+    int64_t v = 100;
+    bool given;
+    if (api_query_count(q, r, "limit", 1, 1000, &v, &given) < 0)
         return -1;
-    }
     *limit = (int)v;
-    return 0;
-}
-
-static int get_time(const struct req *q, struct resp *r, const char *key, int64_t *t)
-{
-    const char *s = api_query(q, key);
-    char buf[48];
-    if (!s)
-        return 0;
-    if (time_parse_instant(s, t) < 0) {
-        api_error(r, 400, NULL, key,
-                  "%s must be epoch milliseconds (digits, '-' before 1970, no leading zero) or "
-                  "RFC 3339, got \"%s\"",
-                  key, api_shown(s, buf, sizeof buf));
-        return -1;
-    }
     return 0;
 }
 
@@ -54,25 +33,60 @@ static int db_failed(struct resp *r, char *err)
     return api_error(r, 500, NULL, NULL, "the database could not be read");
 }
 
-int api_decisions_list(const struct req *q, struct resp *r)
+static int decisions_list(const struct req *q, struct resp *r)
 {
-    int64_t since = INT64_MIN, until = INT64_MAX;
+    int64_t since = INT64_MIN, until = INT64_MAX, before = INT64_MAX;
     int limit;
+    bool given;
     char *err = NULL;
     if (!api_job_id_ok(q->job))
         return api_error(r, 400, NULL, "job", "job id must match [A-Za-z0-9._:-]{1,128}");
-    if (get_time(q, r, "since", &since) < 0 || get_time(q, r, "until", &until) < 0 ||
-        get_limit(q, r, &limit) < 0)
+    if (api_query_time(q, r, "since", &since, &given) < 0 ||
+        api_query_time(q, r, "until", &until, &given) < 0 || get_limit(q, r, &limit) < 0)
         return 0;
+    const char *b = api_query(q, "before");
+    if (b && (api_parse_uint(b, &before) < 0 || before < 1)) {
+        char buf[48];
+        return api_error(r, 400, NULL, "before",
+                         "before must be a decision id (decimal digits, no sign or leading "
+                         "zero), got \"%s\"",
+                         api_shown(b, buf, sizeof buf));
+    }
     if (since > until)
         return api_error(r, 400, NULL, "since", "since is after until");
-    if (db_decisions_list(q->api->db, q->job, since, until, limit, &r->json, &err) < 0)
+    struct db_page page = {.since = since,
+                           .until = until,
+                           .before = before,
+                           .limit = limit,
+                           .max_rows = q->api->srv ? q->api->srv->limits.page_rows : INT_MAX};
+    if (db_decisions_list(q->api->db, q->job, &page, &r->json, &err) < 0)
         return db_failed(r, err);
+    if (page.more) {
+        /* The page stopped at its rows' budget (max-page-rows): where the rest begins. */
+        char next[512];
+        int n = snprintf(next, sizeof next,
+                         "/v1/jobs/%s/decisions?until=%" PRId64 "&before=%" PRId64 "&limit=%d",
+                         q->job, page.next_at, page.next_id, limit);
+        if (since != INT64_MIN && n > 0 && (size_t)n < sizeof next)
+            snprintf(next + n, sizeof next - (size_t)n, "&since=%" PRId64, since);
+        json_object_set_new(r->json, "next", json_string(next));
+    }
     r->status = 200;
     return 0;
 }
 
-int api_decision_get(const struct req *q, struct resp *r)
+static void decisions_list_in(const struct req *q, struct resp *r)
+{
+    decisions_list(q, r);
+}
+
+/* A page's answer is built inside the arena: its many small objects cost nothing to free. */
+int api_decisions_list(const struct req *q, struct resp *r)
+{
+    return api_in_arena(q, r, decisions_list_in);
+}
+
+static int decision_get(const struct req *q, struct resp *r)
 {
     char *err = NULL;
     int64_t id;
@@ -86,6 +100,16 @@ int api_decision_get(const struct req *q, struct resp *r)
         return api_error(r, 404, NULL, "id", "no decision %lld", (long long)id);
     r->status = 200;
     return 0;
+}
+
+static void decision_get_in(const struct req *q, struct resp *r)
+{
+    decision_get(q, r);
+}
+
+int api_decision_get(const struct req *q, struct resp *r)
+{
+    return api_in_arena(q, r, decision_get_in);
 }
 
 /* GET /v1/jobs/{job}/events, and GET /v1/events for the server's own events (policy reloads,

@@ -11,6 +11,7 @@
 
 #include "decision/jobs.h"
 #include "http/api.h"
+#include "options/options.h"
 #include "decision/decision.h"
 #include "store/writer.h"
 #include "base/xmem.h"
@@ -53,6 +54,7 @@ int api_rebalance(const struct req *q, struct resp *r)
                               .now_ms = q->now_ms,
                               .layers = e->opts,
                               .state = e->state,
+                              .limits = a->srv ? &a->srv->limits : NULL,
                               .revision = a->policy_revision,
                               .ready = writable,
                               .ud = &c};

@@ -205,6 +205,12 @@ int api_replay(const struct req *q, struct resp *r)
             api_error(r, 400, NULL, "config", "config must be an object of option -> value");
             goto out;
         }
+        if (a->srv && json_object_size(cfg) > (size_t)a->srv->limits.config_keys) {
+            api_error(r, 413, NULL, "config",
+                      "%zu keys is more than the limit of %d (the server option max-config-keys)",
+                      json_object_size(cfg), a->srv->limits.config_keys);
+            goto out;
+        }
         json_object_foreach(cfg, key, v)
         {
             char buf[64], field[300];

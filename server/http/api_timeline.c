@@ -21,6 +21,8 @@
 #define HISTORY_MAX    4
 #define MAX_VERTICES   64
 #define ADVICE_MAX_WIN (31 * 86400000LL)
+/* The largest step: the whole range of times (a larger one could only give one bucket). */
+#define STEP_MAX (TIME_MAX_MS + 1 - TIME_MIN_MS)
 
 static atomic_int running;
 
@@ -58,14 +60,27 @@ static void *hist_thread(void *arg)
             status = 500;
     } else {
         struct timeline_history h;
-        if (timeline_history_read(j->db, j->job, j->from, j->to, &h, &err) < 0)
+        int64_t n = 0;
+        timeline_buckets(j->from, j->to, j->step_ms, &n);
+        if (timeline_history_read(j->db, j->job, j->from, j->to, 0, &h, &err) < 0)
             status = 500;
+        else if (timeline_values(&h, n, (const char *const *)j->only, j->n_only) >
+                 TIMELINE_MAX_VALUES)
+            status = 413; /* buckets x vertices: refused before a series is made */
         else
             body = timeline_render(&h, j->from, j->to, j->step_ms, (const char *const *)j->only,
                                    j->n_only);
         timeline_history_free(&h);
     }
-    if (status != 200) {
+    if (status == 413) {
+        char msg[256];
+        snprintf(msg, sizeof msg,
+                 "the timeline would hold more than %d values per series (buckets x vertices "
+                 "shown): pick vertices, or a larger step",
+                 TIMELINE_MAX_VALUES);
+        body = json_pack("{s:{s:s, s:s, s:s}}", "error", "code", "PAYLOAD_TOO_LARGE", "message",
+                         msg, "field", "vertices");
+    } else if (status != 200) {
         json_decref(body);
         body = json_pack("{s:{s:s, s:s}}", "error", "code", "INTERNAL", "message",
                          err ? err : "the history could not be read");
@@ -98,43 +113,6 @@ static int hist_start(void *ud, api_async_done done, void *tok)
     if (rc != 0) {
         atomic_fetch_sub(&running, 1);
         hist_job_free(j);
-        return -1;
-    }
-    return 0;
-}
-
-/* from / to: absent keeps *t and *given false. -1 after filling r. */
-static int get_time(const struct req *q, struct resp *r, const char *key, int64_t *t, bool *given)
-{
-    const char *s = api_query(q, key);
-    char buf[48];
-    *given = s != NULL;
-    if (!s)
-        return 0;
-    if (time_parse_instant(s, t) < 0) {
-        api_error(r, 400, NULL, key,
-                  "%s must be epoch milliseconds or RFC 3339 (2026-12-01T10:00:00Z), got \"%s\"",
-                  key, api_shown(s, buf, sizeof buf));
-        return -1;
-    }
-    return 0;
-}
-
-/* A positive duration parameter ("5 min", "30s", "60000"): absent keeps *ms. -1 after r. */
-static int get_duration(const struct req *q, struct resp *r, const char *key, int64_t *ms,
-                        bool *given)
-{
-    const char *s = api_query(q, key);
-    char buf[48], *err = NULL;
-    *given = s != NULL;
-    if (!s)
-        return 0;
-    if (opt_parse_duration(s, ms, &err) < 0 || *ms <= 0) {
-        free(err);
-        api_error(r, 400, NULL, key,
-                  "%s must be a positive duration (\"5 min\", \"30 s\", \"1 h\", or milliseconds), "
-                  "got \"%s\"",
-                  key, api_shown(s, buf, sizeof buf));
         return -1;
     }
     return 0;
@@ -187,15 +165,21 @@ int api_timeline(const struct req *q, struct resp *r)
         api_job_id_error(r, q->job ? q->job : "");
         goto fail;
     }
-    if (get_time(q, r, "from", &from, &has_from) < 0 || get_time(q, r, "to", &to, &has_to) < 0 ||
-        get_duration(q, r, "step", &step, &has_step) < 0 || get_vertices(q, r, j) < 0)
+    if (api_query_time(q, r, "from", &from, &has_from) < 0 ||
+        api_query_time(q, r, "to", &to, &has_to) < 0 ||
+        api_query_duration(q, r, "step", STEP_MAX, &step, &has_step) < 0 ||
+        get_vertices(q, r, j) < 0)
         goto fail;
     if (!has_to && !has_from) {
         /* The last six hours, ending at the next whole step: a refresh within the same step
-         * asks for the same buckets (and gets 304 when nothing was decided since). */
+         * asks for the same buckets (and gets 304 when nothing was decided since). A step so
+         * long that its next whole one lies past the range of times ends them now. (No
+         * overflow: now and step are both below 2^49.) */
         if (!has_step)
             step = timeline_auto_step(TIMELINE_DEFAULT_RANGE_MS);
         to = q->now_ms / step * step + (q->now_ms % step != 0 ? step : 0);
+        if (to > TIME_MAX_MS)
+            to = q->now_ms;
         from = to - TIMELINE_DEFAULT_RANGE_MS;
     } else if (!has_from) {
         from = to - TIMELINE_DEFAULT_RANGE_MS;
@@ -236,12 +220,11 @@ int api_advice(const struct req *q, struct resp *r)
         api_job_id_error(r, q->job ? q->job : "");
         goto fail;
     }
-    if (get_duration(q, r, "window", &win, &has_win) < 0 || get_time(q, r, "to", &to, &has_to) < 0)
+    /* to within the range of times and a window of at most 31 d: to - window cannot
+     * overflow */
+    if (api_query_duration(q, r, "window", ADVICE_MAX_WIN, &win, &has_win) < 0 ||
+        api_query_time(q, r, "to", &to, &has_to) < 0)
         goto fail;
-    if (win > ADVICE_MAX_WIN) {
-        api_error(r, 400, NULL, "window", "window must be at most 31 d");
-        goto fail;
-    }
     j->advice = true;
     j->db = xstrdup(q->api->srv->db);
     j->job = xstrdup(q->job);

@@ -19,6 +19,14 @@
  * tell the cases apart; fixup_cb rewrites each into the error envelope with the precise
  * status (414, 431, 413, 400, 417, 501), from what the connection's received bytes show.
  *
+ * Framing: every received byte goes through framing.h's validator before evhttp parses it
+ * (in_cb), since evhttp frames requests leniently enough that a proxy in front and evhttp
+ * could disagree on where a request ends (two Content-Length headers, a Transfer-Encoding
+ * other than chunked, ...: the rest of a body would run as a request of its own). At the
+ * first byte it refuses, the input is cut back to the end of the last acceptable request, and
+ * whatever the client sends after is dropped; the requests before it are answered, then the
+ * connection gets a 400 naming what is wrong and is closed (refuse_cb).
+ *
  * Refusals that close the connection (those, 413, 408) drain what the client still sends
  * before the socket is really closed (struct drain), so that a client which sends its whole
  * request before reading gets the reply instead of a reset.
@@ -48,6 +56,7 @@
 
 #include <event2/keyvalq_struct.h>
 
+#include "http/framing.h"
 #include "http/http.h"
 #include "http/metrics.h"
 #include "base/log.h"
@@ -75,6 +84,7 @@ static const struct route routes[] = {
     {"GET", "/v1/decisions/{id}", api_decision_get, false},
     {"GET", "/v1/jobs/{job}/timeline", api_timeline, false},
     {"GET", "/v1/jobs/{job}/advice", api_advice, false},
+    {"GET", "/v1/jobs/{job}/target", api_target, false},
     {"GET", "/v1/policies", api_policies_get, false},
     {"POST", "/v1/policies/reload", api_policies_reload, false},
     {"POST", "/v1/sql", api_sql, false},
@@ -112,6 +122,13 @@ struct conn {
     bool line1_done, head_done;
     bool replying; /* our reply is being queued: what the output gets is ours */
     bool linger;   /* a refusal closes the connection: drain the client's bytes first */
+    /* Framing: the stream's validator, the bytes the input got (so that an offset of the
+     * stream can be found in the input, which holds its last bytes), the replies queued. */
+    struct framing fr;
+    uint64_t received, replied;
+    bool refusing;        /* the framing was refused: the input is dropped, refuse_cb closes */
+    bool editing;         /* in_cb is cutting the input itself: not new bytes */
+    struct event *refuse; /* one-shot: the framing refusal, once the replies before it are out */
 };
 
 /*
@@ -573,12 +590,13 @@ static const char *reason_phrase(int status)
  * evhttp's request handling (evhttp's own refusals, the read deadline). Logs it as a request
  * line and counts it. new text.
  */
-static char *refusal_text(struct http *h, int status, const char *msg, size_t *len)
+static char *refusal_text(struct http *h, int status, const char *field, const char *msg,
+                          size_t *len)
 {
     struct resp r = {0};
     char rid[24], date[64];
     snprintf(rid, sizeof rid, "%016" PRIx64, h->rid_base + ++h->seq);
-    api_error(&r, status, NULL, NULL, "%s", msg);
+    api_error(&r, status, NULL, field, "%s", msg);
     char *body = json_dumps(r.json, JSON_COMPACT);
     resp_deinit(&r);
     time_t t = time(NULL);
@@ -659,22 +677,88 @@ static void request_reset(struct conn *c)
     account_buffer(c, bufferevent_get_input(c->bev), 0);
 }
 
-/* Bytes arrived on the connection (before evhttp parses them). */
-static void in_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
+/* Feeds the validator the bytes from offset off to the end of buf, in place (it may rewrite
+ * some, see framing.h). 0, or -1 when it refuses them. */
+static int frame_buffer(struct conn *c, struct evbuffer *buf, size_t off)
+{
+    struct evbuffer_ptr pos;
+    struct evbuffer_iovec v[16];
+    size_t len = evbuffer_get_length(buf);
+    if (off >= len || evbuffer_ptr_set(buf, &pos, off, EVBUFFER_PTR_SET) < 0)
+        return 0;
+    size_t left = len - off;
+    while (left) {
+        int k = evbuffer_peek(buf, (ev_ssize_t)left, &pos, v, 16);
+        if (k <= 0)
+            return 0;
+        size_t done = 0;
+        for (int i = 0; i < k && i < 16 && left; i++) {
+            size_t n = v[i].iov_len < left ? v[i].iov_len : left;
+            /* the chains of a socket's input are the buffer's own, writable memory */
+            if (framing_feed(&c->fr, v[i].iov_base, n) < 0)
+                return -1;
+            left -= n;
+            done += n;
+        }
+        if (evbuffer_ptr_set(buf, &pos, done, EVBUFFER_PTR_ADD) < 0)
+            return 0;
+    }
+    return 0;
+}
+
+/* Drops the bytes of buf past its first keep (those of a refused request and after). */
+static void drop_tail(struct conn *c, struct evbuffer *buf, size_t keep)
 {
     size_t len = evbuffer_get_length(buf);
-    if (info->n_added == 0 || info->n_added > len)
+    if (keep >= len)
         return;
-    account_buffer(arg, buf, len - info->n_added);
+    c->editing = true;
+    if (keep == 0) {
+        evbuffer_drain(buf, len);
+    } else {
+        struct evbuffer *head = evbuffer_new();
+        evbuffer_remove_buffer(buf, head, keep);
+        evbuffer_drain(buf, evbuffer_get_length(buf));
+        evbuffer_add_buffer(buf, head);
+        evbuffer_free(head);
+    }
+    c->editing = false;
+}
+
+/* Bytes arrived on the connection (before evhttp parses them): counted, and checked by the
+ * validator; after a refusal, dropped. */
+static void in_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
+{
+    struct conn *c = arg;
+    size_t len = evbuffer_get_length(buf);
+    if (c->editing || info->n_added == 0 || info->n_added > len)
+        return;
+    c->received += info->n_added;
+    if (c->refusing) {
+        drop_tail(c, buf, len - info->n_added);
+        return;
+    }
+    account_buffer(c, buf, len - info->n_added);
+    if (frame_buffer(c, buf, len - info->n_added) < 0) {
+        /* buf holds the stream's last len bytes: keep those of the requests before the
+         * refused one, for evhttp to answer first */
+        uint64_t first = c->received - len;
+        drop_tail(c, buf, c->fr.start > first ? (size_t)(c->fr.start - first) : 0);
+        c->refusing = true;
+        event_active(c->refuse, EV_TIMEOUT, 0);
+    }
 }
 
 /* Something was queued for sending: if not by us, evhttp is refusing a request itself. */
 static void out_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
 {
     struct conn *c = arg;
-    (void)buf;
     if (info->n_added && !c->replying)
         event_active(c->fixup, EV_TIMEOUT, 0);
+    /* a reply is out: the framing refusal may be next (refuse_cb runs after evhttp is done
+     * with the reply and reads again) */
+    if (c->refusing && info->n_deleted && evbuffer_get_length(buf) == 0)
+        event_active(c->refuse, EV_TIMEOUT, 0);
 }
 
 /*
@@ -718,7 +802,7 @@ static void fixup_cb(evutil_socket_t unused, short what, void *arg)
         snprintf(msg, sizeof msg, "request refused");
     }
     size_t len;
-    char *text = refusal_text(h, status, msg, &len);
+    char *text = refusal_text(h, status, NULL, msg, &len);
     c->replying = true;
     evbuffer_drain(out, n);
     evbuffer_add(out, text, len);
@@ -729,6 +813,8 @@ static void fixup_cb(evutil_socket_t unused, short what, void *arg)
 
 static void conn_free(struct conn *c)
 {
+    if (c->refuse)
+        event_free(c->refuse);
     if (c->attach)
         event_free(c->attach);
     if (c->deadline)
@@ -775,7 +861,7 @@ static void deadline_cb(evutil_socket_t fd, short what, void *arg)
         size_t len;
         snprintf(msg, sizeof msg, "the request did not arrive within read-timeout (%lld ms)",
                  (long long)h->srv->read_timeout_ms);
-        char *text = refusal_text(h, 408, msg, &len);
+        char *text = refusal_text(h, 408, NULL, msg, &len);
         ssize_t k = send(c->fd, text, len, MSG_NOSIGNAL | MSG_DONTWAIT);
         (void)k; /* best effort: the client may be gone, or not reading */
         free(text);
@@ -784,6 +870,32 @@ static void deadline_cb(evutil_socket_t fd, short what, void *arg)
         log_msg(LOG_DEBUG, "http", "idle connection closed", "read_timeout_ms=%lld",
                 (long long)h->srv->read_timeout_ms);
     }
+    bufferevent_trigger_event(c->bev, BEV_EVENT_READING | BEV_EVENT_TIMEOUT, 0);
+}
+
+/*
+ * The framing of a request on the connection was refused (in_cb): once every request before
+ * it is answered and its reply written, sends the 400 straight to the socket (evhttp is
+ * reading, its output is empty), then fails the connection as a timeout so that evhttp
+ * closes it (close_cb frees c during the call; the close lingers). Until then it waits: out_cb
+ * calls again when the output is written.
+ */
+static void refuse_cb(evutil_socket_t unused, short what, void *arg)
+{
+    struct conn *c = arg;
+    struct http *h = c->h;
+    (void)unused;
+    (void)what;
+    if (!c->refusing || c->replied < c->fr.requests ||
+        evbuffer_get_length(bufferevent_get_output(c->bev)) > 0)
+        return;
+    size_t len;
+    char *text = refusal_text(h, 400, c->fr.field, c->fr.error, &len);
+    ssize_t k = send(c->fd, text, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)k; /* best effort: the client may be gone, or not reading */
+    free(text);
+    c->linger = true;
+    c->refusing = false;
     bufferevent_trigger_event(c->bev, BEV_EVENT_READING | BEV_EVENT_TIMEOUT, 0);
 }
 
@@ -824,6 +936,8 @@ static void attach_cb(evutil_socket_t unused, short what, void *arg)
     event_free(c->attach);
     c->attach = NULL;
     c->fixup = event_new(h->base, -1, 0, fixup_cb, c);
+    c->refuse = event_new(h->base, -1, 0, refuse_cb, c);
+    framing_init(&c->fr);
     c->in_cb = evbuffer_add_cb(bufferevent_get_input(bev), in_cb, c);
     c->out_cb = evbuffer_add_cb(bufferevent_get_output(bev), out_cb, c);
     request_reset(c);
@@ -979,6 +1093,7 @@ static void reply(struct http *h, struct evhttp_request *ev, struct resp *r, con
     /* The next request on this connection starts now and must arrive within read-timeout. */
     struct conn *c = conn_of(h, ev);
     if (c) {
+        c->replied++;
         request_reset(c);
         evtimer_add(c->deadline, h->read_tv_common);
         c->linger = c->linger || r->status == 413;
@@ -1177,8 +1292,22 @@ static void request_cb(struct evhttp_request *ev, void *arg)
             goto send;
         }
         have_qs = true;
-        for (struct evkeyval *e = qs.tqh_first; e && q.n_query < (int)(sizeof kv / sizeof kv[0]);
-             e = e->next.tqe_next) {
+        /* Every parameter is read, once: a 33rd would be ignored, and of one given twice the
+         * handler would read only the first (which one a proxy checked is not known). */
+        for (struct evkeyval *e = qs.tqh_first; e; e = e->next.tqe_next) {
+            char shown[48];
+            if (q.n_query == (int)(sizeof kv / sizeof kv[0])) {
+                api_error(&r, 400, NULL, NULL, "the query string has more than %d parameters",
+                          (int)(sizeof kv / sizeof kv[0]));
+                goto send;
+            }
+            for (int i = 0; i < q.n_query; i++)
+                if (strcmp(kv[i].key, e->key) == 0) {
+                    api_shown(e->key, shown, sizeof shown);
+                    api_error(&r, 400, NULL, shown, "query parameter %s is given more than once",
+                              shown);
+                    goto send;
+                }
             kv[q.n_query].key = e->key;
             kv[q.n_query].value = e->value;
             q.n_query++;

@@ -286,8 +286,19 @@ char *metrics_render(const struct metrics *m, const struct metrics_sources *src)
         add(&o, "governor_commits_failed_total %llu\n", (unsigned long long)w->failed_commits);
     }
     if (src && src->jobs >= 0) {
-        header(&o, "governor_jobs_tracked", "gauge", "Jobs with state in the server.");
+        header(&o, "governor_jobs_tracked", "gauge",
+               "Jobs whose state the server holds in memory (as governor_jobs_held).");
         add(&o, "governor_jobs_tracked %d\n", src->jobs);
+        header(&o, "governor_jobs_held", "gauge",
+               "Jobs whose state the server holds in memory (at most max-jobs-in-memory, but "
+               "for jobs with writes in flight).");
+        add(&o, "governor_jobs_held %d\n", src->jobs);
+        header(&o, "governor_jobs_max", "gauge", "max-jobs-in-memory.");
+        add(&o, "governor_jobs_max %d\n", src->jobs_max);
+        header(&o, "governor_jobs_evicted_total", "counter",
+               "Idle jobs forgotten past max-jobs-in-memory (read again from the store at their "
+               "next request).");
+        add(&o, "governor_jobs_evicted_total %lld\n", (long long)src->jobs_evicted);
     }
     if (src && src->registry)
         render_jobs(&o, src);

@@ -37,7 +37,9 @@ void metrics_reload(struct metrics *m, bool ok);
 struct metrics_sources {
     const struct writer_stats *writer;
     struct plugin_set *policies; /* the active revision */
-    int jobs;                    /* jobs tracked, -1 unknown */
+    int jobs;                    /* jobs held in memory, -1 unknown */
+    int jobs_max;                /* max-jobs-in-memory */
+    int64_t jobs_evicted;        /* jobs forgotten past it */
     /* The per-job gauges (governor_job_*): the registry, the first max_jobs of its jobs in
      * id order (0: none), and the clock their ages are measured with. */
     struct jobs *registry;

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/index.h"
 #include "time/cron.h"
 #include "options/options.h"
 #include "time/tz.h"
@@ -295,6 +296,7 @@ static const char *const adjust_values[] = {"EVENLY_SPREAD", "MAXIMIZE_UTILISATI
 static const char *const sync_values[] = {"FULL", "NORMAL", "OFF", NULL};
 static const char *const level_values[] = {"debug", "info", "warn", "error", NULL};
 static const char *const profile_values[] = {"governor", "flink", NULL};
+static const char *const algorithm_values[] = {"THROUGHPUT_BASED", "NONE", NULL};
 
 static void apply_aggregator(struct core_config *c, const struct opt_row *r, const struct val *v,
                              const char *text, enum opt_layer layer, const struct opt_job *j);
@@ -422,7 +424,9 @@ static const struct opt_row opt_rows[] = {
      .land = L_I64, CF(event_interval_ms),
      .help = "Interval within which repeated events are suppressed."},
     {JOB("flink.rest-client.timeout"), .type = T_DURATION, MAX(DUR_MAX), .def = "10 s", MIN(0),
-     .land = L_NONE, .help = "Accepted for compatibility; governor makes no REST calls."},
+     .land = L_NONE,
+     .help = "How long `governor flink` waits for one REST call (its --timeout default); the "
+             "algorithm does not read it."},
     {JOB("quota.memory"), .type = T_MEMORY, .def = "", .flags = F_OPTIONAL, .land = L_DMEM,
      CF(quota_memory), .help = "Total TaskManager memory a scale-up may not exceed."},
     {JOB("quota.cpu"), .type = T_DOUBLE, .def = "", MIN(0), .flags = F_OPTIONAL, .land = L_DOUBLE,
@@ -475,6 +479,17 @@ static const struct opt_row opt_rows[] = {
      CF(plausibility_ratio),
      .help = "How many times faster than its gauge (plus 1/s) a counter may grow between two "
              "samples before the sample is implausible."},
+    {GOV("counters.jitter"), .type = T_DOUBLE, .def = "0.01", MIN(0), MAXX(1), .land = L_DOUBLE,
+     CF(counter_jitter),
+     .help = "A cumulative counter that steps back by at most this share of its last value is "
+             "read as jitter (a sum over subtasks read at slightly different instants), not as "
+             "a restart; the window keeps its last value (both profiles)."},
+    {GOV("rates.gauge-tolerance"), .type = T_DOUBLE, .def = "1.5", MINX(1), .land = L_DOUBLE,
+     CF(gauge_tolerance),
+     .help = "A rate gauge (records_in_per_s, a source's input rate) more than this factor "
+             "away from its counter's rise over the last minute or more is not trusted: the "
+             "counter's rate is used, with a GaugeMismatch warning naming the vertex (both "
+             "profiles)."},
     {GOV("window.keep-full"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
      CF(window_keep_full), .apply = apply_safeguard,
      .help = "A metric window once full stays full until the job restarts, however irregular "
@@ -551,6 +566,29 @@ static const struct opt_row opt_rows[] = {
              "rate) should stay below this. Not read by the algorithm: GET /metrics reports "
              "governor_job_slo_breach against it, and the page draws it (unset: none)."},
 
+    /* ---- Dataflow's knobs: each sets the options it stands for, in its own layer (a mapped
+     * option set in the same layer wins); knob_maps below says what maps onto what ---- */
+    {GOV("dataflow.max-num-workers"), .type = T_INT, .def = "", MIN(1), .flags = F_OPTIONAL,
+     .land = L_NONE,
+     .help = "Dataflow's maxNumWorkers: sets job.autoscaler.vertex.max-parallelism to this times "
+             "taskmanager.numberOfTaskSlots, and governor.batch.max-workers to this."},
+    {GOV("dataflow.min-num-workers"), .type = T_INT, .def = "", MIN(1), .flags = F_OPTIONAL,
+     .land = L_NONE,
+     .help = "Dataflow's min_num_workers: sets job.autoscaler.vertex.min-parallelism to this times "
+             "taskmanager.numberOfTaskSlots, and governor.batch.min-workers to this."},
+    {GOV("dataflow.worker-utilization-hint"), .type = T_DOUBLE, .def = "", MIN(0.1), MAX(0.9),
+     .flags = F_OPTIONAL, .land = L_NONE,
+     .help = "Dataflow's worker utilization hint: sets job.autoscaler.utilization.target (a "
+             "share of busy time, where Dataflow's is a share of CPU)."},
+    {GOV("dataflow.max-backlog"), .type = T_DURATION, .def = "", MIN(MS_S), MAX(DUR_MAX),
+     .flags = F_OPTIONAL, .land = L_NONE,
+     .help = "Dataflow's latency tier, the backlog in seconds to drain at the current "
+             "throughput: sets job.autoscaler.catch-up.duration and governor.slo.lag."},
+    {GOV("dataflow.autoscaling-algorithm"), .type = T_ENUM, .def = "", .values = algorithm_values,
+     .flags = F_OPTIONAL, .land = L_NONE,
+     .help = "Dataflow's autoscalingAlgorithm: THROUGHPUT_BASED sets job.autoscaler.enabled to "
+             "true, NONE to false."},
+
     /* ---- batch jobs ("mode": "BATCH"; core/README.md, Batch) ---- */
     {GOV("batch.min-workers"), .type = T_INT, .def = "1", MIN(1), .land = L_INT,
      CF(batch.min_workers), .help = "Fewest workers a batch job's pool is given."},
@@ -576,6 +614,11 @@ static const struct opt_row opt_rows[] = {
     {GOV("batch.change-interval"), .type = T_DURATION, .def = "30 s", MIN(0), MAX(DUR_MAX),
      .land = L_I64, CF(batch.change_interval_ms),
      .help = "At most one change of a batch pool this often."},
+    {GOV("batch.worker-startup"), .type = T_DURATION, .def = "3 min", MIN(0), MAX(DUR_MAX),
+     .land = L_I64, CF(batch.worker_startup_ms),
+     .help = "How long requested workers may take to start: while fewer run than were "
+             "requested less than this ago, the pool is held, and a pool whose running "
+             "workers the sample does not say is not measured."},
     {GOV("batch.idle-cpu"), .type = T_DOUBLE, .def = "0.05", MIN(0), MAX(1), .land = L_DOUBLE,
      CF(batch.idle_cpu),
      .help = "Under this mean CPU utilization the workers wait on something else: the pool "
@@ -660,6 +703,10 @@ static const struct opt_row opt_rows[] = {
      SV(synchronous), .help = "SQLite `PRAGMA synchronous` of the writer."},
     {SERVER("max-batch"), .type = T_INT, .def = "256", MIN(1), .land = L_INT, SV(max_batch),
      .help = "Most decisions committed together (group commit)."},
+    {SERVER("wal-max"), .type = T_MEMORY, .def = "64 mb", MIN(MIB), MAX(64 * 1024 * MIB),
+     .land = L_I64, SV(wal_max_bytes),
+     .help = "SQLite's write-ahead log past which the writer truncates it, holding writes back "
+             "while readers on older snapshots finish (also `journal_size_limit`)."},
     {SERVER("sql-db"), .type = T_STRING, .def = "", .flags = F_OPTIONAL | F_NONEMPTY, .land = L_STR,
      SV(sql_db),
      .help = "Database POST /v1/sql reads, e.g. a hot standby's postgresql:// URL; none = `db`."},
@@ -692,6 +739,33 @@ static const struct opt_row opt_rows[] = {
              "for a policy load)."},
     {SERVER("plugin-memory"), .type = T_MEMORY, .def = "64 mb", MIN(1048576), .land = L_I64,
      SV(plugin_memory_bytes), .help = "Memory cap of one Lua state."},
+    {SERVER("max-vertices"), .type = T_INT, .def = "5000", MIN(1), MAX(1000000), .land = L_INT,
+     SV(limits.vertices),
+     .help = "Most vertices in one sample (stages in a batch sample); more is a 413 naming "
+             "`vertices`."},
+    {SERVER("max-edges"), .type = T_INT, .def = "50000", MIN(1), MAX(10000000), .land = L_INT,
+     SV(limits.edges),
+     .help = "Most inputs of a sample's vertices, in all (one vertex may have them all); more is "
+             "a 413 naming the `vertices[i].inputs` where the count passes it."},
+    {SERVER("max-config-keys"), .type = T_INT, .def = "1000", MIN(1), MAX(1000000), .land = L_INT,
+     SV(limits.config_keys),
+     .help = "Most keys in one layer of a job's options: a sample's `config`, a `PUT "
+             "/v1/jobs/{job}/config`, a replay's candidate (plugin parameters included); more is "
+             "a 413 naming `config`."},
+    {SERVER("max-rebalance-items"), .type = T_INT, .def = "10000", MIN(1), MAX(1000000),
+     .land = L_INT, SV(limits.rebalance_items),
+     .help = "Most items in one rebalance request, over all its workers; more is a 413 naming "
+             "`items` (or `workers`)."},
+    {SERVER("max-page-rows"), .type = T_INT, .def = "5000", MIN(1), MAX(10000000), .land = L_INT,
+     SV(limits.page_rows),
+     .help = "Most vertex rows (a decision's vertices, summed) in one page of GET "
+             "/v1/jobs/{job}/decisions: the page stops at the decision that passes it (always "
+             "holding one) and says where the next begins (`next`)."},
+    {SERVER("max-jobs-in-memory"), .type = T_INT, .def = "10000", MIN(1), MAX(10000000),
+     .land = L_INT, SV(max_jobs_in_memory),
+     .help = "Jobs whose state the server holds in memory (about 8 KB each); past it the least "
+             "recently used idle jobs are forgotten and read again from the store at their next "
+             "sample."},
     {SERVER("metrics-max-jobs"), .type = T_INT, .def = "100", MIN(0), MAX(100000), .land = L_INT,
      SV(metrics_max_jobs),
      .help = "Jobs that get per-job series in GET /metrics (governor_job_*), the first in id "
@@ -710,6 +784,35 @@ static const char *const plugin_prefixes[] = {
 #define JOB_PREFIX    "job.autoscaler."
 #define LEGACY_PREFIX "kubernetes.operator."
 #define GOV_PREFIX    "governor."
+
+/*
+ * Dataflow's knobs (DESIGN 7.3): what each knob row sets. A knob's value in a layer is the
+ * value of each option it maps onto in that same layer, unless that option is itself set
+ * there (a canonical spelling wins over another, as for aliases); the highest layer still
+ * wins per option. The mapped values are computed when a knob or the slots row changes
+ * (knobs_refresh), so that reading an option stays a lookup.
+ */
+enum knob_fn {
+    KNOB_SAME,        /* the knob's text */
+    KNOB_TIMES_SLOTS, /* workers x taskmanager.numberOfTaskSlots (effective) */
+    KNOB_ALGORITHM,   /* THROUGHPUT_BASED -> true, NONE -> false */
+};
+
+static const struct knob_map {
+    const char *knob, *target;
+    enum knob_fn fn;
+} knob_maps[] = {
+    {GOV_PREFIX "dataflow.max-num-workers", JOB_PREFIX "vertex.max-parallelism", KNOB_TIMES_SLOTS},
+    {GOV_PREFIX "dataflow.max-num-workers", GOV_PREFIX "batch.max-workers", KNOB_SAME},
+    {GOV_PREFIX "dataflow.min-num-workers", JOB_PREFIX "vertex.min-parallelism", KNOB_TIMES_SLOTS},
+    {GOV_PREFIX "dataflow.min-num-workers", GOV_PREFIX "batch.min-workers", KNOB_SAME},
+    {GOV_PREFIX "dataflow.worker-utilization-hint", JOB_PREFIX "utilization.target", KNOB_SAME},
+    {GOV_PREFIX "dataflow.max-backlog", JOB_PREFIX "catch-up.duration", KNOB_SAME},
+    {GOV_PREFIX "dataflow.max-backlog", GOV_PREFIX "slo.lag", KNOB_SAME},
+    {GOV_PREFIX "dataflow.autoscaling-algorithm", JOB_PREFIX "enabled", KNOB_ALGORITHM},
+};
+#define N_KNOB_MAPS ((int)(sizeof knob_maps / sizeof knob_maps[0]))
+#define SLOTS_KEY   "taskmanager.numberOfTaskSlots"
 
 static void apply_aggregator(struct core_config *c, const struct opt_row *r, const struct val *v,
                              const char *text, enum opt_layer layer, const struct opt_job *j)
@@ -1015,12 +1118,30 @@ struct list_cache {
     const char **items;
 };
 
+/* The value a knob gives the option it maps onto, per layer (knob_maps[m]). */
+struct mapped {
+    int row;    /* the target's row */
+    char *v[4]; /* per layer, NULL: the knob is not set there */
+};
+
+/*
+ * The keys that are not rows are kept in the order first set (extra[]), and found through a
+ * growing sorted index of them (core_runs): adding a key is amortized log n moves, finding one
+ * log^2 n compares, and a prefix's keys (a plugin's parameters) a binary search per run: no
+ * step compares every key with every other, however many a layer brings.
+ */
 struct opt_job {
     struct slot rows[N_ROWS];
     struct extra *extra;
     int n_extra, cap_extra;
+    struct core_runs keys; /* extra[], by key */
     struct list_cache lists[N_ROWS];
+    /* knob_maps' values (knobs_refresh); n_mapped 0: no knob is set at any layer */
+    struct mapped mapped[N_KNOB_MAPS];
+    int n_mapped;
 };
+
+#define EXTRA_KEY sizeof(struct extra), offsetof(struct extra, key)
 
 static void slot_clear(struct slot *s, int layer)
 {
@@ -1041,6 +1162,19 @@ static const char *slot_value(const struct slot *s, enum opt_layer *layer)
     if (layer)
         *layer = OPT_BUILTIN;
     return NULL;
+}
+
+static void knobs_refresh(struct opt_job *j);
+
+/* Forgets every knob's mapped values. */
+static void mapped_clear(struct opt_job *j)
+{
+    for (int m = 0; m < N_KNOB_MAPS; m++)
+        for (int l = 0; l < 4; l++) {
+            free(j->mapped[m].v[l]);
+            j->mapped[m].v[l] = NULL;
+        }
+    j->n_mapped = 0;
 }
 
 static void lists_free(struct opt_job *j)
@@ -1082,7 +1216,9 @@ void opt_job_free(struct opt_job *j)
             free(j->extra[i].s.v[l]);
     }
     free(j->extra);
+    core_runs_free(&j->keys);
     lists_free(j);
+    mapped_clear(j);
     free(j);
 }
 
@@ -1102,6 +1238,7 @@ struct opt_job *opt_job_clone(const struct opt_job *j)
         slot_copy(&c->rows[i], &j->rows[i]);
     if (j->n_extra) {
         c->extra = xmalloc((size_t)j->n_extra * sizeof *c->extra);
+        core_runs_copy(&c->keys, &j->keys);
         c->cap_extra = c->n_extra = j->n_extra;
         for (int i = 0; i < j->n_extra; i++) {
             c->extra[i].key = xstrdup(j->extra[i].key);
@@ -1109,6 +1246,12 @@ struct opt_job *opt_job_clone(const struct opt_job *j)
             slot_copy(&c->extra[i].s, &j->extra[i].s);
         }
     }
+    for (int m = 0; m < N_KNOB_MAPS; m++) {
+        c->mapped[m].row = j->mapped[m].row;
+        for (int l = 0; l < 4; l++)
+            c->mapped[m].v[l] = j->mapped[m].v[l] ? xstrdup(j->mapped[m].v[l]) : NULL;
+    }
+    c->n_mapped = j->n_mapped;
     return c;
 }
 
@@ -1121,6 +1264,7 @@ void opt_job_clear_layer(struct opt_job *j, enum opt_layer layer)
         slot_clear(&j->rows[i], layer);
     for (int i = 0; i < j->n_extra; i++)
         slot_clear(&j->extra[i].s, layer);
+    knobs_refresh(j);
 }
 
 /* What a key the user wrote refers to. */
@@ -1173,10 +1317,8 @@ static int lookup_job_key(const char *key, struct key_ref *ref)
 
 static struct extra *find_extra(const struct opt_job *j, const char *key)
 {
-    for (int i = 0; i < j->n_extra; i++)
-        if (strcmp(j->extra[i].key, key) == 0)
-            return &j->extra[i];
-    return NULL;
+    int i = core_runs_find(&j->keys, j->extra, EXTRA_KEY, key);
+    return i >= 0 ? &j->extra[i] : NULL;
 }
 
 /* Stores value (new copy) in slot s at layer unless a better-ranked spelling is there. */
@@ -1224,6 +1366,9 @@ int opt_job_set(struct opt_job *j, enum opt_layer layer, const char *key, const 
         slot_set(&j->rows[ref.row], layer, ref.rank, t);
         t = NULL;
         rc = 0;
+        if (starts_with(opt_rows[ref.row].name, GOV_PREFIX "dataflow.") ||
+            strcmp(opt_rows[ref.row].name, SLOTS_KEY) == 0)
+            knobs_refresh(j);
         goto out;
     }
     struct extra *x = find_extra(j, ref.key);
@@ -1232,10 +1377,12 @@ int opt_job_set(struct opt_job *j, enum opt_layer layer, const char *key, const 
             j->cap_extra = j->cap_extra ? 2 * j->cap_extra : 8;
             j->extra = xrealloc(j->extra, (size_t)j->cap_extra * sizeof *j->extra);
         }
-        x = &j->extra[j->n_extra++];
+        x = &j->extra[j->n_extra];
         memset(x, 0, sizeof *x);
         x->key = xstrdup(ref.key);
         x->ignored = ref.ignored;
+        core_runs_add(&j->keys, j->extra, EXTRA_KEY);
+        j->n_extra++;
     }
     slot_set(&x->s, layer, ref.rank, t);
     t = NULL;
@@ -1264,14 +1411,28 @@ static int list_split(struct list_cache *c, const char *text, bool dedupe)
         char *end = p + strlen(p);
         while (end > p && isspace((unsigned char)end[-1]))
             *--end = '\0';
-        bool dup = false;
-        for (int i = 0; dedupe && i < n; i++)
-            dup = dup || strcmp(c->items[i], p) == 0;
-        if (*p && !dup)
+        if (*p)
             c->items[n++] = p;
         p = semi ? semi + 1 : NULL;
     }
-    return n;
+    if (!dedupe || n < 2)
+        return n;
+    /* Keep each item's first place only: the items sorted, an item is kept when it is the
+     * first of its run (n log n, whatever the list's length). */
+    int *perm = xmalloc((size_t)n * sizeof *perm), *tmp = xmalloc((size_t)n * sizeof *tmp);
+    struct core_index x;
+    core_index_build(&x, c->items, sizeof *c->items, 0, n, perm, tmp);
+    bool *keep = (bool *)tmp;
+    memset(keep, 0, (size_t)n * sizeof *keep);
+    for (int i = 0; i < n; i++)
+        keep[core_index_find(&x, c->items[i])] = true;
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (keep[i])
+            c->items[m++] = c->items[i];
+    free(perm);
+    free(tmp);
+    return m;
 }
 
 /* Writes v (parsed from text, for row r) into the struct at base. */
@@ -1330,11 +1491,88 @@ static const struct opt_row *row_by_name(const char *name, int *index)
     return NULL;
 }
 
+/* The effective text of row i of j, the layer it came from and the knob that set it (NULL:
+ * the option itself, or its default). Per layer, from the highest: the option's own value,
+ * else a knob's value mapped onto it. */
+static const char *row_value(const struct opt_job *j, int i, enum opt_layer *layer,
+                             const char **via)
+{
+    if (via)
+        *via = NULL;
+    if (!j->n_mapped) {
+        const char *v = slot_value(&j->rows[i], layer);
+        return v ? v : opt_rows[i].def;
+    }
+    for (int l = OPT_REQUEST; l > OPT_BUILTIN; l--) {
+        if (j->rows[i].v[l]) {
+            if (layer)
+                *layer = (enum opt_layer)l;
+            return j->rows[i].v[l];
+        }
+        for (int m = 0; m < N_KNOB_MAPS; m++)
+            if (j->mapped[m].row == i && j->mapped[m].v[l]) {
+                if (layer)
+                    *layer = (enum opt_layer)l;
+                if (via)
+                    *via = knob_maps[m].knob;
+                return j->mapped[m].v[l];
+            }
+    }
+    if (layer)
+        *layer = OPT_BUILTIN;
+    return opt_rows[i].def;
+}
+
 /* The effective text of a row of j and the layer it came from. */
 static const char *row_text(const struct opt_job *j, int i, enum opt_layer *layer)
 {
-    const char *v = slot_value(&j->rows[i], layer);
-    return v ? v : opt_rows[i].def;
+    return row_value(j, i, layer, NULL);
+}
+
+/*
+ * Computes what each knob of j maps onto, per layer (struct mapped): called whenever a knob
+ * or the slots row may have changed. A knob's text was checked when it was set; a product
+ * that does not fit its option is printed all the same, and refused when the options are
+ * resolved, naming the knob.
+ */
+static void knobs_refresh(struct opt_job *j)
+{
+    mapped_clear(j);
+    int slots_row = 0, n = 0;
+    row_by_name(SLOTS_KEY, &slots_row);
+    int64_t slots = 1;
+    if (parse_int64(row_text(j, slots_row, NULL), &slots) < 0 || slots < 1)
+        slots = 1;
+    for (int m = 0; m < N_KNOB_MAPS; m++) {
+        int knob = 0, target = 0;
+        row_by_name(knob_maps[m].knob, &knob);
+        row_by_name(knob_maps[m].target, &target);
+        j->mapped[m].row = target;
+        for (int l = OPT_SERVER; l <= OPT_REQUEST; l++) {
+            const char *t = j->rows[knob].v[l];
+            int64_t w;
+            if (!t || !*t)
+                continue;
+            switch (knob_maps[m].fn) {
+            case KNOB_SAME:
+                j->mapped[m].v[l] = xstrdup(t);
+                break;
+            case KNOB_TIMES_SLOTS:
+                if (parse_int64(t, &w) < 0)
+                    continue;
+                if (w > INT64_MAX / slots)
+                    j->mapped[m].v[l] = xasprintf("%.0f", (double)w * (double)slots);
+                else
+                    j->mapped[m].v[l] = xasprintf("%" PRId64, w * slots);
+                break;
+            case KNOB_ALGORITHM:
+                j->mapped[m].v[l] = xstrdup(strcasecmp(t, "NONE") == 0 ? "false" : "true");
+                break;
+            }
+            n++;
+        }
+    }
+    j->n_mapped = n;
 }
 
 /* Whether the legacy adjust.mode key chose an alignment mode: set above the defaults, to a
@@ -1365,8 +1603,12 @@ static int range_error(char **errp, const struct opt_job *j, const char *name, d
     int i = 0;
     const struct opt_row *r = row_by_name(name, &i);
     char range[128];
+    const char *via;
+    const char *text = row_value(j, i, NULL, &via);
     fmt_interval(range, sizeof range, r, lo, has_lo, hi, has_hi);
-    return fail(errp, "%s: \"%s\" is out of range %s", name, row_text(j, i, NULL), range);
+    if (via)
+        return fail(errp, "%s: sets %s to \"%s\", out of range %s", via, name, text, range);
+    return fail(errp, "%s: \"%s\" is out of range %s", name, text, range);
 }
 
 /* Resolves the effective options into cfg and runs spec 6.4; see options.h. */
@@ -1378,11 +1620,15 @@ int opt_job_resolve(struct opt_job *j, struct core_config *cfg, char **errp)
         if (r->scope == S_SERVER)
             continue;
         enum opt_layer layer;
-        const char *text = row_text(j, i, &layer);
+        const char *via;
+        const char *text = row_value(j, i, &layer, &via);
         struct val v;
         char *e = NULL;
         if (parse_row_value(r, text, &v, &e) < 0) {
-            fail(errp, "%s: %s", r->name, e);
+            if (via)
+                fail(errp, "%s: sets %s, and %s", via, r->name, e);
+            else
+                fail(errp, "%s: %s", r->name, e);
             free(e);
             return -1;
         }
@@ -1456,63 +1702,94 @@ void opt_config_set_profile(struct core_config *cfg, enum core_profile p)
             opt_rows[i].apply(cfg, &opt_rows[i], &unset, NULL, OPT_BUILTIN, NULL);
 }
 
-static int cmp_str_ptr(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* Indices of the set plugin keys of j, sorted by key (new array, *n entries). */
+/* Indices of the set plugin keys of j, sorted by key (new array, *n entries): n log n. */
 static int *plugin_keys_sorted(const struct opt_job *j, int *n)
 {
-    const char **keys = xmalloc(((size_t)j->n_extra + 1) * sizeof *keys);
+    size_t cap = (size_t)j->n_extra + 1;
+    int *idx = xmalloc(cap * sizeof *idx), *tmp = xmalloc(cap * sizeof *tmp);
+    struct core_index x;
+    core_index_build(&x, j->extra, sizeof *j->extra, offsetof(struct extra, key), j->n_extra, idx,
+                     tmp);
     int m = 0;
-    for (int i = 0; i < j->n_extra; i++)
-        if (!j->extra[i].ignored && slot_value(&j->extra[i].s, NULL))
-            keys[m++] = j->extra[i].key;
-    qsort(keys, (size_t)m, sizeof *keys, cmp_str_ptr);
-    int *idx = xmalloc(((size_t)m + 1) * sizeof *idx);
-    for (int k = 0; k < m; k++)
-        for (int i = 0; i < j->n_extra; i++)
-            if (j->extra[i].key == keys[k])
-                idx[k] = i;
-    free(keys);
+    for (int k = 0; k < j->n_extra; k++) {
+        const struct extra *e = &j->extra[idx[k]];
+        if (!e->ignored && slot_value(&e->s, NULL))
+            idx[m++] = idx[k];
+    }
+    free(tmp);
     *n = m;
     return idx;
 }
 
-/* Reports every JOB and CLUSTER row (table order), then the set plugin keys (sorted). */
-void opt_job_each(const struct opt_job *j,
-                  void (*fn)(void *ud, const char *key, const char *value, enum opt_layer layer),
-                  void *ud)
+/* Reports every JOB and CLUSTER row (table order), then the set plugin keys (sorted), each
+ * with the knob that set it (NULL: none). */
+void opt_job_each_via(const struct opt_job *j,
+                      void (*fn)(void *ud, const char *key, const char *value, enum opt_layer layer,
+                                 const char *via),
+                      void *ud)
 {
     for (int i = 0; i < N_ROWS; i++) {
         if (opt_rows[i].scope == S_SERVER)
             continue;
         enum opt_layer layer;
-        const char *text = row_text(j, i, &layer);
-        fn(ud, opt_rows[i].name, text, layer);
+        const char *via;
+        const char *text = row_value(j, i, &layer, &via);
+        fn(ud, opt_rows[i].name, text, layer, via);
     }
     int n = 0;
     int *idx = plugin_keys_sorted(j, &n);
     for (int k = 0; k < n; k++) {
         enum opt_layer layer;
         const char *text = slot_value(&j->extra[idx[k]].s, &layer);
-        fn(ud, j->extra[idx[k]].key, text, layer);
+        fn(ud, j->extra[idx[k]].key, text, layer, NULL);
     }
     free(idx);
 }
 
-/* Reports the set plugin keys under prefix, with the prefix stripped. */
+struct each_adapter {
+    void (*fn)(void *ud, const char *key, const char *value, enum opt_layer layer);
+    void *ud;
+};
+
+static void each_adapt(void *ud, const char *key, const char *value, enum opt_layer layer,
+                       const char *via)
+{
+    struct each_adapter *a = ud;
+    (void)via;
+    a->fn(a->ud, key, value, layer);
+}
+
+/* opt_job_each_via without the knob. */
+void opt_job_each(const struct opt_job *j,
+                  void (*fn)(void *ud, const char *key, const char *value, enum opt_layer layer),
+                  void *ud)
+{
+    struct each_adapter a = {fn, ud};
+    opt_job_each_via(j, each_adapt, &a);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* Reports the set plugin keys under prefix, with the prefix stripped, in the order first set:
+ * a binary search of each run of the key index finds them, then only they are looked at. */
 void opt_job_params(const struct opt_job *j, const char *prefix,
                     void (*fn)(void *ud, const char *param, const char *value), void *ud)
 {
     size_t n = strlen(prefix);
-    for (int i = 0; i < j->n_extra; i++) {
-        const struct extra *x = &j->extra[i];
-        const char *v = slot_value(&x->s, NULL);
-        if (!x->ignored && v && strncmp(x->key, prefix, n) == 0 && x->key[n])
-            fn(ud, x->key + n, v);
+    int *hit = NULL, n_hit = core_runs_prefix(&j->keys, j->extra, EXTRA_KEY, prefix, &hit);
+    if (n_hit > 1)
+        qsort(hit, (size_t)n_hit, sizeof *hit, cmp_int);
+    for (int k = 0; k < n_hit; k++) {
+        const struct extra *e = &j->extra[hit[k]];
+        const char *v = slot_value(&e->s, NULL);
+        if (!e->ignored && v && e->key[n])
+            fn(ud, e->key + n, v);
     }
+    free(hit);
 }
 
 /* Number of ignored keys set at any layer. */
@@ -1525,13 +1802,18 @@ int opt_job_n_warnings(const struct opt_job *j)
     return n;
 }
 
-/* The i-th ignored key (borrowed), in the order first set; NULL when out of range. */
-const char *opt_job_warning(const struct opt_job *j, int i)
+/* The ignored keys (borrowed) in the order first set, at most cap of them into out; how many
+ * there are. */
+int opt_job_warnings(const struct opt_job *j, const char **out, int cap)
 {
+    int n = 0;
     for (int k = 0; k < j->n_extra; k++)
-        if (j->extra[k].ignored && slot_value(&j->extra[k].s, NULL) && i-- == 0)
-            return j->extra[k].key;
-    return NULL;
+        if (j->extra[k].ignored && slot_value(&j->extra[k].s, NULL)) {
+            if (n < cap)
+                out[n] = j->extra[k].key;
+            n++;
+        }
+    return n;
 }
 
 struct kv {
@@ -1792,6 +2074,99 @@ static void md_cell(FILE *out, const char *s)
         if (*s == '|')
             fputc('\\', out);
         fputc(*s, out);
+    }
+}
+
+/*
+ * The README's limits table: one row per bounded size of a request. A row names a server
+ * option (its default is the limit, and its help says the rest) or holds a fixed limit of
+ * options.h or of the layer that enforces it. The only copy is here; the README's table is
+ * printed from it (opt_print_limits_markdown) and a unit test keeps the two equal.
+ */
+struct limit_row {
+    const char *request; /* where the size is */
+    const char *what;    /* what is bounded */
+    const char *field;   /* the field a refusal names ("" none) */
+    const char *option;  /* a SERVER row, or NULL: fixed */
+    const char *fixed;   /* the limit, when fixed */
+    const char *past;    /* the answer past it */
+    const char *why;     /* why the limit is where it is */
+};
+
+#define STR_(x) #x
+#define STR(x)  STR_(x)
+
+static const struct limit_row limit_rows[] = {
+    {"any", "the body", "", "max-body", NULL, "413",
+     "holds a sample at the limits below: 5,000 vertices with every metric are about 900 KB"},
+    {"any", "the request line and headers", "", "max-header", NULL, "414, 431",
+     "a bearer token and a few headers"},
+    {"`POST .../metrics`", "vertices (stages of a batch sample)", "`vertices`", "max-vertices",
+     NULL, "413",
+     "Flink jobs have a few hundred vertices (operators are chained into them); a decision of "
+     "5,000 holds the loop about 35 ms"},
+    {"`POST .../metrics`", "inputs, in all", "`vertices[i].inputs`", "max-edges", NULL, "413",
+     "ten inputs per vertex at the vertex limit; 50,000 into one vertex take about 20 ms"},
+    {"`POST .../metrics`", "a vertex's or stage's id", "`vertices[i].id`", NULL,
+     STR(OPT_MAX_ID_LEN) " characters", "400", "Flink's vertex ids are 32 hex digits"},
+    {"`POST .../metrics`, `PUT .../config`, `POST /v1/replay`", "keys of one options layer",
+     "`config`", "max-config-keys", NULL, "413",
+     "governor has about 150 options, a plugin a few parameters; 1,000 keys take about 3 ms"},
+    {"`POST .../rebalance`", "items, over all workers", "`items`, `workers[i].items`",
+     "max-rebalance-items", NULL, "413",
+     "a few items per worker of a few thousand workers; 10,000 items take about 45 ms"},
+    {"`POST .../rebalance`", "`idle_slots` (a value)", "`idle_slots`", NULL,
+     STR(OPT_MAX_IDLE_SLOTS), "400",
+     "more slots than a cluster has; the answer's size follows the items, not the slots"},
+    {"`GET .../decisions`", "decisions of a page", "`limit`", NULL, STR(OPT_MAX_PAGE), "400",
+     "what a dashboard shows at most"},
+    {"`GET .../decisions`", "vertex rows of a page (its decisions' vertices, summed)", "",
+     "max-page-rows", NULL, "a shorter page, with `next`",
+     "1,000 decisions of a 5-vertex job, 100 of a 50-vertex one; about 55 ms of the loop"},
+    {"`GET .../timeline`", "buckets", "`step`", NULL, STR(OPT_MAX_BUCKETS), "400",
+     "a point per pixel of a wide chart"},
+    {"`GET .../timeline`", "values per series (buckets x vertices shown)", "`vertices`", NULL,
+     STR(OPT_MAX_VALUES), "413", "2,000 buckets of 500 vertices; a larger job picks vertices"},
+    {"every job route", "jobs whose state is held in memory", "", "max-jobs-in-memory", NULL,
+     "the least recently used idle job is forgotten, read again from the store at its next "
+     "sample",
+     "about 8 KB a job: 10,000 jobs are about 80 MB, whatever the number of job names ever seen"},
+    {"reads of the history", "the SQLite WAL file", "", "wal-max", NULL,
+     "the writer truncates the WAL once readers let it",
+     "readers never grow the disk: a timeline, advice or SQL read ends its snapshot often"},
+};
+
+void opt_limits_defaults(struct opt_limits *l)
+{
+    struct opt_server s;
+    opt_server_init(&s);
+    *l = s.limits;
+    opt_server_deinit(&s);
+}
+
+/* Prints s with '|' escaped for a markdown table cell. */
+static void md_cell(FILE *out, const char *s);
+
+void opt_print_limits_markdown(FILE *out)
+{
+    fprintf(out, "| request | what | field | limit | option | past it | why this limit |\n");
+    fprintf(out, "|---|---|---|---|---|---|---|\n");
+    for (size_t k = 0; k < sizeof limit_rows / sizeof limit_rows[0]; k++) {
+        const struct limit_row *l = &limit_rows[k];
+        const struct opt_row *r = l->option ? row_by_name(l->option, NULL) : NULL;
+        fprintf(out, "| %s | %s | %s | ", l->request, l->what, *l->field ? l->field : "");
+        if (r) {
+            fputc('`', out);
+            md_cell(out, r->def);
+            fprintf(out, "` | `%s` | ", r->name);
+        } else {
+            md_cell(out, l->fixed);
+            fputs(" | fixed | ", out);
+        }
+        md_cell(out, l->past);
+        fputs(" | ", out);
+        md_cell(out, l->why);
+        fputs(" |\n", out);
     }
 }
 

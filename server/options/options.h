@@ -56,6 +56,8 @@ void opt_job_clear_layer(struct opt_job *j, enum opt_layer layer);
  * what is allowed, e.g. `job.autoscaler.utilization.target: "1.5" is out of range [0, 1]`;
  * nothing is changed then. A key the algorithm does not read (outside job.autoscaler.* and
  * the cluster keys of the table) is accepted and recorded as ignored (opt_job_warnings).
+ * A Dataflow knob (governor.dataflow.*, DESIGN 7.3) sets, in the same layer, each option it
+ * maps onto, unless that option is set in that layer itself.
  */
 int opt_job_set(struct opt_job *j, enum opt_layer layer, const char *key, const char *value,
                 char **errp);
@@ -85,19 +87,53 @@ void opt_job_each(const struct opt_job *j,
                   void (*fn)(void *ud, const char *key, const char *value, enum opt_layer layer),
                   void *ud);
 
+/* opt_job_each, and for each key the knob that set it (governor.dataflow.*, DESIGN 7.3), or
+ * NULL when the key's own value (or its default) is in effect. */
+void opt_job_each_via(const struct opt_job *j,
+                      void (*fn)(void *ud, const char *key, const char *value, enum opt_layer layer,
+                                 const char *via),
+                      void *ud);
+
 /* Calls fn for each set key that starts with prefix (e.g.
  * "job.autoscaler.scaling.custom-executor.freeze."), with the prefix stripped. */
 void opt_job_params(const struct opt_job *j, const char *prefix,
                     void (*fn)(void *ud, const char *param, const char *value), void *ud);
 
-/* The keys that were accepted but are not read by the algorithm (for `warnings`). */
+/* The keys that were accepted but are not read by the algorithm (for `warnings`): how many,
+ * and (borrowed, in the order first set) at most cap of them into out, returning how many
+ * there are. */
 int opt_job_n_warnings(const struct opt_job *j);
-const char *opt_job_warning(const struct opt_job *j, int i);
+int opt_job_warnings(const struct opt_job *j, const char **out, int cap);
 
 /* A stable hash of the effective options (hex, 16 chars) for `config_hash`. */
 void opt_job_hash(const struct opt_job *j, char out[17]);
 
 /* ----------------------------------------------------------- server options -- */
+
+/*
+ * The budget of one request: every size in a request that drives work has a limit (the
+ * README's limits table, opt_print_limits_markdown); these are the ones a user may need to
+ * raise, each a server option (defaults in the table). A request past one is refused (413
+ * naming the field) before any work that grows with it.
+ */
+struct opt_limits {
+    int vertices;        /* max-vertices: vertices (stages) of one sample */
+    int edges;           /* max-edges: inputs of a sample's vertices, in all */
+    int config_keys;     /* max-config-keys: keys of one options layer */
+    int rebalance_items; /* max-rebalance-items: items of one rebalance request */
+    int page_rows;       /* max-page-rows: vertex rows of one history page */
+};
+
+/* The fixed limits (no option: nobody needs more), one definition each, which the code that
+ * enforces them and the README's limits table both read. */
+#define OPT_MAX_ID_LEN     128     /* a vertex's or a stage's id, characters */
+#define OPT_MAX_IDLE_SLOTS 1000000 /* a rebalance request's idle_slots (a value: 400) */
+#define OPT_MAX_PAGE       1000    /* limit= of GET /v1/jobs/{job}/decisions and .../events */
+#define OPT_MAX_BUCKETS    2000    /* buckets of one timeline */
+#define OPT_MAX_VALUES     1000000 /* values per series of one timeline: buckets x vertices */
+
+/* The table's defaults of every limit (what a tool without server options applies). */
+void opt_limits_defaults(struct opt_limits *l);
 
 struct opt_server {
     char *listen;                /* "127.0.0.1:8080" */
@@ -112,6 +148,7 @@ struct opt_server {
     int64_t read_timeout_ms;     /* 10 s */
     char *synchronous;           /* "FULL" | "NORMAL" | "OFF" */
     int max_batch;               /* decisions per group commit, 256 */
+    int64_t wal_max_bytes;       /* SQLite's write-ahead log before the writer truncates it */
     char *sql_db;                /* what POST /v1/sql reads; NULL = db */
     int64_t sql_timeout_ms;      /* POST /v1/sql time limit, 2 s */
     int sql_max_rows;            /* 10000 */
@@ -125,6 +162,8 @@ struct opt_server {
     int64_t plugin_decision_timeout_ms;
     int64_t plugin_memory_bytes; /* Lua memory cap per state */
     int metrics_max_jobs;        /* jobs with governor_job_* series in GET /metrics, 100 */
+    struct opt_limits limits;    /* the request budget */
+    int max_jobs_in_memory;      /* jobs whose state is held in memory, 10000 */
 };
 
 /* Fills s with the table's defaults (strings are new; opt_server_deinit frees). */
@@ -148,6 +187,9 @@ void opt_print_table(FILE *out);
 bool opt_server_known(const char *name);
 /* `governor serve --help`: every server option as a flag, with type, default, range, help. */
 void opt_print_server_flags(FILE *out);
+/* The README's limits table (markdown): every bounded size of a request, its limit (a server
+ * option's default, or a fixed value), the field a refusal names and the answer past it. */
+void opt_print_limits_markdown(FILE *out);
 /* The README's table (markdown), generated from the same rows. */
 void opt_print_markdown(FILE *out);
 

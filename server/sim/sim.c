@@ -388,12 +388,15 @@ int sim_main(int argc, char **argv)
     }
     /* A batch scenario (sim_batch.h) runs on its own. */
     if (a.n_scenarios == 1 && sim_batch_is(a.scenarios[0])) {
-        if (a.out && mkdir_p(a.out) < 0) {
-            fprintf(stderr, "governor simulate: cannot create %s: %s\n", a.out, strerror(errno));
-            code = 2;
-            goto out;
+        for (int k = 0; k < 2; k++) {
+            const char *dir = k ? a.trace : a.out;
+            if (dir && mkdir_p(dir) < 0) {
+                fprintf(stderr, "governor simulate: cannot create %s: %s\n", dir, strerror(errno));
+                code = 2;
+                goto out;
+            }
         }
-        code = sim_batch_main(a.scenarios[0], a.out, a.seed_given ? &a.seed : NULL);
+        code = sim_batch_main(a.scenarios[0], a.out, a.trace, a.seed_given ? &a.seed : NULL);
         goto out;
     }
     /* Every scenario is checked before anything runs. */

@@ -118,7 +118,7 @@ static json_t *sample(const struct scenario *sc, int64_t t, int pool, double bus
 }
 
 /* One run: decide (the batch rule through the pipeline) or keep the starting pool. */
-static int run(const struct scenario *sc, const struct opt_job *layers, bool decide,
+static int run(const struct scenario *sc, const struct opt_job *layers, bool decide, FILE *trace,
                struct outcome *o)
 {
     struct sim_pipeline *p = decide ? sim_pipeline_new(sc->name, layers, NULL) : NULL;
@@ -160,6 +160,14 @@ static int run(const struct scenario *sc, const struct opt_job *layers, bool dec
                              busy_s, split_left, hot_left);
         char *err = NULL;
         json_t *d = sim_decide(p, req, &err);
+        if (d && trace) {
+            /* The sample with its job and decision, as `governor simulate --trace` writes. */
+            json_object_set_new(req, "job", json_string(sc->name));
+            json_object_set(req, "decision", d);
+            char *line = json_dumps(req, JSON_COMPACT | JSON_REAL_PRECISION(15));
+            fprintf(trace, "%s\n", line);
+            free(line);
+        }
         json_decref(req);
         if (!d) {
             fprintf(stderr, "governor simulate: %s: at %lld s: %s\n", sc->name, (long long)now,
@@ -214,8 +222,9 @@ static struct opt_job *layers_of(const struct scenario *sc)
     return j;
 }
 
-int sim_batch_main(const char *path, const char *out, const uint64_t *seed)
+int sim_batch_main(const char *path, const char *out, const char *trace_dir, const uint64_t *seed)
 {
+    FILE *trace = NULL;
     struct scenario sc;
     struct outcome o[2];
     static const char *const names[] = {"governor", "fixed"};
@@ -233,8 +242,17 @@ int sim_batch_main(const char *path, const char *out, const uint64_t *seed)
     if (!(layers = layers_of(&sc)))
         goto out;
     code = 1;
+    if (trace_dir) {
+        char *tn = xasprintf("%s/%s.governor.jsonl", trace_dir, sc.name);
+        trace = fopen(tn, "w");
+        if (!trace)
+            fprintf(stderr, "governor simulate: cannot write %s\n", tn);
+        free(tn);
+        if (!trace)
+            goto out;
+    }
     for (; n < 2; n++)
-        if (run(&sc, layers, n == 0, &o[n]) < 0) {
+        if (run(&sc, layers, n == 0, n == 0 ? trace : NULL, &o[n]) < 0) {
             n++;
             goto out;
         }
@@ -258,6 +276,8 @@ int sim_batch_main(const char *path, const char *out, const uint64_t *seed)
         code = 0;
     free(file);
 out:
+    if (trace)
+        fclose(trace);
     for (int i = 0; i < n; i++) {
         json_decref(o[i].pools);
         json_decref(o[i].reasons);

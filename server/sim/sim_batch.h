@@ -24,9 +24,10 @@
 bool sim_batch_is(const char *path);
 
 /* Runs the batch scenario at path (seed: overrides the scenario's when not NULL), prints the
- * table to stdout and writes out/<name>.json (out NULL: the current directory). Returns the
- * exit code: 0, 1 when a run failed, 2 for a bad scenario (the message on stderr names the
- * field). */
-int sim_batch_main(const char *path, const char *out, const uint64_t *seed);
+ * table to stdout and writes out/<name>.json (out NULL: the current directory), and with
+ * trace_dir (NULL: none) trace_dir/<name>.governor.jsonl, each sample with "job" and its
+ * "decision". Returns the exit code: 0, 1 when a run failed, 2 for a bad scenario (the
+ * message on stderr names the field). */
+int sim_batch_main(const char *path, const char *out, const char *trace_dir, const uint64_t *seed);
 
 #endif

@@ -153,6 +153,13 @@ struct store_backend {
     /* Whether this connection runs the store's maintenance now (retention): 1, or 0 when
      * another connection does (held until the transaction ends), or -1 + *errp. */
     int (*leader)(void *c, char **errp);
+
+    /* The write-ahead log of a backend whose log is the store's own (SQLite; NULL on
+     * PostgreSQL, whose log is the server's): db.h, db_wal_limit, db_wal_bytes and
+     * db_wal_truncate, which do nothing where these are NULL. */
+    int (*wal_limit)(void *c, int64_t bytes, char **errp);
+    int64_t (*wal_bytes)(const void *c);
+    int (*wal_truncate)(void *c, int busy_ms, char **errp);
 };
 
 extern const struct store_backend store_sqlite, store_pg;

@@ -142,6 +142,23 @@ void db_read_end(struct db *db)
     free(e);
 }
 
+/* ------------------------------------------------------------------- WAL -- */
+
+int db_wal_limit(struct db *db, int64_t bytes, char **errp)
+{
+    return db->be->wal_limit ? db->be->wal_limit(db->c, bytes, errp) : 0;
+}
+
+int64_t db_wal_bytes(const struct db *db)
+{
+    return db->be->wal_bytes ? db->be->wal_bytes(db->c) : 0;
+}
+
+int db_wal_truncate(struct db *db, int busy_ms, char **errp)
+{
+    return db->be->wal_truncate ? db->be->wal_truncate(db->c, busy_ms, errp) : 0;
+}
+
 /* --------------------------------------------------------------- faults -- */
 
 void db_fail_next_writes(int n)
@@ -257,42 +274,47 @@ void db_write_free(struct db_write *w)
 }
 
 /*
- * The jobs row of a unit, fenced by its version (db_write.expect_version): each statement in
- * three forms, [0] expect -1 writes whatever is there; [1] a job new to the unit (expect 0)
- * is inserted, or updated where its version is still 0 (a row from before migration 010);
- * [2] a row known to the unit (expect > 0) is updated only where its version is still that
- * one. Each adds 1 to the version and returns it: no row returned is a fence that did not
- * hold (on PostgreSQL an error, backend.h DB_SQL_FENCED).
+ * The jobs row of a unit, fenced by its version and generation (db_write.expect_version,
+ * expect_generation; ?5 and ?6 for the state, ?4 and ?5 for the config): each statement in
+ * three forms, [0] expect -1 writes whatever is there (a row it inserts takes the unit's
+ * generation); [1] a job new to the unit (expect 0) is inserted with the unit's generation,
+ * or updated where its version is still 0 (a row from before migration 010), taking the
+ * unit's generation; [2] a row known to the unit (expect > 0) is updated only where its
+ * version and generation are still those. Each adds 1 to the version and returns it: no row
+ * returned is a fence that did not hold (on PostgreSQL an error, backend.h DB_SQL_FENCED).
  */
 #define JOB_STATE_UPSERT                                                                           \
-    "INSERT INTO jobs (job, created_at, state_bin, last_at, version) VALUES (?1, ?2, ?3, ?4, 1) "  \
-    "ON CONFLICT (job) DO UPDATE SET state_bin = excluded.state_bin, "                             \
-    "last_at = excluded.last_at, version = jobs.version + 1"
+    "INSERT INTO jobs (job, created_at, state_bin, last_at, version, generation) "                 \
+    "VALUES (?1, ?2, ?3, ?4, 1, ?6) ON CONFLICT (job) DO UPDATE SET state_bin = "                  \
+    "excluded.state_bin, last_at = excluded.last_at, version = jobs.version + 1"
 static const struct db_sql SQL_JOB_STATE[3] = {
     {JOB_STATE_UPSERT " RETURNING version", NULL, "update job state", 0},
-    {JOB_STATE_UPSERT " WHERE jobs.version = ?5 RETURNING version", NULL, "update job state",
-     DB_SQL_FENCED},
+    {JOB_STATE_UPSERT ", generation = excluded.generation WHERE jobs.version = ?5 "
+                      "RETURNING version",
+     NULL, "update job state", DB_SQL_FENCED},
     {"UPDATE jobs SET state_bin = ?3, last_at = ?4, version = version + 1 "
-     "WHERE job = ?1 AND version = ?5 RETURNING version",
+     "WHERE job = ?1 AND version = ?5 AND generation = ?6 RETURNING version",
      NULL, "update job state", DB_SQL_FENCED}};
 #define JOB_CONFIG_UPSERT                                                                          \
-    "INSERT INTO jobs (job, created_at, config_json, version) VALUES (?1, ?2, ?3, 1) "             \
-    "ON CONFLICT (job) DO UPDATE SET config_json = excluded.config_json, "                         \
-    "version = jobs.version + 1"
+    "INSERT INTO jobs (job, created_at, config_json, version, generation) "                        \
+    "VALUES (?1, ?2, ?3, 1, ?5) ON CONFLICT (job) DO UPDATE SET config_json = "                    \
+    "excluded.config_json, version = jobs.version + 1"
 static const struct db_sql SQL_JOB_CONFIG[3] = {
     {JOB_CONFIG_UPSERT " RETURNING version", NULL, "update job config", 0},
-    {JOB_CONFIG_UPSERT " WHERE jobs.version = ?4 RETURNING version", NULL, "update job config",
-     DB_SQL_FENCED},
+    {JOB_CONFIG_UPSERT ", generation = excluded.generation WHERE jobs.version = ?4 "
+                       "RETURNING version",
+     NULL, "update job config", DB_SQL_FENCED},
     {"UPDATE jobs SET config_json = ?3, version = version + 1 "
-     "WHERE job = ?1 AND version = ?4 RETURNING version",
+     "WHERE job = ?1 AND version = ?4 AND generation = ?5 RETURNING version",
      NULL, "update job config", DB_SQL_FENCED}};
-/* [0] unchecked, [1] checked (?2 >= 0): no row deleted is a fence that did not hold. On
- * PostgreSQL the check raises, but not for version 0 where there is no row (the EXISTS sees the
- * row as it was before the statement); its row says it held. */
+/* [0] unchecked, [1] checked (?2 >= 0, ?3 the generation): no row deleted is a fence that did
+ * not hold. On PostgreSQL the check raises, but not for version 0 where there is no row (the
+ * EXISTS sees the row as it was before the statement); its row says it held. */
+#define JOB_DELETE_FENCED "DELETE FROM jobs WHERE job = ?1 AND version = ?2 AND generation = ?3"
 static const struct db_sql SQL_JOB_DELETE[2] = {
     {"DELETE FROM jobs WHERE job = ?1", NULL, "delete job", 0},
-    {"DELETE FROM jobs WHERE job = ?1 AND version = ?2",
-     "WITH d AS (DELETE FROM jobs WHERE job = ?1 AND version = ?2 RETURNING 1) SELECT 1 "
+    {JOB_DELETE_FENCED,
+     "WITH d AS (" JOB_DELETE_FENCED " RETURNING 1) SELECT 1 "
      "UNION ALL SELECT governor_fenced(?1) WHERE NOT EXISTS (SELECT 1 FROM d) "
      "AND (?2 > 0 OR EXISTS (SELECT 1 FROM jobs WHERE job = ?1))",
      "delete job", 0}};
@@ -520,11 +542,12 @@ static int insert_vertices(struct db *db, struct db_write *w, char **errp)
 /* A decision's rows; its jobs row first, so that a fence that does not hold writes none. */
 static int apply_decision(struct db *db, struct db_write *w, char **errp)
 {
-    int rc = job_row(
-        db, w, SQL_JOB_STATE,
-        DB_ARGS(DB_TEXT(w->job), DB_INT(w->now), DB_BLOB(w->state_bin, w->state_bin_len),
-                w->last_at == INT64_MIN ? DB_NULL : DB_INT(w->last_at), DB_INT(w->expect_version)),
-        errp);
+    int rc =
+        job_row(db, w, SQL_JOB_STATE,
+                DB_ARGS(DB_TEXT(w->job), DB_INT(w->now), DB_BLOB(w->state_bin, w->state_bin_len),
+                        w->last_at == INT64_MIN ? DB_NULL : DB_INT(w->last_at),
+                        DB_INT(w->expect_version), DB_INT(w->expect_generation)),
+                errp);
     if (rc != 0)
         return rc < 0 ? -1 : 0;
     if (insert_decision(db, w, errp) < 0 || insert_vertices(db, w, errp) < 0 ||
@@ -545,16 +568,18 @@ static int apply_decision(struct db *db, struct db_write *w, char **errp)
 static int apply_config(struct db *db, struct db_write *w, const char *layer, char **errp)
 {
     if (w->kind == DB_W_JOB_CONFIG) {
-        int rc = job_row(
-            db, w, SQL_JOB_CONFIG,
-            DB_ARGS(DB_TEXT(w->job), DB_INT(w->now), DB_TEXT(layer), DB_INT(w->expect_version)),
-            errp);
+        int rc = job_row(db, w, SQL_JOB_CONFIG,
+                         DB_ARGS(DB_TEXT(w->job), DB_INT(w->now), DB_TEXT(layer),
+                                 DB_INT(w->expect_version), DB_INT(w->expect_generation)),
+                         errp);
         if (rc != 0)
             return rc < 0 ? -1 : 0;
     } else {
         bool check = w->expect_version >= 0;
-        int rows = db_exec(db, &SQL_JOB_DELETE[check],
-                           DB_ARGS(DB_TEXT(w->job), DB_INT(w->expect_version)), NULL, errp);
+        int rows = db_exec(
+            db, &SQL_JOB_DELETE[check],
+            DB_ARGS(DB_TEXT(w->job), DB_INT(w->expect_version), DB_INT(w->expect_generation)), NULL,
+            errp);
         if (rows < 0)
             return -1;
         if (check && rows == 0 && !db->pipe) {

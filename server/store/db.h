@@ -68,6 +68,25 @@ void db_close(struct db *db);
 /* The schema version after migrations (PRAGMA user_version). */
 int db_user_version(struct db *db);
 
+/*
+ * The write-ahead log of the writer's connection (SQLite; each is a no-op on PostgreSQL, whose
+ * log is not ours). A checkpoint copies the log's pages into the database and may start the
+ * log over only when no reader still reads from it: readers whose snapshots overlap without a
+ * gap let it grow without end (SQLite's wal.html, "checkpoint starvation").
+ *
+ * db_wal_limit: journal_size_limit = bytes (the file is cut back to it when the log starts
+ * over), and a hook that counts the log's frames after each commit and runs SQLite's automatic
+ * PASSIVE checkpoint past 1000 pages, as by default. -1 + *errp.
+ * db_wal_bytes: the log's size after the last commit of this connection (0: empty or unknown).
+ * db_wal_truncate: a TRUNCATE checkpoint: takes the write lock (writers wait), copies every
+ * page, waits at most busy_ms for the readers still on older snapshots, then empties the file.
+ * 0 done, 1 when readers (or another writer) still held it after busy_ms (some pages may have
+ * been copied; try again later), -1 + *errp.
+ */
+int db_wal_limit(struct db *db, int64_t bytes, char **errp);
+int64_t db_wal_bytes(const struct db *db);
+int db_wal_truncate(struct db *db, int busy_ms, char **errp);
+
 /* ---------------------------------------------------------------- writes -- */
 
 /*
@@ -192,6 +211,12 @@ struct db_write {
      * whatever version is stored. A row whose version differs (or a row inserted meanwhile, or
      * deleted) stores nothing of the unit: fault DB_FAULT_FENCED. */
     int64_t expect_version;
+    /* ... and its generation (jobs.generation, the job's incarnation: drawn when the row is
+     * created, kept by every later write): with expect_version >= 0 a row of another
+     * generation does not hold the fence either, so a unit computed from a job deleted since
+     * cannot land on the job created again under its name. A unit that creates the row gives
+     * it this generation. */
+    int64_t expect_generation;
     /* out: the row's version after the unit (DECISION, JOB_CONFIG; 0 after a deletion) */
     int64_t new_version;
     /* writer bookkeeping */
@@ -259,23 +284,55 @@ int db_probe(struct db *db, int64_t now, int busy_ms, char **errp);
 /* ----------------------------------------------------------------- reads -- */
 
 /*
- * Calls fn for each row of the jobs table (job = NULL) or for the one job named (one read by
- * the primary key); strings and the state blob are borrowed for the call; state_bin may be
- * NULL (no state); last_at is INT64_MIN when NULL; version: the row's fencing version.
- * Returns the number of rows, or -1 with *errp (fn returning non-zero stops with -1 too).
+ * Calls fn for the rows of the jobs table (job = NULL: the `limit` most recently sampled, by
+ * last_at or else created_at, newest first) or for the one job named (one read by the primary
+ * key); strings and the state blob are borrowed for the call; state_bin may be NULL (no
+ * state); last_at is INT64_MIN when NULL; version and generation: the row's fence. Returns
+ * the number of rows, or -1 with *errp (fn returning non-zero stops with -1 too).
  */
-int db_jobs_each(struct db *db, const char *job,
+int db_jobs_each(struct db *db, const char *job, int limit,
                  int (*fn)(void *ud, const char *job, int64_t created_at, const char *config_json,
                            const void *state_bin, size_t state_bin_len, int64_t last_at,
-                           int64_t version),
+                           int64_t version, int64_t generation),
                  void *ud, char **errp);
 
 /*
- * new in *out: {"decisions": [...]} of job, newest first, at in [since, until], at most
- * limit; each the stored response object with its decision_id. -1 + *errp.
+ * new in *out: {"jobs": [{"job", "created_at", "last_at" (null: no sample), "config" (the
+ * stored layer, an object)}, ...]}: every row of the jobs table in job order (byte order, on
+ * both stores), without reading their states. -1 + *errp.
  */
-int db_decisions_list(struct db *db, const char *job, int64_t since, int64_t until, int limit,
-                      json_t **out, char **errp);
+int db_jobs_list(struct db *db, json_t **out, char **errp);
+/*
+ * One page of a job's decisions, newest first (by at, then id): at in [since, until], and
+ * at `until` only ids below `before` (INT64_MAX: all), at most `limit` decisions and at most
+ * `max_rows` rows in all (db_response_rows; a decision's vertex rows are counted before it is
+ * read), but always the first decision: the work of a page is bounded by its rows, not by
+ * decisions x vertices. When it stops early with decisions left, `more` is set and next_at /
+ * next_id name its last decision: the next page is until = next_at, before = next_id.
+ */
+struct db_page {
+    int64_t since, until, before;
+    int limit, max_rows;
+    bool more;
+    int64_t next_at, next_id;
+};
+
+/* The rows a stored response costs a page: its vertices, or a rebalance advice's splits and
+ * unsplittable items; at least 1. */
+int db_response_rows(const json_t *response);
+
+/*
+ * new in *out: {"decisions": [...]} of job as page asks (page->more and next_* set); each the
+ * stored response object with its decision_id. -1 + *errp.
+ */
+int db_decisions_list(struct db *db, const char *job, struct db_page *page, json_t **out,
+                      char **errp);
+/*
+ * new in *out: the newest decision of job with execute true (the client was told to apply
+ * it), as db_decisions_list gives one (decision_id first); *out = NULL when there is none.
+ * One read of the partial index decisions_scalings. -1 + *errp.
+ */
+int db_decision_executed(struct db *db, const char *job, json_t **out, char **errp);
 /*
  * new in *out: the whole record of decision id (the response object, plus input, config,
  * raw targets, events, plugin calls, created_at); *out = NULL when there is none. -1 + *errp.
@@ -290,14 +347,23 @@ int db_decision_get(struct db *db, int64_t id, json_t **out, char **errp);
 int db_decision_find(struct db *db, const char *job, int64_t at, int64_t *id, char **input_json,
                      char **decision_json, char **errp);
 /*
- * Calls fn for each stored decision of job with at <= to, in id order: the request's text
- * (as sent, but for its whitespace), the effective options' text (config_json) and the
- * response as sent (borrowed). fn returning non-zero stops with that value. -1 + *errp.
+ * Calls fn for each stored decision of job with at <= to and an id up to max_id (INT64_MAX:
+ * all; db_history_last_id read with the deletions gives one snapshot's history), in id order:
+ * the request's text (as sent, but for its whitespace), the effective options' text
+ * (config_json) and the response as sent (borrowed). fn returning non-zero stops with that
+ * value. -1 + *errp.
+ * The decisions are read in pages of DB_HISTORY_PAGE, each in a read transaction of its own,
+ * and fn is called outside them: a replay that takes minutes never holds a snapshot longer
+ * than one page's read, which would keep the write-ahead log from being checkpointed (see
+ * db_wal_limit). So the caller must not be inside a read transaction.
  */
-int db_history_each(struct db *db, const char *job, int64_t to,
+#define DB_HISTORY_PAGE 128
+int db_history_each(struct db *db, const char *job, int64_t to, int64_t max_id,
                     int (*fn)(void *ud, int64_t id, int64_t at, const char *input,
                               const char *config, json_t *decision),
                     void *ud, char **errp);
+/* The highest id of job's decisions into *id (0: none). -1 + *errp. */
+int db_history_last_id(struct db *db, const char *job, int64_t *id, char **errp);
 /*
  * new in *ids (*n of them, ascending): the decisions.id after which each DELETE of job
  * happened (rows from before migration 004 have none: the last decision created at or

@@ -5,6 +5,7 @@
  * rebuild of a response from its rows that all of them take. Each statement's SQL written
  * once, its rows read through the store's cursor (query.h).
  */
+#include <limits.h>
 #include <string.h>
 
 #include "base/jarena.h"
@@ -33,22 +34,25 @@ int db_window_each(struct db *db, const char *job, int64_t from_seq,
     return db_finish(&c, rc, errp);
 }
 
-#define JOB_ROWS "SELECT job, created_at, config_json, last_at, state_bin, version FROM jobs "
+#define JOB_ROWS                                                                                   \
+    "SELECT job, created_at, config_json, last_at, state_bin, version, generation FROM jobs "
 /* COLLATE "C" on PostgreSQL: the order of SQLite's BINARY collation whatever the locale. */
-static const struct db_sql SQL_JOBS_ALL = {JOB_ROWS "ORDER BY job",
-                                           JOB_ROWS "ORDER BY job COLLATE \"C\"", "read jobs", 0};
+#define JOBS_RECENT(collate)                                                                       \
+    JOB_ROWS "ORDER BY coalesce(last_at, created_at) DESC, job" collate " LIMIT ?1"
+static const struct db_sql SQL_JOBS_RECENT = {JOBS_RECENT(""), JOBS_RECENT(" COLLATE \"C\""),
+                                              "read jobs", 0};
 static const struct db_sql SQL_JOBS_ONE = {JOB_ROWS "WHERE job = ?1", NULL, "read jobs", 0};
 
-int db_jobs_each(struct db *db, const char *job,
+int db_jobs_each(struct db *db, const char *job, int limit,
                  int (*fn)(void *ud, const char *job, int64_t created_at, const char *config_json,
                            const void *state_bin, size_t state_bin_len, int64_t last_at,
-                           int64_t version),
+                           int64_t version, int64_t generation),
                  void *ud, char **errp)
 {
     struct db_cur c;
-    struct db_param name = DB_TEXT(job);
+    struct db_param key = job ? DB_TEXT(job) : DB_INT(limit);
     int n = 0;
-    if (db_query(db, job ? &SQL_JOBS_ONE : &SQL_JOBS_ALL, &name, job ? 1 : 0, &c, errp) < 0) {
+    if (db_query(db, job ? &SQL_JOBS_ONE : &SQL_JOBS_RECENT, &key, 1, &c, errp) < 0) {
         db_end(&c);
         return -1;
     }
@@ -56,8 +60,8 @@ int db_jobs_each(struct db *db, const char *job,
         size_t len;
         const void *state = db_blob(&c, 4, &len);
         int64_t last = db_null(&c, 3) ? INT64_MIN : db_int(&c, 3);
-        if (fn(ud, db_text(&c, 0), db_int(&c, 1), db_text(&c, 2), state, len, last,
-               db_int(&c, 5)) != 0) {
+        if (fn(ud, db_text(&c, 0), db_int(&c, 1), db_text(&c, 2), state, len, last, db_int(&c, 5),
+               db_int(&c, 6)) != 0) {
             *errp = xasprintf("job \"%s\": bad stored row", db_text(&c, 0));
             n = -1;
             break;
@@ -343,11 +347,48 @@ static int list(struct db *db, const struct db_sql *s, const struct db_param *p,
     return rc;
 }
 
+#define JOBS_LIST(collate)                                                                         \
+    "SELECT job, created_at, last_at, config_json FROM jobs ORDER BY job" collate
+static const struct db_sql SQL_JOBS_LIST = {JOBS_LIST(""), JOBS_LIST(" COLLATE \"C\""), "read jobs",
+                                            0};
+
+static int jobs_row(struct db *db, struct db_cur *c, json_t **v, char **errp)
+{
+    (void)db;
+    (void)errp;
+    json_t *config = col_json(c, 3);
+    if (!json_is_object(config)) {
+        json_decref(config);
+        config = json_object();
+    }
+    *v = json_pack("{s:o,s:I,s:o,s:o}", "job", pack_str_json(db_text(c, 0)), "created_at",
+                   (json_int_t)db_int(c, 1), "last_at",
+                   db_null(c, 2) ? json_null() : json_integer(db_int(c, 2)), "config", config);
+    return 0;
+}
+
+int db_jobs_list(struct db *db, json_t **out, char **errp)
+{
+    return list(db, &SQL_JOBS_LIST, NULL, 0, "jobs", jobs_row, out, errp);
+}
+
 #define DEC_FROM " FROM decisions d LEFT JOIN decision_configs c ON c.id = d.config_id "
-static const struct db_sql SQL_DECISIONS = {"SELECT " DB_DEC_COLS DEC_FROM
-                                            "WHERE d.job = ?1 AND d.at >= ?2 AND d.at <= ?3 "
-                                            "ORDER BY d.at DESC, d.id DESC LIMIT ?4",
-                                            NULL, "read decisions", 0};
+/* A page (db_page), with each decision's count of vertex rows after DB_DEC_COLS: one seek of
+ * the index of vertex_decisions, before the decision is read. */
+static const struct db_sql SQL_DECISIONS = {
+    "SELECT " DB_DEC_COLS ", (SELECT coalesce(max(ord) + 1, 0) FROM vertex_decisions v "
+    "WHERE v.decision_id = d.id)" DEC_FROM
+    "WHERE d.job = ?1 AND d.at >= ?2 AND (d.at < ?3 OR (d.at = ?3 AND d.id < ?5)) "
+    "ORDER BY d.at DESC, d.id DESC LIMIT ?4",
+    NULL, "read decisions", 0};
+
+int db_response_rows(const json_t *response)
+{
+    size_t n = json_array_size(json_object_get(response, "vertices")) +
+               json_array_size(json_object_get(response, "splits")) +
+               json_array_size(json_object_get(response, "unsplittable"));
+    return n < 1 ? 1 : n > INT_MAX ? INT_MAX : (int)n;
+}
 
 /* A stored response with its decision_id first, as in the decide response. */
 static int decisions_row(struct db *db, struct db_cur *c, json_t **v, char **errp)
@@ -363,12 +404,64 @@ static int decisions_row(struct db *db, struct db_cur *c, json_t **v, char **err
     return 0;
 }
 
-int db_decisions_list(struct db *db, const char *job, int64_t since, int64_t until, int limit,
-                      json_t **out, char **errp)
+int db_decisions_list(struct db *db, const char *job, struct db_page *page, json_t **out,
+                      char **errp)
 {
-    return list(db, &SQL_DECISIONS,
-                DB_ARGS(DB_TEXT(job), DB_INT(since), DB_INT(until), DB_INT(limit)), "decisions",
-                decisions_row, out, errp);
+    struct db_cur c;
+    json_t *arr = json_array(), *v;
+    int64_t rows = 0;
+    int rc = db_query(db, &SQL_DECISIONS,
+                      DB_ARGS(DB_TEXT(job), DB_INT(page->since), DB_INT(page->until),
+                              DB_INT(page->limit), DB_INT(page->before)),
+                      &c, errp);
+    *out = NULL;
+    page->more = false;
+    while (rc == 0 && db_next(&c)) {
+        /* Past the first, a decision that would take the page past its budget of rows is
+         * left for the next page. */
+        int64_t will = db_int(&c, DC__N);
+        if (rows > 0 && (rows >= page->max_rows || rows + will > page->max_rows)) {
+            page->more = true;
+            break;
+        }
+        if ((rc = decisions_row(db, &c, &v, errp)) < 0)
+            break;
+        rows += db_response_rows(v);
+        page->next_at = db_int(&c, DC_AT);
+        page->next_id = db_int(&c, DC_ID);
+        json_array_append_new(arr, v);
+    }
+    if (page->more)
+        db_end(&c); /* rows left behind: not an error */
+    else
+        rc = db_finish(&c, rc, errp);
+    if (rc == 0)
+        *out = json_pack("{s:o}", "decisions", arr);
+    else
+        json_decref(arr);
+    return rc;
+}
+
+/* The partial index decisions_scalings holds exactly these rows (execute = 1 implies a change). */
+static const struct db_sql SQL_DECISION_EXECUTED = {
+    "SELECT " DB_DEC_COLS DEC_FROM "WHERE d.job = ?1 AND d.execute = 1 AND d.action <> 'NO_CHANGE' "
+    "ORDER BY d.id DESC LIMIT 1",
+    NULL, "read decisions", 0};
+
+int db_decision_executed(struct db *db, const char *job, json_t **out, char **errp)
+{
+    struct db_cur c;
+    int rc = db_query(db, &SQL_DECISION_EXECUTED, DB_ARGS(DB_TEXT(job)), &c, errp);
+    *out = NULL;
+    if (rc == 0 && db_next(&c)) {
+        if ((rc = decisions_row(db, &c, out, errp)) == 0 && !json_is_object(*out)) {
+            json_decref(*out); /* a response that is no object: its id alone */
+            *out = json_pack("{s:I}", "decision_id", (json_int_t)db_int(&c, DC_ID));
+        }
+        db_end(&c);
+        return rc;
+    }
+    return db_finish(&c, rc, errp);
 }
 
 /* The record's own columns follow DB_DEC_COLS. */
@@ -495,26 +588,47 @@ int db_decision_find(struct db *db, const char *job, int64_t at, int64_t *id, ch
 
 /* ------------------------------------------------------------ history reads -- */
 
+/* A page of a job's history: at most ?5 decisions with at <= ?2 and ?3 < id <= ?4. */
 static const struct db_sql SQL_HISTORY = {"SELECT " DB_DEC_COLS ", d.input, c.config_json" DEC_FROM
-                                          "WHERE d.job = ?1 AND d.at <= ?2 "
-                                          "ORDER BY d.id",
+                                          "WHERE d.job = ?1 AND d.at <= ?2 AND d.id > ?3 "
+                                          "AND d.id <= ?4 ORDER BY d.id LIMIT ?5",
                                           NULL, "read decisions", DB_SQL_ONCE};
 /* Before SQLite's migration 009: the same, from the columns of then. */
 static const struct db_sql SQL_HISTORY_008 = {
     "SELECT id, at, input_json, config_json, decision_json FROM decisions "
-    "WHERE job = ?1 AND at <= ?2 ORDER BY id",
+    "WHERE job = ?1 AND at <= ?2 AND id > ?3 AND id <= ?4 ORDER BY id LIMIT ?5",
     NULL, "read decisions", DB_SQL_ONCE};
+static const struct db_sql SQL_HISTORY_LAST = {
+    "SELECT coalesce(max(id), 0) FROM decisions WHERE job = ?1", NULL, "read decisions",
+    DB_SQL_ONCE};
 
-int db_history_each(struct db *db, const char *job, int64_t to,
-                    int (*fn)(void *ud, int64_t id, int64_t at, const char *input,
-                              const char *config, json_t *decision),
-                    void *ud, char **errp)
+int db_history_last_id(struct db *db, const char *job, int64_t *id, char **errp)
+{
+    struct db_cur c;
+    int rc = db_query(db, &SQL_HISTORY_LAST, DB_ARGS(DB_TEXT(job)), &c, errp);
+    *id = 0;
+    if (rc == 0 && db_next(&c)) {
+        *id = db_int(&c, 0);
+        db_end(&c); /* its one row */
+        return 0;
+    }
+    return db_finish(&c, rc, errp);
+}
+
+/* One page of db_history_each: at most limit decisions with after_id < id <= max_id. */
+static int history_page(struct db *db, const char *job, int64_t to, int64_t after_id,
+                        int64_t max_id, int limit,
+                        int (*fn)(void *ud, int64_t id, int64_t at, const char *input,
+                                  const char *config, json_t *decision),
+                        void *ud, char **errp)
 {
     /* The reader's connection may be on either schema (replay --db of an older file). */
     bool old = db_precompact(db);
     struct db_cur c;
-    int rc = db_query(db, old ? &SQL_HISTORY_008 : &SQL_HISTORY, DB_ARGS(DB_TEXT(job), DB_INT(to)),
-                      &c, errp);
+    int rc =
+        db_query(db, old ? &SQL_HISTORY_008 : &SQL_HISTORY,
+                 DB_ARGS(DB_TEXT(job), DB_INT(to), DB_INT(after_id), DB_INT(max_id), DB_INT(limit)),
+                 &c, errp);
     bool more = rc == 0;
     while (more && (more = db_next(&c))) {
         char *input;
@@ -541,6 +655,69 @@ int db_history_each(struct db *db, const char *job, int64_t to,
             break;
     }
     return db_finish(&c, rc, errp);
+}
+
+/* A page of decisions held between its read transaction and the caller's callbacks. */
+struct hpage {
+    struct hrow {
+        int64_t id, at;
+        char *input, *config;
+        json_t *dec;
+    } v[DB_HISTORY_PAGE];
+    int n;
+};
+
+static int hpage_add(void *ud, int64_t id, int64_t at, const char *input, const char *config,
+                     json_t *dec)
+{
+    struct hpage *pg = ud;
+    struct hrow *r = &pg->v[pg->n++];
+    r->id = id;
+    r->at = at;
+    r->input = xstrdup(input);
+    r->config = xstrdup(config);
+    r->dec = json_incref(dec);
+    return 0;
+}
+
+static void hpage_clear(struct hpage *pg)
+{
+    for (int i = 0; i < pg->n; i++) {
+        free(pg->v[i].input);
+        free(pg->v[i].config);
+        json_decref(pg->v[i].dec);
+    }
+    pg->n = 0;
+}
+
+int db_history_each(struct db *db, const char *job, int64_t to, int64_t max_id,
+                    int (*fn)(void *ud, int64_t id, int64_t at, const char *input,
+                              const char *config, json_t *decision),
+                    void *ud, char **errp)
+{
+    struct hpage *pg = xcalloc(1, sizeof *pg);
+    int64_t after = 0;
+    int rc = 0;
+    for (;;) {
+        if (db_read_begin(db, errp) < 0) {
+            rc = -1;
+            break;
+        }
+        rc = history_page(db, job, to, after, max_id, DB_HISTORY_PAGE, hpage_add, pg, errp);
+        db_read_end(db);
+        for (int i = 0; i < pg->n && rc == 0; i++) {
+            struct hrow *r = &pg->v[i];
+            rc = fn(ud, r->id, r->at, r->input, r->config, r->dec);
+        }
+        int n = pg->n;
+        if (n > 0)
+            after = pg->v[n - 1].id;
+        hpage_clear(pg);
+        if (rc || n < DB_HISTORY_PAGE)
+            break;
+    }
+    free(pg);
+    return rc;
 }
 
 static const struct db_sql SQL_DELETIONS = {

@@ -21,9 +21,16 @@
 /* VM instructions between two looks at the clock: about a few microseconds of work. */
 #define PROGRESS_OPS 1000
 
+/* Arguments of one printf() call at most (SQLITE_LIMIT_FUNCTION_ARG below). */
+#define MAX_FUNCTION_ARGS 100
+
 struct sql_conn {
     struct sql_conn_limits lim;
     sqlite3 *db;
+    /* A private in-memory connection that runs SQLite's own printf() for ours (printf_cb), and
+     * its statements by number of arguments: "x" || format, and the format alone. */
+    sqlite3 *aux;
+    sqlite3_stmt *aux_x[MAX_FUNCTION_ARGS + 1], *aux_plain[MAX_FUNCTION_ARGS + 1];
     int64_t deadline_ns; /* monotonic; the progress handler stops the VM past it */
     bool timed_out;      /* set by the progress handler when the deadline struck */
     char denied[160];    /* the first authorizer refusal of the current query, or "" */
@@ -223,6 +230,103 @@ static int progress_cb(void *ud)
     return 0;
 }
 
+/* ---- printf() and format() -------------------------------------------------------------- */
+
+/* The statement on the private connection that calls SQLite's printf with argc arguments, the
+ * format prefixed with "x" (prefixed) or as given. NULL when it cannot be prepared. */
+static sqlite3_stmt *aux_stmt(struct sql_conn *c, int argc, bool prefixed)
+{
+    sqlite3_stmt **slot = prefixed ? &c->aux_x[argc] : &c->aux_plain[argc];
+    if (*slot)
+        return *slot;
+    char sql[16 + 6 * MAX_FUNCTION_ARGS + 32];
+    int n = snprintf(sql, sizeof sql, "SELECT printf(%s?1", prefixed ? "'x' || " : "");
+    for (int i = 2; i <= argc; i++)
+        n += snprintf(sql + n, sizeof sql - (size_t)n, ", ?%d", i);
+    snprintf(sql + n, sizeof sql - (size_t)n, ")");
+    if (sqlite3_prepare_v3(c->aux, sql, -1, SQLITE_PREPARE_PERSISTENT, slot, NULL) != SQLITE_OK)
+        *slot = NULL;
+    return *slot;
+}
+
+/* Steps st (argv bound to it) and hands its one value to ctx without its first `skip` bytes:
+ * 0 when handed over (*len: its length then), 1 when it is NULL (nothing handed over), -1 when
+ * the statement failed (ctx has the error). */
+static int aux_result(sqlite3_context *ctx, sqlite3_stmt *st, int argc, sqlite3_value **argv,
+                      int skip, int *len)
+{
+    int ret = 0;
+    for (int i = 0; i < argc; i++)
+        sqlite3_bind_value(st, i + 1, argv[i]);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_TOOBIG) {
+        sqlite3_result_error_toobig(ctx); /* some widths fail so rather than answer NULL */
+        ret = -1;
+    } else if (rc == SQLITE_NOMEM) {
+        sqlite3_result_error_nomem(ctx);
+        ret = -1;
+    } else if (rc != SQLITE_ROW) {
+        sqlite3_result_error(ctx, sqlite3_errmsg(sqlite3_db_handle(st)), -1);
+        ret = -1;
+    } else if (sqlite3_column_type(st, 0) == SQLITE_NULL) {
+        ret = 1;
+    } else {
+        const unsigned char *t = sqlite3_column_text(st, 0);
+        int n = sqlite3_column_bytes(st, 0);
+        if (!t || n < skip) {
+            sqlite3_result_error_nomem(ctx);
+            ret = -1;
+        } else {
+            *len = n - skip;
+            sqlite3_result_text(ctx, (const char *)t + skip, n - skip, SQLITE_TRANSIENT);
+        }
+    }
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return ret;
+}
+
+/*
+ * printf() and format() of the query connection. SQLite's own answers NULL when its result
+ * would be longer than SQLITE_LIMIT_LENGTH (it keeps the error in its string builder and
+ * returns what the builder holds), where every other function fails with SQLITE_TOOBIG; so a
+ * query asking for a huge width got null instead of the 400 of sql-max-value. This one runs
+ * SQLite's printf itself, on the private connection (the same code, so the same output for
+ * every format), with the format prefixed by one byte: the prefixed result is never empty, so
+ * NULL can only mean that the builder failed, which is answered SQLITE_TOOBIG; otherwise the
+ * result is the prefixed one without its first byte, which sqlite3_result_text refuses past the
+ * query connection's limit. The private connection's limit is two bytes above the value limit
+ * (the prefix, and the terminating NUL some of the builder's paths count), so that a result of
+ * exactly the value limit passes, as any other function's does. SQLite's printf also answers
+ * NULL when nothing at all was written (a format of ""): a result that comes back empty is
+ * asked again without the prefix, which is then exactly SQLite's answer (NULL or '').
+ */
+static void printf_cb(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    struct sql_conn *c = sqlite3_user_data(ctx);
+    sqlite3_stmt *st;
+    int len = 0, rc;
+    if (argc < 1 || sqlite3_value_type(argv[0]) == SQLITE_NULL)
+        return; /* NULL, as SQLite's printf() */
+    if (argc > MAX_FUNCTION_ARGS || !(st = aux_stmt(c, argc, true))) {
+        sqlite3_result_error(ctx, "printf: cannot run", -1);
+        return;
+    }
+    rc = aux_result(ctx, st, argc, argv, 1, &len);
+    if (rc > 0) {
+        sqlite3_result_error_toobig(ctx);
+        return;
+    }
+    if (rc < 0 || len > 0)
+        return;
+    if (!(st = aux_stmt(c, argc, false))) {
+        sqlite3_result_error(ctx, "printf: cannot run", -1);
+        return;
+    }
+    if (aux_result(ctx, st, argc, argv, 0, &len) > 0)
+        sqlite3_result_null(ctx);
+}
+
 /* ---- the connection ------------------------------------------------------------------ */
 
 void sql_conn_close(struct sql_conn *c)
@@ -230,6 +334,11 @@ void sql_conn_close(struct sql_conn *c)
     if (!c)
         return;
     sqlite3_close_v2(c->db);
+    for (int i = 0; i <= MAX_FUNCTION_ARGS; i++) {
+        sqlite3_finalize(c->aux_x[i]);
+        sqlite3_finalize(c->aux_plain[i]);
+    }
+    sqlite3_close_v2(c->aux);
     free(c);
 }
 
@@ -260,7 +369,7 @@ struct sql_conn *sql_conn_open(const char *path, const struct sql_conn_limits *l
     sqlite3_limit(c->db, SQLITE_LIMIT_EXPR_DEPTH, 200);
     sqlite3_limit(c->db, SQLITE_LIMIT_COMPOUND_SELECT, 100);
     sqlite3_limit(c->db, SQLITE_LIMIT_VARIABLE_NUMBER, 1000);
-    sqlite3_limit(c->db, SQLITE_LIMIT_FUNCTION_ARG, 100);
+    sqlite3_limit(c->db, SQLITE_LIMIT_FUNCTION_ARG, MAX_FUNCTION_ARGS);
     sqlite3_limit(c->db, SQLITE_LIMIT_LIKE_PATTERN_LENGTH, 10000);
     sqlite3_limit(c->db, SQLITE_LIMIT_WORKER_THREADS, 0);
     sqlite3_limit(c->db, SQLITE_LIMIT_TRIGGER_DEPTH, 1);
@@ -280,6 +389,24 @@ struct sql_conn *sql_conn_open(const char *path, const struct sql_conn_limits *l
         *errp = xasprintf("sql: %s: %s", path, zerr ? zerr : sqlite3_errstr(rc));
         goto fail;
     }
+    /* printf() and format() that fail past the value limit instead of answering NULL
+     * (printf_cb), over SQLite's own on a private connection. */
+    rc = sqlite3_open_v2(":memory:", &c->aux, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        *errp = xasprintf("sql: cannot open an in-memory connection: %s", sqlite3_errstr(rc));
+        goto fail;
+    }
+    sqlite3_limit(c->aux, SQLITE_LIMIT_LENGTH,
+                  lim->max_value >= INT32_MAX - 2 ? INT32_MAX : (int)lim->max_value + 2);
+    sqlite3_limit(c->aux, SQLITE_LIMIT_FUNCTION_ARG, MAX_FUNCTION_ARGS);
+    static const char *const printfs[] = {"printf", "format"};
+    for (size_t i = 0; i < sizeof printfs / sizeof printfs[0]; i++)
+        if (sqlite3_create_function(c->db, printfs[i], -1,
+                                    SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, c,
+                                    printf_cb, NULL, NULL) != SQLITE_OK) {
+            *errp = xasprintf("sql: cannot register %s(): %s", printfs[i], sqlite3_errmsg(c->db));
+            goto fail;
+        }
     sqlite3_set_authorizer(c->db, authorize_cb, c);
     sqlite3_progress_handler(c->db, PROGRESS_OPS, progress_cb, c);
     return c;

@@ -27,6 +27,8 @@ struct lite {
     } cache[LITE_CACHE];
     int n_cache;
     int err_code; /* extended result code of the last failure (errcode) */
+    /* The write-ahead log (lite_wal_limit): its frames after the last commit, the page size. */
+    int wal_frames, page_size;
 };
 
 /* ---------------------------------------------------------------- errors -- */
@@ -349,6 +351,66 @@ static int lite_version(void *c)
     return v;
 }
 
+/* ------------------------------------------------------------------- WAL -- */
+
+/* What SQLite's own wal_autocheckpoint does after a commit, at its default of 1000 pages. */
+#define LITE_AUTOCHECKPOINT 1000
+
+/*
+ * The write-ahead log hook (lite_wal_limit): after each commit, the log's frames, and SQLite's
+ * automatic checkpoint, which a hook of our own replaces: a PASSIVE one past 1000 frames, as
+ * sqlite3_wal_autocheckpoint does (it copies what no reader needs, and waits for nobody).
+ */
+static int wal_hook(void *ud, sqlite3 *h, const char *name, int frames)
+{
+    struct lite *l = ud;
+    l->wal_frames = frames;
+    if (frames >= LITE_AUTOCHECKPOINT)
+        sqlite3_wal_checkpoint_v2(h, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    return SQLITE_OK;
+}
+
+static int lite_wal_limit(void *c, int64_t bytes, char **errp)
+{
+    struct lite *l = c;
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA journal_size_limit = %lld", (long long)bytes);
+    if (exec(l, sql, errp) < 0)
+        return -1;
+    sqlite3_stmt *st = NULL;
+    l->page_size = 4096;
+    if (sqlite3_prepare_v2(l->h, "PRAGMA page_size", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        l->page_size = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_wal_hook(l->h, wal_hook, l);
+    return 0;
+}
+
+static int64_t lite_wal_bytes(const void *c)
+{
+    const struct lite *l = c;
+    /* the header, then each frame: its header and a page */
+    return l->wal_frames ? 32 + (int64_t)l->wal_frames * (24 + l->page_size) : 0;
+}
+
+static int lite_wal_truncate(void *c, int busy_ms, char **errp)
+{
+    struct lite *l = c;
+    int log = 0, done = 0;
+    sqlite3_busy_timeout(l->h, busy_ms);
+    int rc = sqlite3_wal_checkpoint_v2(l->h, NULL, SQLITE_CHECKPOINT_TRUNCATE, &log, &done);
+    sqlite3_busy_timeout(l->h, LITE_BUSY_MS);
+    if (rc == SQLITE_OK) {
+        l->wal_frames = 0;
+        return 0;
+    }
+    if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED)
+        return 1;
+    *errp = dberr(l, "checkpoint");
+    return -1;
+}
+
 /* ------------------------------------------------------------------- open -- */
 
 /* SQL gov_pack_input(text): the packed form of a request (pack.h), for migration 009. */
@@ -460,4 +522,7 @@ const struct store_backend store_sqlite = {
     .errstr = lite_errstr,
     .lock_wait = lite_lock_wait,
     .leader = lite_leader,
+    .wal_limit = lite_wal_limit,
+    .wal_bytes = lite_wal_bytes,
+    .wal_truncate = lite_wal_truncate,
 };

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "core/index.h"
 #include "options/options.h"
 #include "store/query.h"
 #include "store/timeline.h"
@@ -54,13 +55,24 @@ double timeline_backlog_s(double lag, double rate)
 
 /* ------------------------------------------------------------------ read -- */
 
-static int intern(char ***list, int *n, const char *s)
+/* The index of s in *list (of *n names), added when new. With idx, a sorted index of the list
+ * (core_runs) finds it: a history's vertex ids and config hashes, which may be many; without,
+ * a scan (the reason codes, a few). */
+static int intern(char ***list, int *n, struct core_runs *idx, const char *s)
 {
-    for (int i = 0; i < *n; i++)
-        if (strcmp((*list)[i], s) == 0)
-            return i;
+    int i = -1;
+    if (idx)
+        i = core_runs_find(idx, *list, sizeof **list, 0, s);
+    else
+        for (int k = 0; k < *n && i < 0; k++)
+            if (strcmp((*list)[k], s) == 0)
+                i = k;
+    if (i >= 0)
+        return i;
     *list = xrealloc(*list, (size_t)(*n + 1) * sizeof **list);
     (*list)[*n] = xstrdup(s);
+    if (idx)
+        core_runs_add(idx, *list, sizeof **list, 0);
     return (*n)++;
 }
 
@@ -111,17 +123,26 @@ static int read_config(struct db *db, int64_t id, struct timeline_config *c, cha
     return 0;
 }
 
-/* The reads of the timeline, all through the public audit views. */
+/*
+ * The reads of the timeline, all through the public audit views, one page at a time
+ * (read_page): the decisions after the cursor (its at ?2 and id ?5; ?3 the end of the range,
+ * ?4 the id after which the history is read, ?6 the page's size) in (at, id) order; then the
+ * vertex rows and the scalings of the page's decisions: those from its first (at ?2, id ?5) to
+ * its last (?3, ?6) in the same order, with an id above ?4.
+ */
 static const struct db_sql SQL_DECISIONS = {
     "SELECT id, at, reason, execute, action, config_hash FROM audit_decisions "
-    "WHERE job = ?1 AND at >= ?2 AND at < ?3 ORDER BY at, id",
+    "WHERE job = ?1 AND at >= ?2 AND at < ?3 AND id > ?4 AND (at > ?2 OR id > ?5) "
+    "ORDER BY at, id LIMIT ?6",
     NULL, "read audit_decisions", DB_SQL_ONCE};
+#define PAGE_OF_D                                                                                  \
+    "job = ?1 AND at >= ?2 AND at <= ?3 AND decision_id > ?4 AND (at > ?2 OR decision_id >= ?5) "  \
+    "AND (at < ?3 OR decision_id <= ?6)"
 /* The JSON members of evaluated_json, in each dialect. */
 #define VERTICES(max_parallelism, num_source_partitions)                                           \
     "SELECT decision_id, vertex, current, target, load, lag, target_data_rate, "                   \
     "scale_down_rate_threshold, " max_parallelism ", " num_source_partitions                       \
-    " FROM audit_vertex_decisions WHERE job = ?1 AND at >= ?2 AND at < ?3 "                        \
-    "ORDER BY at, decision_id, ord"
+    " FROM audit_vertex_decisions WHERE " PAGE_OF_D " ORDER BY at, decision_id, ord"
 static const struct db_sql SQL_VERTICES = {
     VERTICES("json_extract(evaluated_json, '$.max_parallelism')",
              "json_extract(evaluated_json, '$.num_source_partitions')"),
@@ -130,28 +151,29 @@ static const struct db_sql SQL_VERTICES = {
     "read audit_vertex_decisions", DB_SQL_ONCE};
 static const struct db_sql SQL_EVENTS = {
     "SELECT decision_id, at, action, reason, changes, subtasks_before, subtasks_after, applied "
-    "FROM audit_scalings WHERE job = ?1 AND at >= ?2 AND at < ?3 ORDER BY at, decision_id "
-    "LIMIT ?4",
+    "FROM audit_scalings WHERE " PAGE_OF_D " ORDER BY at, decision_id LIMIT ?7",
     NULL, "read audit_scalings", DB_SQL_ONCE};
 
-static int read_decisions(struct db *db, const char *job, int64_t from, int64_t to,
-                          struct timeline_history *hi, char **errp)
+/* One page of decisions after the cursor (at, id), appended to hi. */
+static int read_decisions(struct db *db, const char *job, int64_t at, int64_t id, int64_t to,
+                          int64_t after_id, struct timeline_history *hi, char **errp)
 {
     struct db_cur cu;
-    int cap = 0;
-    int rc =
-        db_query(db, &SQL_DECISIONS, DB_ARGS(DB_TEXT(job), DB_INT(from), DB_INT(to)), &cu, errp);
+    int rc = db_query(db, &SQL_DECISIONS,
+                      DB_ARGS(DB_TEXT(job), DB_INT(at), DB_INT(to), DB_INT(after_id), DB_INT(id),
+                              DB_INT(TIMELINE_PAGE)),
+                      &cu, errp);
     while (rc == 0 && db_next(&cu)) {
-        if (hi->n_d == cap) {
-            cap = cap ? cap * 2 : 256;
-            hi->d = xrealloc(hi->d, (size_t)cap * sizeof *hi->d);
+        if (hi->n_d == hi->cap_d) {
+            hi->cap_d = hi->cap_d ? hi->cap_d * 2 : 256;
+            hi->d = xrealloc(hi->d, (size_t)hi->cap_d * sizeof *hi->d);
         }
         struct timeline_decision *d = &hi->d[hi->n_d];
         memset(d, 0, sizeof *d);
         d->id = db_int(&cu, 0);
         d->at = db_int(&cu, 1);
         const char *reason = db_text(&cu, 2);
-        d->reason = intern(&hi->codes, &hi->n_codes, reason ? reason : "");
+        d->reason = intern(&hi->codes, &hi->n_codes, NULL, reason ? reason : "");
         const char *action = db_text(&cu, 4);
         snprintf(d->action, sizeof d->action, "%s", action ? action : "");
         d->executed = db_int(&cu, 3) == 1 && strcmp(d->action, "NO_CHANGE") != 0;
@@ -160,11 +182,8 @@ static int read_decisions(struct db *db, const char *job, int64_t from, int64_t 
         if (!hash)
             hash = "";
         int c = hi->n_configs - 1;
-        if (c < 0 || strcmp(hi->configs[c].hash, hash) != 0) {
-            for (c = 0; c < hi->n_configs; c++)
-                if (strcmp(hi->configs[c].hash, hash) == 0)
-                    break;
-        }
+        if (c < 0 || strcmp(hi->configs[c].hash, hash) != 0)
+            c = intern(&hi->hashes, &hi->n_hashes, &hi->by_hash, hash); /* configs[i]: hashes[i] */
         if (c == hi->n_configs) {
             hi->configs = xrealloc(hi->configs, (size_t)(c + 1) * sizeof *hi->configs);
             memset(&hi->configs[c], 0, sizeof hi->configs[c]);
@@ -179,13 +198,19 @@ static int read_decisions(struct db *db, const char *job, int64_t from, int64_t 
     return db_finish(&cu, rc, errp);
 }
 
-static int read_vertices(struct db *db, const char *job, int64_t from, int64_t to,
+/* The arguments of a page's reads of vertex rows and scalings (PAGE_OF_D): the job, the page's
+ * first and last decisions (f, l), after_id. */
+#define PAGE_ARGS(job, f, l, after_id)                                                             \
+    DB_TEXT(job), DB_INT((f)->at), DB_INT((l)->at), DB_INT(after_id), DB_INT((f)->id),             \
+        DB_INT((l)->id)
+
+/* The vertex rows of the page of decisions hi->d[k..n_d). */
+static int read_vertices(struct db *db, const char *job, int64_t after_id, int k,
                          struct timeline_history *hi, char **errp)
 {
     struct db_cur cu;
-    int cap = 0, k = 0;
-    int rc =
-        db_query(db, &SQL_VERTICES, DB_ARGS(DB_TEXT(job), DB_INT(from), DB_INT(to)), &cu, errp);
+    const struct timeline_decision *f = &hi->d[k], *l = &hi->d[hi->n_d - 1];
+    int rc = db_query(db, &SQL_VERTICES, DB_ARGS(PAGE_ARGS(job, f, l, after_id)), &cu, errp);
     while (rc == 0 && db_next(&cu)) {
         int64_t id = db_int(&cu, 0);
         /* Both reads run in one transaction in the same order: walk the decisions along. */
@@ -197,16 +222,16 @@ static int read_vertices(struct db *db, const char *job, int64_t from, int64_t t
         }
         struct timeline_decision *d = &hi->d[k];
         const struct timeline_config *c = &hi->configs[d->config];
-        if (hi->n_vrows == cap) {
-            cap = cap ? cap * 2 : 1024;
-            hi->vrows = xrealloc(hi->vrows, (size_t)cap * sizeof *hi->vrows);
+        if (hi->n_vrows == hi->cap_vrows) {
+            hi->cap_vrows = hi->cap_vrows ? hi->cap_vrows * 2 : 1024;
+            hi->vrows = xrealloc(hi->vrows, (size_t)hi->cap_vrows * sizeof *hi->vrows);
         }
         if (d->n_v == 0)
             d->v0 = hi->n_vrows;
         struct timeline_vrow *v = &hi->vrows[hi->n_vrows++];
         d->n_v++;
         const char *name = db_text(&cu, 1);
-        v->vertex = intern(&hi->vertices, &hi->n_vertices, name ? name : "");
+        v->vertex = intern(&hi->vertices, &hi->n_vertices, &hi->by_vertex, name ? name : "");
         v->current = (int)db_int(&cu, 2);
         v->target = (int)db_int(&cu, 3);
         v->load = db_real(&cu, 4);
@@ -249,18 +274,19 @@ static json_t *col_json(const struct db_cur *c, int i)
     }
 }
 
-static int read_events(struct db *db, const char *job, int64_t from, int64_t to,
+/* The scalings of the page of decisions hi->d[k..n_d), up to the limit of TIMELINE_MAX_EVENTS
+ * over every page. */
+static int read_events(struct db *db, const char *job, int64_t after_id, int k,
                        struct timeline_history *hi, char **errp)
 {
     static const char *const names[] = {"decision_id",    "at",      "action",
                                         "reason",         "changes", "subtasks_before",
                                         "subtasks_after", "applied"};
     struct db_cur cu;
-    hi->events = json_array();
+    const struct timeline_decision *f = &hi->d[k], *l = &hi->d[hi->n_d - 1];
+    int64_t room = TIMELINE_MAX_EVENTS + 1 - (int64_t)json_array_size(hi->events);
     int rc =
-        db_query(db, &SQL_EVENTS,
-                 DB_ARGS(DB_TEXT(job), DB_INT(from), DB_INT(to), DB_INT(TIMELINE_MAX_EVENTS + 1)),
-                 &cu, errp);
+        db_query(db, &SQL_EVENTS, DB_ARGS(PAGE_ARGS(job, f, l, after_id), DB_INT(room)), &cu, errp);
     while (rc == 0 && db_next(&cu)) {
         if (json_array_size(hi->events) == TIMELINE_MAX_EVENTS) {
             hi->events_truncated = true;
@@ -274,25 +300,53 @@ static int read_events(struct db *db, const char *job, int64_t from, int64_t to,
     return db_finish(&cu, rc, errp);
 }
 
+/*
+ * One page: TIMELINE_PAGE decisions after the cursor (at, id), then their vertex rows and
+ * scalings, in one short read transaction. *n: the decisions read.
+ */
+static int read_page(struct db *db, const char *job, int64_t at, int64_t id, int64_t to,
+                     int64_t after_id, struct timeline_history *h, int *n, char **errp)
+{
+    int k = h->n_d, rc = -1;
+    *n = 0;
+    if (db_read_begin(db, errp) < 0)
+        return -1;
+    if (read_decisions(db, job, at, id, to, after_id, h, errp) == 0) {
+        *n = h->n_d - k;
+        if (*n == 0 || (read_vertices(db, job, after_id, k, h, errp) == 0 &&
+                        read_events(db, job, after_id, k, h, errp) == 0))
+            rc = 0;
+    }
+    db_read_end(db);
+    return rc;
+}
+
 int timeline_history_read(const char *db, const char *job, int64_t from, int64_t to,
-                          struct timeline_history *h, char **errp)
+                          int64_t after_id, struct timeline_history *h, char **errp)
 {
     struct db *s;
-    int rc = -1;
+    int n = 0;
     memset(h, 0, sizeof *h);
     h->job = xstrdup(job);
+    h->events = json_array();
     if (!(s = db_open_read(db, errp)))
         return -1;
-    /* One read transaction: every read sees one snapshot while the server goes on. */
-    if (db_read_begin(s, errp) == 0) {
-        if (read_decisions(s, job, from, to, h, errp) == 0 &&
-            read_vertices(s, job, from, to, h, errp) == 0 &&
-            read_events(s, job, from, to, h, errp) == 0)
-            rc = 0;
-        db_read_end(s);
+    /* In pages, each its own snapshot, so that a long history never holds one for the whole
+     * read (a snapshot held keeps the write-ahead log from being checkpointed, db.h). Pages
+     * follow (at, id): a decision stored meanwhile comes in a later page when it is after the
+     * cursor; a page's decisions, vertex rows and scalings are read in one snapshot. */
+    for (int64_t at = from, id = after_id;;) {
+        if (read_page(s, job, at, id, to, after_id, h, &n, errp) < 0) {
+            db_close(s);
+            return -1;
+        }
+        if (n < TIMELINE_PAGE)
+            break;
+        at = h->d[h->n_d - 1].at;
+        id = h->d[h->n_d - 1].id;
     }
     db_close(s);
-    return rc;
+    return 0;
 }
 
 void timeline_history_free(struct timeline_history *h)
@@ -303,6 +357,11 @@ void timeline_history_free(struct timeline_history *h)
         free(h->vertices[i]);
     for (int i = 0; i < h->n_codes; i++)
         free(h->codes[i]);
+    for (int i = 0; i < h->n_hashes; i++)
+        free(h->hashes[i]);
+    free(h->hashes);
+    core_runs_free(&h->by_vertex);
+    core_runs_free(&h->by_hash);
     free(h->vertices);
     free(h->codes);
     free(h->d);
@@ -356,6 +415,15 @@ static bool wanted(const char *id, const char *const *only, int n_only)
     return false;
 }
 
+int64_t timeline_values(const struct timeline_history *h, int64_t n_buckets,
+                        const char *const *only, int n_only)
+{
+    int64_t shown = 0;
+    for (int v = 0; v < h->n_vertices; v++)
+        shown += wanted(h->vertices[v], only, n_only);
+    return shown * n_buckets;
+}
+
 static json_t *reason_runs(const struct timeline_history *h)
 {
     json_t *codes = json_array(), *runs = json_array();
@@ -382,9 +450,12 @@ json_t *timeline_render(const struct timeline_history *h, int64_t from, int64_t 
     struct vseries *vs = xcalloc((size_t)(h->n_vertices ? h->n_vertices : 1), sizeof *vs);
     signed char *off = xmalloc((size_t)(n ? n : 1));
     memset(off, -1, (size_t)(n ? n : 1));
+    /* Series only for the vertices shown: the rest would cost buckets x vertices for nothing. */
     for (int v = 0; v < h->n_vertices; v++) {
         struct vseries *s = &vs[v];
         size_t nb = (size_t)(n ? n : 1);
+        if (!wanted(h->vertices[v], only, n_only))
+            continue;
         s->current = xmalloc(nb * sizeof(int));
         s->target = xmalloc(nb * sizeof(int));
         s->minp = xmalloc(nb * sizeof(int));
@@ -411,6 +482,8 @@ json_t *timeline_render(const struct timeline_history *h, int64_t from, int64_t 
         for (int k = 0; k < d->n_v; k++) {
             const struct timeline_vrow *v = &h->vrows[d->v0 + k];
             struct vseries *s = &vs[v->vertex];
+            if (!s->current)
+                continue; /* not shown */
             s->current[b] = v->current;
             s->target[b] = v->target;
             s->minp[b] = v->min_parallelism;
@@ -433,7 +506,7 @@ json_t *timeline_render(const struct timeline_history *h, int64_t from, int64_t 
     }
     for (int v = 0; v < h->n_vertices; v++) {
         struct vseries *s = &vs[v];
-        if (wanted(h->vertices[v], only, n_only)) {
+        if (s->current) {
             double *util = xmalloc((size_t)(n ? n : 1) * sizeof(double));
             for (int64_t b = 0; b < n; b++)
                 util[b] = s->util_n[b] ? s->util_sum[b] / s->util_n[b] : NAN;

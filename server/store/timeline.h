@@ -22,11 +22,14 @@
  * configured lower bound is above 0, which the evaluation does only while the job processes
  * a backlog (core/README.md, Evaluation).
  *
- * The store (SQLite or PostgreSQL) is opened read-only in one read transaction, on the
- * caller's thread: the server calls this off its loop.
+ * The store (SQLite or PostgreSQL) is opened read-only on the caller's thread (the server calls
+ * this off its loop), and read in pages of TIMELINE_PAGE decisions (in (at, id) order), each page
+ * with its vertex rows and scalings in one short read transaction: a long history never holds
+ * one snapshot for the whole read, which would keep the write-ahead log from being checkpointed
+ * while readers follow one another (db.h, db_wal_limit).
  *
- * May call: options (resolving the stored options), core (the bounds' formula), the store's
- * reads (query.h), jansson, libc.
+ * May call: options (resolving the stored options), core (the bounds' formula, its sorted
+ * index), the store's reads (query.h), jansson, libc.
  */
 #ifndef GOVERNOR_TIMELINE_H
 #define GOVERNOR_TIMELINE_H
@@ -35,10 +38,18 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/index.h"
+#include "options/options.h"
+
 /* At most this many buckets in one timeline (a 400 beyond). */
-#define TIMELINE_MAX_BUCKETS 2000
+#define TIMELINE_MAX_BUCKETS OPT_MAX_BUCKETS
+/* At most this many values per series in one timeline: buckets x the vertices shown (a 413
+ * naming `vertices` beyond): 2,000 buckets of 500 vertices, or 360 of 2,777. */
+#define TIMELINE_MAX_VALUES OPT_MAX_VALUES
 /* At most this many executed decisions listed as events ("events_truncated" beyond). */
 #define TIMELINE_MAX_EVENTS 5000
+/* Decisions read in one read transaction (timeline_history_read reads in pages). */
+#define TIMELINE_PAGE 256
 /* The default range: the last six hours. */
 #define TIMELINE_DEFAULT_RANGE_MS (6 * 3600 * 1000LL)
 
@@ -94,19 +105,31 @@ struct timeline_history {
     int n_configs;
     json_t *events; /* executed decisions in [from, to): audit_scalings rows (new) */
     bool events_truncated;
+    int cap_d, cap_vrows; /* allocated entries of d and vrows */
+    /* The read's indexes, kept across its pages: vertices sorted (a history's vertex ids may be
+     * many), and the configs' hashes (configs[i] has hashes[i]) sorted. */
+    struct core_runs by_vertex, by_hash;
+    char **hashes;
+    int n_hashes;
 };
 
 /* A source's backlog in seconds: lag / input rate (0 when the lag is 0); NaN when either is
  * undefined or the rate is 0 under a lag (no finite figure). */
 double timeline_backlog_s(double lag, double rate);
 
+/* The values per series a timeline of n_buckets would hold: buckets x the vertices shown
+ * (those of only, or every vertex of the history). */
+int64_t timeline_values(const struct timeline_history *h, int64_t n_buckets,
+                        const char *const *only, int n_only);
+
 /*
- * Reads job's decisions with from <= at < to from the database file db (read-only). 0 with
- * h filled (zeroed first; free it with timeline_history_free), -1 with *errp (new) when the
- * database cannot be opened or read.
+ * Reads job's decisions with from <= at < to and an id above after_id (0: all; the last
+ * deletion's db_job_deletions id: the job as it is since it was made again) from the database
+ * file db (read-only). 0 with h filled (zeroed first; free it with timeline_history_free), -1
+ * with *errp (new) when the database cannot be opened or read.
  */
 int timeline_history_read(const char *db, const char *job, int64_t from, int64_t to,
-                          struct timeline_history *h, char **errp);
+                          int64_t after_id, struct timeline_history *h, char **errp);
 void timeline_history_free(struct timeline_history *h);
 
 /*

@@ -30,6 +30,16 @@
 #define PROBE_FIRST_MS 200
 #define PROBE_MAX_MS   2000
 #define PROBE_BUSY_MS  100
+/* A write-ahead log past its limit (writer_new's wal_max) is truncated by a checkpoint that
+ * waits for the readers still on older snapshots: first at most CKPT_WAIT_FIRST_MS, then,
+ * CKPT_RETRY_MS later while it stays past the limit, four times as long, up to
+ * CKPT_WAIT_MAX_MS (the store's busy timeout, which a write already tolerates from another
+ * process). A log past its limit means readers overlap without a gap: a page of a timeline is
+ * read in milliseconds, so a first wait of 50 ms sees them through; a query of POST /v1/sql
+ * may hold its snapshot up to sql-timeout, which the longer waits cover. */
+#define CKPT_WAIT_FIRST_MS 50
+#define CKPT_WAIT_MAX_MS   5000
+#define CKPT_RETRY_MS      50
 
 /* A job with units in flight or a failed unit not yet recovered. */
 struct wjob {
@@ -59,6 +69,12 @@ struct writer {
     int probe_ms;        /* the current interval between probes */
     struct timespec next_probe, fault_since;
     struct writer_stats st;
+    /* The write-ahead log's limit (0: none), and while it is past it, the next checkpoint's
+     * time and wait (thread only; read under mu by the wait for work). */
+    int64_t wal_max;
+    bool ckpt_pending;
+    int ckpt_wait_ms;
+    struct timespec next_ckpt;
 };
 
 /* ------------------------------------------------------------------ time -- */
@@ -144,15 +160,21 @@ static void fail(struct writer *wr, struct db_write *w, enum db_fault f, const c
         j->poisoned = true;
 }
 
+/* *t = now + ms (monotonic). */
+static void after_ms(struct timespec *t, int ms)
+{
+    mono_now(t);
+    t->tv_sec += ms / 1000;
+    t->tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (t->tv_nsec >= 1000000000L) {
+        t->tv_sec++;
+        t->tv_nsec -= 1000000000L;
+    }
+}
+
 static void schedule_probe(struct writer *wr)
 {
-    mono_now(&wr->next_probe);
-    wr->next_probe.tv_sec += wr->probe_ms / 1000;
-    wr->next_probe.tv_nsec += (long)(wr->probe_ms % 1000) * 1000000L;
-    if (wr->next_probe.tv_nsec >= 1000000000L) {
-        wr->next_probe.tv_sec++;
-        wr->next_probe.tv_nsec -= 1000000000L;
-    }
+    after_ms(&wr->next_probe, wr->probe_ms);
 }
 
 static void enter_fault(struct writer *wr, const char *err)
@@ -305,6 +327,62 @@ static int commit(struct writer *wr, struct db_write **g, int n)
     return -1;
 }
 
+/*
+ * The write-ahead log after a commit (thread, outside mu). Readers whose snapshots overlap
+ * without a gap keep SQLite's automatic checkpoints from ever starting the log over, so that it
+ * grows as long as they keep reading; past wal_max, a TRUNCATE checkpoint holds the writes back
+ * until the readers on older snapshots are done (each reader's snapshot is short: store/timeline
+ * and db_history_each read in pages, a query of POST /v1/sql is bounded by sql-timeout) and
+ * empties the file. When readers still hold it after its wait, it is tried again CKPT_RETRY_MS
+ * later, waiting four times as long, also while no unit comes.
+ */
+static void wal_check(struct writer *wr)
+{
+    struct timespec t0, t1;
+    char *err = NULL;
+    int64_t bytes = db_wal_bytes(wr->db);
+    if (wr->wal_max <= 0 || bytes <= wr->wal_max) {
+        wr->ckpt_pending = false;
+        wr->ckpt_wait_ms = CKPT_WAIT_FIRST_MS;
+        return;
+    }
+    if (wr->ckpt_pending && !due(&wr->next_ckpt))
+        return;
+    mono_now(&t0);
+    int rc = db_wal_truncate(wr->db, wr->ckpt_wait_ms, &err);
+    mono_now(&t1);
+    pthread_mutex_lock(&wr->mu);
+    if (rc == 0) {
+        wr->ckpt_pending = false;
+        wr->st.wal_truncations++;
+        log_msg(LOG_INFO, "writer", "write-ahead log truncated",
+                "bytes=%lld limit=%lld took_ms=%lld", (long long)bytes, (long long)wr->wal_max,
+                (long long)ms_between(&t0, &t1));
+        wr->ckpt_wait_ms = CKPT_WAIT_FIRST_MS;
+    } else {
+        wr->st.wal_busy++;
+        log_msg(rc < 0 || wr->ckpt_wait_ms >= CKPT_WAIT_MAX_MS ? LOG_WARN : LOG_DEBUG, "writer",
+                "write-ahead log past its limit: readers still on older snapshots, retrying",
+                "bytes=%lld limit=%lld waited_ms=%lld error=\"%s\"", (long long)bytes,
+                (long long)wr->wal_max, (long long)ms_between(&t0, &t1), err ? err : "");
+        wr->ckpt_pending = true;
+        wr->ckpt_wait_ms =
+            wr->ckpt_wait_ms * 4 > CKPT_WAIT_MAX_MS ? CKPT_WAIT_MAX_MS : wr->ckpt_wait_ms * 4;
+        after_ms(&wr->next_ckpt, CKPT_RETRY_MS);
+    }
+    pthread_mutex_unlock(&wr->mu);
+    free(err);
+}
+
+/* The earliest time the thread must wake without a unit (under mu): a probe, a checkpoint. */
+static const struct timespec *wake_at(const struct writer *wr)
+{
+    const struct timespec *t = wr->faulted ? &wr->next_probe : NULL;
+    if (wr->ckpt_pending && !wr->faulted)
+        t = &wr->next_ckpt;
+    return t;
+}
+
 static void push(struct db_write **head, struct db_write **tail, struct db_write *w)
 {
     w->next = NULL;
@@ -321,9 +399,10 @@ static void *run(void *arg)
     struct db_write **group = xcalloc((size_t)wr->max_batch, sizeof *group);
     pthread_mutex_lock(&wr->mu);
     for (;;) {
-        while (!wr->q_head && !wr->stop && !(wr->faulted && due(&wr->next_probe))) {
-            if (wr->faulted)
-                pthread_cond_timedwait(&wr->cv, &wr->mu, &wr->next_probe);
+        const struct timespec *until;
+        while (!wr->q_head && !wr->stop && !((until = wake_at(wr)) && due(until))) {
+            if (until)
+                pthread_cond_timedwait(&wr->cv, &wr->mu, until);
             else
                 pthread_cond_wait(&wr->cv, &wr->mu);
         }
@@ -364,6 +443,8 @@ static void *run(void *arg)
         mono_now(&c0);
         int rc = n ? commit(wr, group, n) : 0;
         mono_now(&c1);
+        if (!wr->faulted)
+            wal_check(wr);
 
         pthread_mutex_lock(&wr->mu);
         if (n) {
@@ -422,7 +503,7 @@ static void done_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 struct writer *writer_new(struct event_base *base, const char *path, const char *synchronous,
-                          int max_batch, char **errp)
+                          int max_batch, int64_t wal_max, char **errp)
 {
     struct writer *wr = xcalloc(1, sizeof *wr);
     pthread_condattr_t ca;
@@ -433,6 +514,10 @@ struct writer *writer_new(struct event_base *base, const char *path, const char 
     pthread_cond_init(&wr->cv, &ca);
     pthread_condattr_destroy(&ca);
     if (!(wr->db = db_open(path, synchronous, errp)))
+        goto fail;
+    wr->wal_max = wal_max;
+    wr->ckpt_wait_ms = CKPT_WAIT_FIRST_MS;
+    if (wal_max > 0 && db_wal_limit(wr->db, wal_max, errp) < 0)
         goto fail;
     wr->pg = db_is_pg(path);
     wr->done_ev = event_new(base, -1, 0, done_cb, wr);

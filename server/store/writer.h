@@ -44,16 +44,22 @@ struct writer;
 
 struct writer_stats {
     uint64_t commits, units, failed_commits, max_group;
+    /* the write-ahead log truncated past its limit, and checkpoints that readers held up */
+    uint64_t wal_truncations, wal_busy;
     uint64_t commit_ns;                            /* total wall time in group commits */
     uint64_t group_hist[WRITER_GROUP_BUCKETS + 1]; /* commits by group size, per bucket */
 };
 
 /*
  * new: opens its own connection to path (migrations already applied by the caller's
- * db_open) and starts the thread. Done callbacks are delivered on base. NULL + *errp.
+ * db_open) and starts the thread. Done callbacks are delivered on base. wal_max (bytes, 0:
+ * none): the SQLite write-ahead log's limit, past which the thread truncates it after a commit
+ * (db_wal_truncate), holding the writes back while readers on older snapshots finish; when
+ * they do not within its wait, it tries again a little later, waiting longer each time, until
+ * it is done (also without new units). NULL + *errp.
  */
 struct writer *writer_new(struct event_base *base, const char *path, const char *synchronous,
-                          int max_batch, char **errp);
+                          int max_batch, int64_t wal_max, char **errp);
 /*
  * Queues w (steals it until its done callback, which receives it back and must free it
  * with db_write_free). cb runs on the loop thread.

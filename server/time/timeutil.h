@@ -40,6 +40,14 @@ int time_parse_rfc3339(const char *s, int64_t *ms, enum time_error *why);
  */
 int time_parse_instant(const char *s, int64_t *ms);
 
+/*
+ * The instants RFC 3339 date-times of the years 0000-9999 name in UTC, in epoch milliseconds:
+ * the range of a time a user gives (the API's `from`, `to`, `since`, `until`), so that the
+ * arithmetic on it (a range, a window before it, buckets after it) cannot overflow.
+ */
+#define TIME_MIN_MS (-62167219200000LL) /* 0000-01-01T00:00:00Z */
+#define TIME_MAX_MS 253402300799999LL   /* 9999-12-31T23:59:59.999Z */
+
 /* A phrase for why, e.g. "needs a zone (Z or +hh:mm)", to follow the text in a message. */
 const char *time_error_text(enum time_error why);
 

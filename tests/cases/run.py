@@ -7,7 +7,7 @@ match). Each trace is replayed three times through `governor replay`: plainly, a
 output must be byte-identical: decisions are deterministic), and with --roundtrip (the job
 state goes through JSON before every sample: still byte-identical). Every decision of the
 trace, not only the expected ones, must be coherent: its action agrees with its vertices'
-moves and reasons (agreement() below).
+moves and reasons, and its messages with what it decided (agree.py).
 
 usage: run.py GOVERNOR_BINARY [CASE ...]
 """
@@ -48,50 +48,7 @@ def subset(exp, act, path):
     return []
 
 
-UP_REASONS = {"HIGH_BACKLOG", "HIGH_UTILIZATION", "KEY_PARALLELISM_LIMIT"}
-DOWN_REASONS = {"LOW_UTILIZATION", "LIMIT_REACHED"}  # LIMIT_REACHED: idle source subtasks
-MOVE_REASONS = {"HIGH_BACKLOG", "HIGH_UTILIZATION", "LOW_UTILIZATION"}
-# Job reasons an action cannot have.
-NOT_FOR = {"SCALE_UP": {"LOW_UTILIZATION", "SCALE_DOWN_DELAYED", "WITHIN_TARGET"},
-           "SCALE_DOWN": {"HIGH_BACKLOG", "HIGH_UTILIZATION", "WITHIN_TARGET"},
-           "SCALE": {"SCALE_DOWN_DELAYED", "WITHIN_TARGET"},
-           "NO_CHANGE": MOVE_REASONS}
-
-
-def agreement(d):
-    """What is incoherent in decision d (a list of descriptions, empty when none): an action
-    that contradicts its reason or its vertices' moves, a vertex that moves against its own
-    reason (a scale-up labelled LOW_UTILIZATION, say), a parallelism map that is not the
-    vertices' targets, an executed NO_CHANGE."""
-    out = []
-    vs = d.get("vertices", [])
-    if d.get("parallelism") != {v["id"]: v["target"] for v in vs}:
-        out.append("parallelism %r is not the vertices' targets" % d.get("parallelism"))
-    up = any(v["target"] > v["current"] for v in vs)
-    down = any(v["target"] < v["current"] for v in vs)
-    action = "SCALE" if up and down else "SCALE_UP" if up else "SCALE_DOWN" if down else \
-        "NO_CHANGE"
-    if d["action"] != action:
-        out.append("action %s but the vertices %s" % (d["action"], action))
-    if d["execute"] and d["action"] == "NO_CHANGE":
-        out.append("execute with NO_CHANGE")
-    if d["reason"] in NOT_FOR.get(d["action"], ()):
-        out.append("action %s with reason %s" % (d["action"], d["reason"]))
-    moved = {v["reason"] for v in vs if v["target"] != v["current"]}
-    if d["action"] != "NO_CHANGE" and d["reason"] in MOVE_REASONS | DOWN_REASONS | UP_REASONS \
-            and d["reason"] not in moved:
-        out.append("reason %s but no moving vertex has it (%s)" % (d["reason"], sorted(moved)))
-    for v in vs:
-        if "CHANGED_BY_EXECUTOR" in v.get("constraints", []):
-            continue  # a plugin's change keeps the native reason
-        move = "%s %d -> %d with reason %s" % (v["id"], v["current"], v["target"], v["reason"])
-        if v["target"] > v["current"] and v["reason"] not in UP_REASONS:
-            out.append(move)
-        elif v["target"] < v["current"] and v["reason"] not in DOWN_REASONS:
-            out.append(move)
-        elif v["target"] == v["current"] and v["reason"] in MOVE_REASONS:
-            out.append(move)
-    return out
+from agree import Walker  # every reason and message against its action (agree.py)
 
 
 def replay(gov, case_dir, *extra):
@@ -120,9 +77,13 @@ def run_case(gov, name):
     if rt != out:
         problems.append("decisions changed when the state went through JSON: " + rterr.strip())
     lines = [json.loads(l) for l in out.splitlines() if l.strip()]
+    with open(os.path.join(d, "trace.jsonl")) as f:
+        samples = [json.loads(l) for l in f if l.strip()]
+    walker = Walker()
     for n, dec in enumerate(lines, 1):
         if "error" not in dec:
-            problems += ["line %d: %s" % (n, m) for m in agreement(dec)]
+            sample = samples[n - 1] if n <= len(samples) else {}
+            problems += ["line %d: %s" % (n, m) for m in walker.feed(sample, dec)]
     with open(os.path.join(d, "expected.jsonl")) as f:
         for raw in f:
             if not raw.strip():

@@ -13,12 +13,13 @@ fi
 cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DFUZZ=ON -DWERROR=ON \
       -DSANITIZE='address;undefined' -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link \
       -DCMAKE_BUILD_TYPE=Debug >/dev/null
-cmake --build build-fuzz -j "$(nproc)" --target fuzz_decide fuzz_text fuzz_api >/dev/null
+cmake --build build-fuzz -j "$(nproc)" --target fuzz_decide fuzz_text fuzz_api \
+      fuzz_framing >/dev/null
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # Seeds: every sample of the decision cases, a batch sample and a rebalance request, and
 # hand-written texts.
-mkdir -p "$work/decide" "$work/text" "$work/api"
+mkdir -p "$work/decide" "$work/text" "$work/api" "$work/framing"
 n=0
 for f in tests/cases/*/trace.jsonl; do
     while IFS= read -r line; do
@@ -29,9 +30,13 @@ done
 cp tests/fuzz/corpus/decide/* "$work/decide/"
 cp tests/fuzz/corpus/text/* "$work/text/"
 cp tests/fuzz/corpus/api/* "$work/api/"
-for t in decide text api; do
-    echo "== fuzz_$t: $secs s"
-    ASAN_OPTIONS=detect_leaks=1 "build-fuzz/fuzz_$t" -max_total_time="$secs" -timeout=10 \
+cp tests/fuzz/corpus/framing/* "$work/framing/"
+for t in decide text api framing; do
+    # the framing validator is a small state machine, millions of inputs in a third of the time
+    t_secs=$secs
+    [ "$t" = framing ] && t_secs=$(((secs + 2) / 3))
+    echo "== fuzz_$t: $t_secs s"
+    ASAN_OPTIONS=detect_leaks=1 "build-fuzz/fuzz_$t" -max_total_time="$t_secs" -timeout=10 \
         -print_final_stats=1 "$work/$t" 2>"$work/$t.log" || { tail -40 "$work/$t.log"; exit 1; }
     grep -E "stat::number_of_executed_units|Done" "$work/$t.log" | tail -2
 done

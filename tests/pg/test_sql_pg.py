@@ -61,8 +61,10 @@ with pgtmp.Cluster() as pg:
     pg.psql(pg.url(), "CREATE ROLE governor LOGIN CREATEROLE")
     pg.psql(pg.url(), "CREATE DATABASE audit OWNER governor")
     url = pg.url("audit", user="governor")
+    # every migration, in order, as the server applies them (001 the tables, 002 the views)
     schema = [open(os.path.join(ROOT, "schema", "pg", f)).read()
-              for f in ("001_tables.sql", "002_audit_views.sql")]
+              for f in sorted(os.listdir(os.path.join(ROOT, "schema", "pg")))
+              if re.match(r"^\d{3}_.*\.sql$", f)]
     for sql in schema:
         pg.psql(url, sql, "-1")  # each file in one transaction, as the migrations run
 
@@ -174,6 +176,49 @@ with pgtmp.Cluster() as pg:
     st, r, _ = small.req("POST", "/v1/sql", {"sql": "SELECT repeat('x', 2000)"})
     c.check(st == 400 and r["error"]["code"] == "RESOURCE_EXHAUSTED" and
             "sql-max-value" in r["error"]["message"], "one value above its limit: %r" % (r,))
+    # a value past sql-max-value from any function: 400 RESOURCE_EXHAUSTED naming the limit,
+    # never null or a cut value (issue 22; the same table as tests/api/test_sql_hostile.py's)
+    too_big = [
+        "SELECT repeat('x', {n})",
+        "SELECT lpad('', {n}, 'x')",
+        "SELECT rpad('x', {n}, 'yz')",
+        "SELECT format('%{n}s', 'x')",
+        "SELECT format('%-*s|', {n}, 'x')",
+        "SELECT format('%s%s', repeat('x', {h}), repeat('y', {h}))",
+        "SELECT format('%L', repeat('''', {h}))",
+        "SELECT concat(repeat('x', {h}), repeat('y', {h}))",
+        "SELECT concat_ws(',', repeat('x', {h}), repeat('y', {h}))",
+        "SELECT repeat('x', {h}) || repeat('y', {h})",
+        "SELECT replace(repeat('x', {q}), 'x', 'xxxxx')",
+        "SELECT overlay(repeat('x', {h}) placing repeat('y', {h}) from 2 for 0)",
+        "SELECT string_agg(repeat('x', 100), ',') FROM generate_series(1, 20)",
+        "SELECT array_to_string(array_fill('x'::text, ARRAY[{n}]), '')",
+        "SELECT array_fill(7, ARRAY[{h}])::text",
+        "SELECT json_agg(repeat('x', 100)) FROM generate_series(1, 20)",
+        "SELECT jsonb_agg(g) FROM generate_series(1, 1000) g",
+        "SELECT json_build_array(repeat('x', {h}), repeat('y', {h}))",
+        "SELECT jsonb_build_object('a', repeat('x', {n}))",
+        "SELECT to_json(repeat('\"', {h}))",
+        "SELECT convert_to(repeat('x', {n}), 'UTF8')",
+        "SELECT decode(repeat('00', {n}), 'hex')",
+        "SELECT encode(convert_to(repeat('x', {n}), 'UTF8'), 'base64')",
+        "SELECT CAST(repeat('x', {n}) AS bytea)",
+        "SELECT upper(repeat('x', {n}))",
+        "SELECT xmlelement(name a, repeat('x', {n}))",
+        "WITH RECURSIVE c(s) AS (SELECT 'x'::text UNION ALL SELECT s || s FROM c "
+        "WHERE length(s) < 5000) SELECT max(s) FROM c",
+    ]
+    for q in too_big:
+        q = q.format(n=1025, h=513, q=206)
+        st, r, _ = small.req("POST", "/v1/sql", {"sql": q})
+        e = r.get("error", {}) if isinstance(r, dict) else {}
+        c.check(st == 400 and e.get("code") == "RESOURCE_EXHAUSTED" and
+                "sql-max-value" in e.get("message", "") and "1024" in e.get("message", ""),
+                "%s: 400 RESOURCE_EXHAUSTED naming sql-max-value, got %d %.160r" % (q[:60], st, r))
+    st, r, _ = small.req("POST", "/v1/sql", {"sql": "SELECT length(repeat('x', 1022)), "
+                                                    "repeat('x', 1022)"})
+    c.check(st == 200 and r["rows"] == [[1022, "x" * 1022]],
+            "a value whose JSON is exactly the limit is answered whole: %.80r" % (r,))
     st, r, _ = small.req("POST", "/v1/sql", {"sql": "SELECT repeat('x', 900) FROM "
                                                     "generate_series(1, 1000)"})
     c.check(st == 200 and r["truncated"] and len(r["rows"]) == 5, "rows past the body: %r" % (

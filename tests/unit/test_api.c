@@ -90,6 +90,12 @@ static int call(struct fx *f, int (*h)(const struct req *, struct resp *), const
     return r->status;
 }
 
+/* The reply's JSON (decide answers as text). */
+static json_t *reply_json(struct resp *r)
+{
+    return r->json ? json_incref(r->json) : json_loads(r->text ? r->text : "", 0, NULL);
+}
+
 /* The error's field; a decide error comes as text (printed inside the request's arena). */
 static const char *field(struct resp *r)
 {
@@ -137,15 +143,11 @@ static void test_decide_commit_and_409(void)
     ASSERT(jobs_get(f.jobs, "j2") == NULL);
     /* history: one decision stored */
     ASSERT_EQ(call(&f, api_decisions_list, "j1", NULL, &r), 200);
-    ASSERT_EQ(json_array_size(json_object_get(r.json, "decisions")), 1);
+    json_t *list = reply_json(&r);
+    ASSERT_EQ(json_array_size(json_object_get(list, "decisions")), 1);
+    json_decref(list);
     resp_deinit(&r);
     fx_deinit(&f);
-}
-
-/* The reply's JSON (decide answers as text). */
-static json_t *reply_json(struct resp *r)
-{
-    return r->json ? json_incref(r->json) : json_loads(r->text ? r->text : "", 0, NULL);
 }
 
 static void test_retry_and_storage_fault(void)
@@ -179,7 +181,9 @@ static void test_retry_and_storage_fault(void)
     ASSERT_STR(field(&r), "at");
     resp_deinit(&r);
     ASSERT_EQ(call(&f, api_decisions_list, "j", NULL, &r), 200);
-    ASSERT_EQ(json_array_size(json_object_get(r.json, "decisions")), 1);
+    json_t *list = reply_json(&r);
+    ASSERT_EQ(json_array_size(json_object_get(list, "decisions")), 1);
+    json_decref(list);
     resp_deinit(&r);
     /* a storage fault: 503 with Retry-After, nothing stored, the state as before */
     snprintf(body, sizeof body, SAMPLE, 2000LL);

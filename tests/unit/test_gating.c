@@ -171,7 +171,13 @@ static void history_retention_by_age_and_count(void)
     /* now = 2 days + 1 s: cut-off = day + 1000: the entry exactly at it stays, then the
      * oldest beyond 3 go: entries at day+2000 .. day+4000 remain. "gone" is not in the
      * topology any more. */
-    core__history_trim(st, &sm, &cfg, 2 * day + 1000);
+    struct core_decision d;
+    struct core_topo t;
+    char err[128];
+    core_decision_init(&d);
+    ASSERT_EQ(core__topo_build(&sm, &d, &t, err, sizeof err), 0);
+    core__history_trim(st, &t, &cfg, 2 * day + 1000);
+    core_decision_deinit(&d);
     struct core_vhistory *h = core__history_find(st, "v");
     ASSERT(h != NULL);
     ASSERT_EQ(h->n, 3);
@@ -190,13 +196,19 @@ static void restart_time_tracking(void)
     core__tracking_add(st, 1000);
     struct core_vertex_in vs[1] = {{.id = "v", .parallelism = 2, .max_parallelism = 8}};
     struct core_sample sm = {.running_since = 0, .vertices = vs, .n_vertices = 1};
+    struct core_decision d;
+    struct core_topo t;
+    char err[128];
+    core_decision_init(&d);
+    ASSERT_EQ(core__topo_build(&sm, &d, &t, err, sizeof err), 0);
     /* Not yet restarted at the new parallelism: not measured. */
-    core__tracking_update(st, &sm, &cfg, 5000);
+    core__tracking_update(st, &sm, &t, &cfg, 5000);
     ASSERT_EQ(st->track[0].restart_ms, -1);
     vs[0].parallelism = 4;
     sm.running_since = 1000 + 95500; /* running again 95.5 s after the decision */
-    core__tracking_update(st, &sm, &cfg, 200000);
+    core__tracking_update(st, &sm, &t, &cfg, 200000);
     ASSERT_EQ(st->track[0].restart_ms, 95500);
+    core_decision_deinit(&d);
     /* Tracking off: the configured 5 min. On: whole seconds of the max measured. */
     ASSERT_EQ(core__restart_time(st, &cfg), 300000);
     cfg.restart_tracking_enabled = true;
@@ -231,7 +243,8 @@ static void time_arithmetic_saturates(void)
     cfg.history_max_age_ms = INT64_MAX;
     st = core_state_new();
     struct core_sample sm = {.at = -62167219200000}; /* 0000-01-01 */
-    core__history_trim(st, &sm, &cfg, sm.at);
+    struct core_topo t = {0};
+    core__history_trim(st, &t, &cfg, sm.at);
     core_state_free(st);
 }
 

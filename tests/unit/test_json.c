@@ -474,6 +474,26 @@ static void parse_times(void)
     ASSERT_EQ(parse_at("\"2000-02-29T00:00:00Z\""), 951782400000LL); /* 400-year leap */
     ASSERT_EQ(parse_at("\"1900-02-29T00:00:00Z\""), INT64_MIN);      /* not a leap year */
     ASSERT_EQ(parse_at("null"), 0);                                  /* absent: now_ms */
+    /* Numbers in [1e8, 1e11) read as seconds (1973-03-03 to 5138) and are refused; as
+     * milliseconds they would be 1970-01-02 to 1973-03-03. Either side of the range, and any
+     * RFC 3339 string, stays milliseconds (issue 24). */
+    ASSERT_EQ(parse_at("1764410400"), INT64_MIN);
+    ASSERT_EQ(parse_at("1764410400.0"), INT64_MIN);
+    ASSERT_EQ(parse_at("100000000"), INT64_MIN);
+    ASSERT_EQ(parse_at("99999999999"), INT64_MIN);
+    ASSERT_EQ(parse_at("99999999"), 99999999LL);
+    ASSERT_EQ(parse_at("100000000000"), 100000000000LL);
+    ASSERT_EQ(parse_at("\"1971-06-01T00:00:00Z\""), 44582400000LL);
+    ASSERT_EQ(parse_at("1764410400000000"), INT64_MIN); /* microseconds */
+    struct json_err e;
+    ASSERT_EQ(parse_err("{\"at\": 1764410400000, \"running_since\": 1764409800, "
+                        "\"vertices\": [" V0 "]}",
+                        &e),
+              -1);
+    ASSERT_STR(e.field, "running_since");
+    ASSERT_STR(e.message, "running_since: 1764409800 reads as seconds since the epoch "
+                          "(2025-11-29T09:50:00Z); epoch milliseconds are expected: "
+                          "1764409800000");
 }
 
 static void config_reaches_opts(void)

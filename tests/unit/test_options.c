@@ -127,6 +127,7 @@ static const char *config_diff(const struct core_config *a, const struct core_co
     L(evaluators, n_evaluators) L(executors, n_executors);
     B(skew_enabled) D(skew_min_ratio) D(skew_saturation);
     B(profile) B(plausibility) D(plausibility_ratio) B(window_keep_full);
+    D(counter_jitter) D(gauge_tolerance);
     B(source_rate_guard) B(source_rate_warm_up_ms) D(source_rate_max_bp);
     B(catch_up_in_headroom) B(scale_down_with_restart) B(scale_down_early);
     B(scale_down_early_ms) B(align_busiest_share) D(util_ceiling);
@@ -140,6 +141,7 @@ static const char *config_diff(const struct core_config *a, const struct core_co
     B(batch.min_workers) B(batch.max_workers) B(batch.worker_overhead_ms) D(batch.speed_weight);
     D(batch.dead_band) D(batch.max_scale_up) B(batch.scale_down_confirmations);
     B(batch.change_interval_ms) D(batch.idle_cpu) D(batch.finishing);
+    B(batch.worker_startup_ms);
 #undef B
 #undef D
 #undef S
@@ -261,10 +263,10 @@ static void every_error_names_the_key(void)
         }
         free(e);
     }
-    /* Only the free-text row vertex.exclude.ids takes "?? junk ??". 49 job.autoscaler., 28
-     * governor. (10 of them governor.batch., and governor.slo.lag) and 20 CLUSTER rows in
-     * all. */
-    ASSERT_EQ(ks.n, 97);
+    /* Only the free-text row vertex.exclude.ids takes "?? junk ??". 49 job.autoscaler., 36
+     * governor. (11 of them governor.batch., 5 governor.dataflow., and governor.slo.lag) and
+     * 20 CLUSTER rows in all. */
+    ASSERT_EQ(ks.n, 105);
     ASSERT_EQ(rejected, ks.n - 1);
     keys_free(&ks);
     opt_job_free(j);
@@ -306,8 +308,9 @@ static void every_duration_is_bounded(void)
      * restart.time, restart.time-tracking.limit, the two lag thresholds, history.max.age,
      * scaling.event.interval, flink.rest-client.timeout, governor.source-rate.warm-up,
      * governor.scale-down.early-after, governor.batch.worker-overhead,
-     * governor.batch.change-interval, governor.slo.lag */
-    ASSERT_EQ(durations, 16);
+     * governor.batch.change-interval, governor.batch.worker-startup, governor.slo.lag,
+     * governor.dataflow.max-backlog */
+    ASSERT_EQ(durations, 18);
     keys_free(&ks);
     opt_job_free(j);
 
@@ -782,11 +785,13 @@ static void other_keys_are_ignored_with_a_warning(void)
     ASSERT(set_ok(j, OPT_JOB, "taskmanager.memory.foo", "1"));
     ASSERT(set_ok(j, OPT_REQUEST, "listen", "0.0.0.0:1"));    /* a server key is not a job key */
     ASSERT(set_ok(j, OPT_REQUEST, "pipeline.name", "again")); /* listed once */
+    const char *w[4] = {NULL, NULL, NULL, NULL};
     ASSERT_EQ(opt_job_n_warnings(j), 3);
-    ASSERT_STR(opt_job_warning(j, 0), "pipeline.name");
-    ASSERT_STR(opt_job_warning(j, 1), "taskmanager.memory.foo");
-    ASSERT_STR(opt_job_warning(j, 2), "listen");
-    ASSERT(opt_job_warning(j, 3) == NULL);
+    ASSERT_EQ(opt_job_warnings(j, w, 4), 3);
+    ASSERT_STR(w[0], "pipeline.name");
+    ASSERT_STR(w[1], "taskmanager.memory.foo");
+    ASSERT_STR(w[2], "listen");
+    ASSERT(w[3] == NULL);
     ASSERT(resolve_err(j, &c) == NULL);
     opt_config_defaults(&d);
     ASSERT(config_diff(&c, &d) == NULL);
@@ -794,7 +799,8 @@ static void other_keys_are_ignored_with_a_warning(void)
     ASSERT_EQ(find_key(j, "pipeline.name").found, 0);
     opt_job_clear_layer(j, OPT_REQUEST);
     ASSERT_EQ(opt_job_n_warnings(j), 1);
-    ASSERT_STR(opt_job_warning(j, 0), "taskmanager.memory.foo");
+    ASSERT_EQ(opt_job_warnings(j, w, 1), 1);
+    ASSERT_STR(w[0], "taskmanager.memory.foo");
     opt_job_free(j);
 }
 
@@ -878,6 +884,7 @@ static void every_row_lands_in_core_config(void)
         "Europe/Paris",
         "* * 10 * * ?",
         "flink",
+        "NONE",
     };
     struct core_config def;
     opt_config_defaults(&def);
@@ -1223,19 +1230,17 @@ static void table_lists_every_option(void)
     free(m);
 }
 
-#define BEGIN "<!-- options:begin -->\n"
-#define END   "<!-- options:end -->"
-
-/* README.md's generated block equals opt_print_markdown(); UPDATE_GOLDEN=1 rewrites it. */
-static void readme_table_is_current(void)
+/* README.md's block between begin and end equals what print prints; UPDATE_GOLDEN=1 rewrites
+ * it. */
+static void readme_block_is_current(const char *begin, const char *end, void (*print)(FILE *))
 {
     char *readme = testfile_read("README.md");
     ASSERT(readme != NULL);
-    char *md = capture(opt_print_markdown);
-    char *b = strstr(readme, BEGIN);
-    char *e = b ? strstr(b, END) : NULL;
+    char *md = capture(print);
+    char *b = strstr(readme, begin);
+    char *e = b ? strstr(b, end) : NULL;
     ASSERT(b && e);
-    b += strlen(BEGIN);
+    b += strlen(begin);
     bool same = (size_t)(e - b) == strlen(md) && memcmp(b, md, strlen(md)) == 0;
     const char *upd = getenv("UPDATE_GOLDEN");
     if (!same && upd && strcmp(upd, "1") == 0) {
@@ -1245,15 +1250,56 @@ static void readme_table_is_current(void)
         fputs(md, f);
         fputs(e, f);
         fclose(f);
-        fprintf(stderr, "    README.md options block rewritten\n");
+        fprintf(stderr, "    README.md %s block rewritten\n", begin);
         same = true;
     }
     if (!same)
-        fprintf(stderr, "    README.md's options block is stale: run UPDATE_GOLDEN=1 "
-                        "build/test_options from the repository root\n");
+        fprintf(stderr,
+                "    README.md's %s block is stale: run UPDATE_GOLDEN=1 "
+                "build/test_options from the repository root\n",
+                begin);
     ASSERT(same);
     free(readme);
     free(md);
+}
+
+/* README.md's generated option tables equal opt_print_markdown(). */
+static void readme_table_is_current(void)
+{
+    readme_block_is_current("<!-- options:begin -->\n", "<!-- options:end -->", opt_print_markdown);
+}
+
+/* README.md's limits table equals opt_print_limits_markdown(): every row that names an option
+ * shows that option's default, so the table cannot drift from the options table. */
+static void readme_limits_are_current(void)
+{
+    char *m = capture(opt_print_limits_markdown);
+    ASSERT_CONTAINS(m, "| `5000` | `max-vertices` | 413 |");
+    ASSERT_CONTAINS(m, "| 1000000 | fixed | 400 |");
+    free(m);
+    readme_block_is_current("<!-- limits:begin -->\n", "<!-- limits:end -->",
+                            opt_print_limits_markdown);
+}
+
+/* The limits the server starts with are the table's defaults, and each can be set. */
+static void limits_are_options(void)
+{
+    struct opt_limits l;
+    opt_limits_defaults(&l);
+    ASSERT_EQ(l.vertices, 5000);
+    ASSERT_EQ(l.edges, 50000);
+    ASSERT_EQ(l.config_keys, 1000);
+    ASSERT_EQ(l.rebalance_items, 10000);
+    ASSERT_EQ(l.page_rows, 5000);
+    struct opt_server s;
+    opt_server_init(&s);
+    char *err = NULL;
+    ASSERT_EQ(opt_server_set(&s, "max-vertices", "50000", &err), 0);
+    ASSERT_EQ(s.limits.vertices, 50000);
+    ASSERT_EQ(opt_server_set(&s, "max-config-keys", "0", &err), -1);
+    ASSERT_CONTAINS(err, "max-config-keys");
+    free(err);
+    opt_server_deinit(&s);
 }
 
 /* Setting only governor.profile gives what opt_config_set_profile sets on the defaults:
@@ -1339,4 +1385,5 @@ TEST_MAIN(TEST_ENTRY(profile_and_safeguards), TEST_ENTRY(profile_rows_match_core
           TEST_ENTRY(values_land_where_expected), TEST_ENTRY(lists_split_on_semicolons),
           TEST_ENTRY(alignment_mode_resolution), TEST_ENTRY(hash_is_stable_and_sensitive),
           TEST_ENTRY(server_defaults), TEST_ENTRY(server_set), TEST_ENTRY(server_config_file),
-          TEST_ENTRY(table_lists_every_option), TEST_ENTRY(readme_table_is_current))
+          TEST_ENTRY(table_lists_every_option), TEST_ENTRY(readme_table_is_current),
+          TEST_ENTRY(readme_limits_are_current), TEST_ENTRY(limits_are_options))

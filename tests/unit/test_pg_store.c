@@ -14,6 +14,8 @@
 
 #include "base/jarena.h"
 #include "store/db.h"
+#include <limits.h>
+
 #include "test.h"
 
 static const char *pg_url(void)
@@ -167,8 +169,10 @@ static int hist_cb(void *ud, int64_t id, int64_t at, const char *input, const ch
 }
 
 static int jobs_cb(void *ud, const char *job, int64_t created_at, const char *config_json,
-                   const void *state_bin, size_t len, int64_t last_at, int64_t version)
+                   const void *state_bin, size_t len, int64_t last_at, int64_t version,
+                   int64_t generation)
 {
+    (void)generation; /* drawn at random by the registry, 0 in these units */
     json_t *o =
         json_pack("{s:s,s:I,s:s,s:o,s:I,s:I}", "job", job, "created_at", (json_int_t)created_at,
                   "config", config_json, "state", hex(state_bin, len), "last_at",
@@ -193,7 +197,8 @@ static char *everything(struct db *db)
     json_t *j = NULL;
     int64_t id = 0, *ids = NULL;
     int n = 0;
-    if (db_decisions_list(db, "j1", 0, INT64_MAX, 100, &j, &err) == 0)
+    struct db_page page = {0, INT64_MAX, INT64_MAX, 100, INT_MAX, false, 0, 0};
+    if (db_decisions_list(db, "j1", &page, &j, &err) == 0)
         put(&acc, "list", j);
     json_decref(j);
     for (int64_t i = 1; i <= 5; i++) {
@@ -209,7 +214,7 @@ static char *everything(struct db *db)
     }
     free(in);
     free(dj);
-    db_history_each(db, "j1", INT64_MAX, hist_cb, &acc, &err);
+    db_history_each(db, "j1", INT64_MAX, INT64_MAX, hist_cb, &acc, &err);
     j = NULL;
     if (db_events_list(db, "j1", 10, &j, &err) == 0)
         put(&acc, "events", j);
@@ -222,7 +227,7 @@ static char *everything(struct db *db)
         json_decref(a);
     }
     free(ids);
-    db_jobs_each(db, NULL, jobs_cb, &acc, &err);
+    db_jobs_each(db, NULL, 1000, jobs_cb, &acc, &err);
     db_window_each(db, "j2", 0, window_cb, &acc, &err);
     if (err)
         put(&acc, "error", json_string(err));
@@ -278,7 +283,8 @@ static int n_decisions(struct db *db, const char *job)
     json_t *j = NULL;
     char *err = NULL;
     int n = -1;
-    if (db_decisions_list(db, job, 0, INT64_MAX, 1000, &j, &err) == 0)
+    struct db_page page = {0, INT64_MAX, INT64_MAX, 1000, INT_MAX, false, 0, 0};
+    if (db_decisions_list(db, job, &page, &j, &err) == 0)
         n = (int)json_array_size(json_object_get(j, "decisions"));
     json_decref(j);
     free(err);

@@ -572,11 +572,15 @@ static void test_size_limits(void)
                    "(sql-max-bytes)");
 
     /* a string or blob may not exceed 4 MiB by default: zeroblob(1e9) fails instead of
-     * allocating; printf of a huge width gives NULL (SQLite's choice) without building it */
+     * allocating; printf of a huge width fails the same way (SQLite's own printf answers NULL,
+     * which a query would have taken for a value) */
     ASSERT_REFUSED("SELECT length(zeroblob(1000000000))", 400, "RESOURCE_EXHAUSTED",
                    "would exceed 4194304 bytes, the limit of one value (sql-max-value)");
-    RUN_OK(res, "SELECT printf('%.*c', 5000000, 'x') IS NULL", NULL);
-    ASSERT_EQ(json_integer_value(CELL(res, 0, 0)), 1);
+    ASSERT_REFUSED("SELECT printf('%.*c', 5000000, 'x') IS NULL", 400, "RESOURCE_EXHAUSTED",
+                   "would exceed 4194304 bytes, the limit of one value (sql-max-value)");
+    RUN_OK(res, "SELECT length(printf('%.*c', 4194304, 'x')), printf('') IS NULL", NULL);
+    ASSERT_EQ(json_integer_value(CELL(res, 0, 0)), 4194304);
+    ASSERT_EQ(json_integer_value(CELL(res, 0, 1)), 1);
     json_decref(res);
 
     /* the SQL text itself: 100000 bytes by default */

@@ -96,8 +96,8 @@ static void diamond_edges(void)
     ASSERT_EQ(t.n_outputs[0], 2);
     ASSERT_EQ(t.in_start[4] - t.in_start[3], 2);
     ASSERT_EQ(t.order[3], 3);
-    ASSERT_EQ(core__topo_find(&ts.s, "b"), 2);
-    ASSERT_EQ(core__topo_find(&ts.s, "zz"), -1);
+    ASSERT_EQ(core__topo_find(&t, "b"), 2);
+    ASSERT_EQ(core__topo_find(&t, "zz"), -1);
     core_decision_deinit(&d);
 }
 

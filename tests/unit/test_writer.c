@@ -137,7 +137,7 @@ static void test_bad_unit_fails_alone(void)
     struct done d = {0};
     char *err = NULL;
     fresh_db();
-    struct writer *wr = writer_new(g_base, g_path, "OFF", 64, &err);
+    struct writer *wr = writer_new(g_base, g_path, "OFF", 64, 0, &err);
     ASSERT(wr != NULL);
     sqlite3 *lock = group_hold(wr, good("p"), &d);
     ASSERT(lock != NULL);
@@ -183,7 +183,7 @@ static void test_storage_fault_and_recovery(void)
     char *err = NULL, msg[256];
     int retry = 0;
     fresh_db();
-    struct writer *wr = writer_new(g_base, g_path, "OFF", 64, &err);
+    struct writer *wr = writer_new(g_base, g_path, "OFF", 64, 0, &err);
     ASSERT(wr != NULL);
     /* The unit and the next two probes fail as if the disk were full. */
     db_fail_next_writes_code(3, SQLITE_FULL);
@@ -226,7 +226,7 @@ static void test_free_while_faulted(void)
     struct done d = {0};
     char *err = NULL;
     fresh_db();
-    struct writer *wr = writer_new(g_base, g_path, "OFF", 64, &err);
+    struct writer *wr = writer_new(g_base, g_path, "OFF", 64, 0, &err);
     ASSERT(wr != NULL);
     db_fail_next_writes_code(1000000, SQLITE_IOERR_WRITE);
     writer_submit(wr, good("a"), done_cb, &d);
@@ -295,7 +295,7 @@ static void test_fence(void)
     struct done d = {0};
     char *err = NULL;
     fresh_db();
-    struct writer *wr = writer_new(g_base, g_path, "OFF", 64, &err);
+    struct writer *wr = writer_new(g_base, g_path, "OFF", 64, 0, &err);
     ASSERT(wr != NULL);
     /* f is new (expect 0): inserted at version 1; another process's view of it is then stale. */
     writer_submit(wr, fenced_config("f", 0), done_cb, &d);
