@@ -1,7 +1,8 @@
 /*
  * db.c - the store above its backends (see db.h, backend.h): the connection and its
  * transactions, each write statement's SQL, written once; the rows of each kind of write unit
- * and the one transaction of a group; fault injection; retention's deletes. The reads are
+ * and the one transaction of a group; fault injection; retention's deletes; the write-ahead
+ * log's bound, where the backend's log is the store's own (SQLite's). The reads are
  * read.c's. Which backend runs a statement, and in which dialect, is the struct
  * store_backend's business: nothing here tests for one.
  */

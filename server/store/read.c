@@ -1,9 +1,11 @@
 /*
  * read.c - the store's reads (see db.h), above its backends as db.c is: a job's rows and
- * window at its load, the history of the HTTP API (a page of decisions, one decision, the
- * decision of a retried sample, the events), replay's walk over a job's history, and the one
- * rebuild of a response from its rows that all of them take. Each statement's SQL written
- * once, its rows read through the store's cursor (query.h).
+ * window at its load (the most recently sampled jobs at start), the job list, the history of
+ * the HTTP API (a page of decisions bounded by its rows, one decision, the newest executed
+ * one, the decision of a retried sample, the events), replay's walk over a job's history in
+ * pages of short read transactions, and the one rebuild of a response from its rows that all
+ * of them take. Each statement's SQL written once, its rows read through the store's cursor
+ * (query.h).
  */
 #include <limits.h>
 #include <string.h>

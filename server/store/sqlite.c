@@ -2,7 +2,8 @@
  * sqlite.c - the store's SQLite backend (store_sqlite, see backend.h): a connection in WAL
  * mode with a busy timeout, its statements prepared once and kept in a small cache keyed by
  * their struct db_sql's address, reset after each use on every path; SQLite's result codes
- * and what they mean for the store; the SQL functions migration 009 calls.
+ * and what they mean for the store; the write-ahead log's bound (journal_size_limit, a hook
+ * that counts its frames, the TRUNCATE checkpoint); the SQL functions migration 009 calls.
  */
 #include <math.h>
 #include <sqlite3.h>
