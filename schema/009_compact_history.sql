@@ -13,7 +13,7 @@
 --                       before them, and message_parts the bitmask of those vertices' ord.
 --   decisions.response  only the response members no row holds (e.g. {"warnings":[]});
 --                       the response is rebuilt from the decision row, its vertex rows and
---                       its events (server/store/db.c), member for member as it was sent.
+--                       its events (server/store/read.c), member for member as it was sent.
 --   vertex_decisions    flags (1 excluded, 2 outside_bounds) and figures: the evaluated
 --                       figures as a JSON array of their values in a fixed order (pack.h),
 --                       each value's text kept; without a rowid (the key is the primary key).
@@ -21,7 +21,7 @@
 -- give it back exactly: decisions.decision_json (the response; the C step after this SQL
 -- clears it where the rebuild is exact) and vertex_decisions.evaluated_json (NULL when the
 -- figures array holds it). The audit views keep their names, columns and answers.
--- gov_pack_input and gov_pack_figures are SQL functions of the server's connection (db.c).
+-- gov_pack_input and gov_pack_figures are SQL functions of the server's connection (sqlite.c).
 
 CREATE TABLE decision_configs (
     id          INTEGER PRIMARY KEY,

@@ -1,6 +1,6 @@
 # schema.cmake - embeds schema/NNN_name.sql into the binary, so `governor serve` migrates its
 # database from any working directory. Generates ${CMAKE_BINARY_DIR}/schema_sql.c (the
-# table db.c reads: struct db_migration db_migrations[]) and adds it to gov_store.
+# table migrate.c reads: struct db_migration db_migrations[]) and adds it to gov_store.
 include_guard(GLOBAL)
 
 file(GLOB GOVERNOR_SCHEMA_SQL CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/schema/[0-9][0-9][0-9]_*.sql)

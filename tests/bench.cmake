@@ -18,3 +18,5 @@ target_link_libraries(bench_spawn_shim PRIVATE ${CMAKE_DL_LIBS})
 add_test(NAME bench.smoke COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/bench/bench.py --smoke
                                   --build ${CMAKE_BINARY_DIR})
 set_tests_properties(bench.smoke PROPERTIES TIMEOUT 120)
+add_executable(bench_codec ${CMAKE_SOURCE_DIR}/tests/bench/bench_codec.c)
+target_link_libraries(bench_codec PRIVATE server_lib)

@@ -493,6 +493,9 @@ int core_state_decode_sample(struct core_state *st, int64_t seq, const unsigned 
  * the job's life, never reusing a number: core/README.md, State). */
 int64_t core_state_seq0(const struct core_state *st);
 int64_t core_state_seq_end(const struct core_state *st);
+/* The bytes the window's samples take in memory (compressed: core/README.md, Window: Memory),
+ * for the benchmarks. */
+size_t core_state_window_bytes(const struct core_state *st);
 
 /* ----------------------------------------------------------------- decide -- */
 

@@ -7,7 +7,10 @@
  *                  [Numbers, Events]
  *   topo.c         topology validation and topological order [Topology]
  *   state.c        the job state's creation, release and binary form [State]
+ *   codec.c        the compact form of a job's samples (its interface is codec.h) [Codec]
  *   window.c       per-sample metrics, the metric window and its aggregates [Window]
+ *   winstore.c     where the window keeps its samples: compressed, decoded for a decision,
+ *                  read through an iterator [Window: Memory]
  *   evaluate.c     backlog, target/catch-up rate, true processing rate, thresholds
  *                  [Evaluation]
  *   scaling.c      scale factor, clamps, limits, observed scalability [Scaling]
@@ -212,6 +215,42 @@ void core__window_add(struct core_state *st, const struct core_sample *sm,
 void core__window_ingest(struct core_state *st, const struct core_sample *sm,
                          const struct core_topo *t, const struct core_config *cfg,
                          struct core_window_status *out);
+
+/* ---------------------------------------------------------------- winstore.c */
+
+/* When the window closes a chunk of its samples (core/README.md, Window: Memory). */
+#define CORE_WINDOW_CHUNK_ROWS 32
+#define CORE_WINDOW_CHUNK_MS   (10 * 60 * 1000)
+
+/* The series of a row that is vertex vi's field at byte offset off of struct core_vmetrics,
+ * and the global metric at off of struct core_gmetrics. */
+static inline int core__wseries_v(int vi, size_t off)
+{
+    return CORE_WROW_G + CORE_WROW_V * vi + (int)(off / sizeof(double));
+}
+static inline int core__wseries_g(size_t off)
+{
+    return (int)(off / sizeof(double));
+}
+
+/* Decodes every sample into w->view, for the reads of a decision (no-op when decoded);
+ * appends and drops keep it in step until core__window_release frees it. */
+void core__window_decode(struct core_window *w);
+void core__window_release(struct core_window *w);
+/* The newest sample's number `series` (NaN for an empty window), and its `at` in *at (may be
+ * NULL): no decoding. */
+double core__window_newest(const struct core_window *w, int series, int64_t *at);
+/* The `at` of sample k (0: the oldest), and the whole sample into *at and out (room for
+ * core_wrow_k(n_vertices) numbers). Decodes up to it when the window is not decoded. */
+int64_t core__window_at(const struct core_window *w, int k);
+void core__window_get(const struct core_window *w, int k, int64_t *at, struct core_wrow *out);
+/* Drops the n oldest samples (seq0 moves on by n); chunks all of whose rows are gone are
+ * freed. */
+void core__window_drop(struct core_window *w, int n);
+/* Frees the samples (chunks, codec state, view): n = 0. */
+void core__window_free_samples(struct core_window *w);
+/* The bytes the samples take in memory (chunks, their pointers, the codec state). */
+size_t core__window_bytes(const struct core_window *w);
 
 /* Releases the window's samples and topology, leaving it empty (state.c). */
 void core__window_free(struct core_window *w);

@@ -1065,6 +1065,8 @@ int core_decide(struct core_state *st, const struct core_sample *sm, const struc
         return 0;
     }
 
+    /* The window, compressed between decisions, is read decoded during one (winstore.c). */
+    core__window_decode(&st->w);
     core__topo_window(&c.t, &st->w, d);
     struct core_window_check chk;
     core__window_check(st, sm, &c.t, cfg, &chk);
@@ -1117,5 +1119,6 @@ int core_decide(struct core_state *st, const struct core_sample *sm, const struc
                            c.pe.message, d->message[0] ? ": " : "", d->message);
     }
     core__events_dedupe(st, d, c.now, cfg->event_interval_ms);
+    core__window_release(&st->w);
     return 0;
 }

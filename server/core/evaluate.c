@@ -33,10 +33,15 @@ bool core__source_stalled(const struct core_window *w, int wi, const struct core
 {
     if (wi < 0 || w->n < 2 || v->finished)
         return false;
-    const struct core_vmetrics *a = &w->s[w->n - 2].v[wi], *b = &w->s[w->n - 1].v[wi];
-    bool read_nothing = b->rec_in == a->rec_in;
-    bool idle = !(b->load_max >= 0.01) && !(v->backpressured >= 10.0);
-    return read_nothing && b->lag > a->lag && idle;
+    struct core_vmetrics a, b; /* the last two samples' */
+    struct core_witer it;
+    for (core_witer_begin(&it, w); core_witer_next(&it);)
+        if (it.k >= w->n - 1)
+            memcpy(it.k == w->n ? &b : &a, &it.r->v[wi], sizeof a);
+    core_witer_end(&it);
+    bool read_nothing = b.rec_in == a.rec_in;
+    bool idle = !(b.load_max >= 0.01) && !(v->backpressured >= 10.0);
+    return read_nothing && b.lag > a.lag && idle;
 }
 
 /* Backlog (core/README.md, Evaluation): any source whose latest lag takes longer than the

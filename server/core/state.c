@@ -24,9 +24,7 @@ struct core_state *core_state_new(void)
 void core__window_free(struct core_window *w)
 {
     int64_t next = w->seq0 + w->n; /* numbers are never reused */
-    for (int i = 0; i < w->n; i++)
-        free(w->s[i].v);
-    free(w->s);
+    core__window_free_samples(w);
     for (int i = 0; i < w->n_vertices; i++)
         free(w->ids[i]);
     free(w->ids);
@@ -143,11 +141,12 @@ static void put_str(struct wbuf *b, const char *s)
 }
 
 /* One window sample: at, the global metrics, then one vmetrics per window vertex. */
-static void put_sample(struct wbuf *b, const struct core_window *w, int i)
+static void put_sample(struct wbuf *b, const struct core_window *w, int64_t at,
+                       const struct core_wrow *r)
 {
-    put_i64(b, w->s[i].at);
-    put(b, &w->s[i].g, sizeof w->s[i].g);
-    put(b, w->s[i].v, (size_t)w->n_vertices * sizeof *w->s[i].v);
+    put_i64(b, at);
+    put(b, &r->g, sizeof r->g);
+    put(b, r->v, (size_t)w->n_vertices * sizeof r->v[0]);
 }
 
 /* A batch job's pool, an optional tail: "C" and its fields, only when a batch sample was
@@ -194,8 +193,12 @@ static void encode(const struct core_state *st, bool samples, unsigned char **ou
         put_i32(&b, w->parallelism[i]);
     }
     put_i32(&b, samples ? w->n : 0);
-    for (int i = 0; samples && i < w->n; i++)
-        put_sample(&b, w, i);
+    if (samples) {
+        struct core_witer it;
+        for (core_witer_begin(&it, w); core_witer_next(&it);)
+            put_sample(&b, w, it.at, it.r);
+        core_witer_end(&it);
+    }
     put_i32(&b, st->n_hist);
     for (int i = 0; i < st->n_hist; i++) {
         put_str(&b, st->hist[i].id);
@@ -253,8 +256,18 @@ void core_state_encode_sample(const struct core_state *st, int64_t seq, unsigned
                               size_t *len)
 {
     struct wbuf b = {0};
-    assert(seq >= st->w.seq0 && seq < st->w.seq0 + st->w.n);
-    put_sample(&b, &st->w, (int)(seq - st->w.seq0));
+    const struct core_window *w = &st->w;
+    assert(seq >= w->seq0 && seq < w->seq0 + w->n);
+    if (seq == w->seq0 + w->n - 1) { /* the newest, as a decision stores it: no decoding */
+        put_i64(&b, w->enc.at);
+        put(&b, w->enc.prev, (size_t)core_wrow_k(w->n_vertices) * sizeof *w->enc.prev);
+    } else {
+        int64_t at;
+        struct core_wrow *r = core__xmalloc(sizeof *r + (size_t)w->n_vertices * sizeof r->v[0]);
+        core__window_get(w, (int)(seq - w->seq0), &at, r);
+        put_sample(&b, w, at, r);
+        free(r);
+    }
     *out = b.p;
     *len = b.n;
 }
@@ -312,17 +325,18 @@ static char *get_str(struct rbuf *b)
     return s;
 }
 
-/* Reads one sample into the window's next slot. */
+/* Reads one sample and appends it to the window, unless the blob is bad (then the window
+ * is unchanged). */
 static void get_sample(struct rbuf *b, struct core_window *w)
 {
     size_t vsz = (size_t)w->n_vertices * sizeof(struct core_vmetrics);
-    core__grow(&w->s, &w->cap, w->n + 1, sizeof *w->s);
-    struct core_wsample *ws = &w->s[w->n];
-    ws->at = get_i64(b);
-    get(b, &ws->g, sizeof ws->g);
-    ws->v = core__xmalloc(vsz ? vsz : 1);
-    get(b, ws->v, vsz);
-    w->n++;
+    struct core_wrow *r = core__xmalloc(sizeof *r + vsz);
+    int64_t at = get_i64(b);
+    get(b, &r->g, sizeof r->g);
+    get(b, r->v, vsz);
+    if (!b->bad)
+        core_window_append(w, at, r);
+    free(r);
 }
 
 /* The part after the events; a version 2 blob (v2) has none, which leaves the window's
@@ -484,9 +498,11 @@ int core_state_decode_sample(struct core_state *st, int64_t seq, const unsigned 
         return -1;
     }
     struct rbuf b = {.p = in, .n = len};
+    if (len != sizeof(int64_t) + sizeof(struct core_gmetrics) +
+                   (size_t)w->n_vertices * sizeof(struct core_vmetrics))
+        b.bad = true;
     get_sample(&b, w);
-    if (b.bad || b.off != b.n) {
-        free(w->s[--w->n].v);
+    if (b.bad) {
         snprintf(err, err_len, "window sample %lld: %zu bytes, not a sample of %d vertices",
                  (long long)seq, len, w->n_vertices);
         return -1;
@@ -502,4 +518,9 @@ int64_t core_state_seq0(const struct core_state *st)
 int64_t core_state_seq_end(const struct core_state *st)
 {
     return st->w.seq0 + st->w.n;
+}
+
+size_t core_state_window_bytes(const struct core_state *st)
+{
+    return core__window_bytes(&st->w);
 }

@@ -21,6 +21,7 @@
 #ifndef GOVERNOR_CORE_STATE_H
 #define GOVERNOR_CORE_STATE_H
 
+#include "core/codec.h"
 #include "core/core.h"
 
 /* Per-sample collected metrics of one vertex (core/README.md, Window), NaN = absent. */
@@ -41,10 +42,28 @@ struct core_gmetrics {
     double slots_used, gc_pressure, heap_used, heap_ratio, managed_used, metaspace_used;
 };
 
-struct core_wsample {
-    int64_t at;
+/* One sample of the window, decoded: its global metrics, then one vmetrics per window
+ * vertex, in the order of window.ids (a row of the samples' codec, core/codec.h: the
+ * numbers of g, then of v[0], v[1], ...). */
+struct core_wrow {
     struct core_gmetrics g;
-    struct core_vmetrics *v; /* [window.n_vertices], same order as window.ids */
+    struct core_vmetrics v[];
+};
+#define CORE_WROW_G 6 /* numbers in struct core_gmetrics */
+#define CORE_WROW_V 9 /* numbers in struct core_vmetrics */
+/* The numbers of a row of nv vertices. */
+static inline int core_wrow_k(int nv)
+{
+    return CORE_WROW_G + CORE_WROW_V * nv;
+}
+
+/* Every sample of a window decoded, while a decision reads it (core__window_decode): rows
+ * [first, first + n) of rows (stride bytes each) and at. */
+struct core_wview {
+    int first, n, cap;
+    size_t stride;
+    int64_t *at;
+    unsigned char *rows;
 };
 
 /* The cumulative counters a client may send or leave out (core/README.md, Window: Counters). */
@@ -77,9 +96,73 @@ struct core_window {
     int n_vertices;
     char **ids;
     int *parallelism;
-    int n, cap;
-    struct core_wsample *s; /* oldest first */
+    /* The samples (core/README.md, Window: Memory), n of them, oldest first: compressed in
+     * chunks of the samples' codec, oldest first, of which the first `skip` rows of chunks[0]
+     * have left the window; the last chunk is the open one, which enc continues (enc.prev
+     * holds the newest sample's numbers). view: all of them decoded, during a decision only
+     * (NULL otherwise). Read them with core_witer; write with core_window_append. */
+    int n;
+    int n_chunks, cap_chunks, skip;
+    struct core_chunk **chunks;
+    struct core_codec_state enc;
+    struct core_wview *view;
 };
+
+/*
+ * Reads a window's samples, oldest first, decoded or not:
+ *
+ *     struct core_witer it;
+ *     for (core_witer_begin(&it, w); core_witer_next(&it);)
+ *         use(it.at, it.r->g, it.r->v[vi]);
+ *     core_witer_end(&it);
+ *
+ * it.r points into the view, or into the iterator's own row (valid until the next call).
+ * The window must not change meanwhile.
+ */
+struct core_witer_dec; /* reading the chunks (winstore.c) */
+struct core_witer {
+    int64_t at;
+    const struct core_wrow *r;
+    int k; /* samples read */
+    /* private */
+    const struct core_window *w;
+    const unsigned char *rows; /* the view's first row, NULL: not decoded */
+    const int64_t *ats;
+    size_t stride;
+    struct core_witer_dec *dec;
+};
+static inline void core_witer_begin(struct core_witer *it, const struct core_window *w)
+{
+    const struct core_wview *vw = w->view;
+    it->k = 0;
+    it->w = w;
+    it->dec = NULL;
+    it->rows = vw ? vw->rows + (size_t)vw->first * vw->stride : NULL;
+    it->ats = vw ? vw->at + vw->first : NULL;
+    it->stride = vw ? vw->stride : 0;
+}
+bool core_witer_decode_next(struct core_witer *it); /* the part of core_witer_next below */
+static inline bool core_witer_next(struct core_witer *it)
+{
+    if (!it->rows)
+        return core_witer_decode_next(it);
+    if (it->k >= it->w->n)
+        return false;
+    it->at = it->ats[it->k];
+    it->r = (const struct core_wrow *)(const void *)(it->rows + (size_t)it->k * it->stride);
+    it->k++;
+    return true;
+}
+void core_witer_dec_free(struct core_witer *it);
+static inline void core_witer_end(struct core_witer *it)
+{
+    if (it->dec)
+        core_witer_dec_free(it);
+}
+
+/* Appends a sample taken at `at` (r: core_wrow_k(w->n_vertices) numbers) to the window, for
+ * the window itself and for readers of other forms of a state (state.c, statejson.c). */
+void core_window_append(struct core_window *w, int64_t at, const struct core_wrow *r);
 
 /* One past executed scaling of a vertex (core/README.md, History). */
 struct core_hist_entry {

@@ -6,7 +6,9 @@
  *
  * The window is owned by the job state (state.h); samples are appended oldest first and
  * store per-vertex metrics in the window's own vertex order (w->ids), which is the order
- * of the sample that started the window. Later samples are mapped by id.
+ * of the sample that started the window. Later samples are mapped by id. They are kept
+ * compressed (winstore.c) and read through an iterator (struct core_witer), oldest first;
+ * the newest sample's numbers are at hand without decoding anything.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,13 +21,6 @@ static double vfield(const struct core_vmetrics *m, size_t off)
 {
     double x;
     memcpy(&x, (const char *)m + off, sizeof x);
-    return x;
-}
-
-static double gfield(const struct core_gmetrics *g, size_t off)
-{
-    double x;
-    memcpy(&x, (const char *)g + off, sizeof x);
     return x;
 }
 
@@ -78,14 +73,38 @@ static double avg_result(const struct avg_acc *a, int min_obs)
     return a->sum / a->n;
 }
 
+/* Adds number `series` of every sample, oldest first, to a: the most frequent read of a
+ * decision, so it reads the decoded rows in place when there are (a decision's), and goes
+ * through the iterator otherwise. */
+static void avg_series(const struct core_window *w, int series, struct avg_acc *a)
+{
+    const struct core_wview *vw = w->view;
+    if (vw) {
+        const unsigned char *p =
+            vw->rows + (size_t)vw->first * vw->stride + (size_t)series * sizeof(double);
+        for (int k = 0; k < vw->n; k++, p += vw->stride) {
+            double x;
+            memcpy(&x, p, sizeof x);
+            avg_add(a, x);
+        }
+        return;
+    }
+    struct core_witer it;
+    for (core_witer_begin(&it, w); core_witer_next(&it);) {
+        double x;
+        memcpy(&x, (const char *)it.r + (size_t)series * sizeof(double), sizeof x);
+        avg_add(a, x);
+    }
+    core_witer_end(&it);
+}
+
 /* avg of vertex vi's field at off over the window; min_obs <= 0: no minimum. */
 double core__w_avg(const struct core_window *w, int vi, size_t off, int min_obs)
 {
     if (vi < 0 || vi >= w->n_vertices)
         return NAN;
     struct avg_acc a = {0};
-    for (int k = 0; k < w->n; k++)
-        avg_add(&a, vfield(&w->s[k].v[vi], off));
+    avg_series(w, core__wseries_v(vi, off), &a);
     return avg_result(&a, min_obs);
 }
 
@@ -96,23 +115,41 @@ double core__w_avg(const struct core_window *w, int vi, size_t off, int min_obs)
  */
 double core__w_rate(const struct core_window *w, int vi, size_t off)
 {
-    if (vi < 0 || vi >= w->n_vertices)
+    if (vi < 0 || vi >= w->n_vertices || w->n < 2)
         return NAN;
-    int first = -1, last = -1;
-    for (int k = 0; k < w->n; k++)
-        if (!isnan(vfield(&w->s[k].v[vi], off))) {
-            first = k;
+    /* the first sample that has it, from the oldest on; the last, usually the newest */
+    int first_k = -1;
+    double first = NAN, last;
+    int64_t first_at = 0, last_at = 0;
+    struct core_witer it;
+    for (core_witer_begin(&it, w); core_witer_next(&it);) {
+        first = vfield(&it.r->v[vi], off);
+        if (!isnan(first)) {
+            first_k = it.k - 1;
+            first_at = it.at;
             break;
         }
-    for (int k = w->n - 1; k >= 0; k--)
-        if (!isnan(vfield(&w->s[k].v[vi], off))) {
-            last = k;
-            break;
-        }
-    if (first < 0 || last <= first)
+    }
+    core_witer_end(&it);
+    if (first_k < 0)
         return NAN;
-    double dv = vfield(&w->s[last].v[vi], off) - vfield(&w->s[first].v[vi], off);
-    int64_t dt = w->s[last].at - w->s[first].at;
+    last = core__window_newest(w, core__wseries_v(vi, off), &last_at);
+    int last_k = w->n - 1;
+    if (isnan(last)) { /* then the last sample that has it */
+        for (core_witer_begin(&it, w); core_witer_next(&it);) {
+            double x = vfield(&it.r->v[vi], off);
+            if (!isnan(x)) {
+                last = x;
+                last_at = it.at;
+                last_k = it.k - 1;
+            }
+        }
+        core_witer_end(&it);
+    }
+    if (last_k <= first_k)
+        return NAN;
+    double dv = last - first;
+    int64_t dt = last_at - first_at;
     if (dt < 1)
         dt = 1;
     return 1000.0 * dv / (double)dt;
@@ -133,15 +170,14 @@ double core__w_latest(const struct core_window *w, int vi, size_t off)
 {
     if (vi < 0 || vi >= w->n_vertices || w->n == 0)
         return NAN;
-    return vfield(&w->s[w->n - 1].v[vi], off);
+    return core__window_newest(w, core__wseries_v(vi, off), NULL);
 }
 
 /* Window mean (avg rules, no minimum) of a global metric. */
 double core__w_gavg(const struct core_window *w, size_t off)
 {
     struct avg_acc a = {0};
-    for (int k = 0; k < w->n; k++)
-        avg_add(&a, gfield(&w->s[k].g, off));
+    avg_series(w, core__wseries_g(off), &a);
     return avg_result(&a, 0);
 }
 
@@ -150,7 +186,7 @@ double core__w_glatest(const struct core_window *w, size_t off)
 {
     if (w->n == 0)
         return NAN;
-    return gfield(&w->s[w->n - 1].g, off);
+    return core__window_newest(w, core__wseries_g(off), NULL);
 }
 
 /* ------------------------------------------------------------- collection -- */
@@ -194,6 +230,7 @@ static uint64_t topo_hash(const struct core_sample *sm, const struct core_topo *
 static void restart(struct core_window *w, const struct core_sample *sm, const struct core_topo *t,
                     int64_t started_at)
 {
+    bool decoded = w->view != NULL; /* a decision reads it decoded: so it stays */
     core__window_free(w);
     w->running_since = sm->running_since;
     w->started_at = started_at;
@@ -211,6 +248,8 @@ static void restart(struct core_window *w, const struct core_sample *sm, const s
         w->ctr[k].sent = NAN;
         w->ctr[k].offset = 0.0;
     }
+    if (decoded)
+        core__window_decode(w);
 }
 
 static double clamp0(double x)
@@ -280,15 +319,25 @@ static void counter_in(const struct core_vertex_in *v, bool source, enum core_co
 /* The newest value of vertex wi's field off in the window, and its sample's `at`. */
 static bool last_defined(const struct core_window *w, int wi, size_t off, double *x, int64_t *at)
 {
-    for (int k = w->n - 1; k >= 0; k--) {
-        double y = vfield(&w->s[k].v[wi], off);
+    if (w->n == 0)
+        return false;
+    double y = core__window_newest(w, core__wseries_v(wi, off), at);
+    if (!isnan(y)) { /* the usual case: the newest sample has it */
+        *x = y;
+        return true;
+    }
+    bool found = false;
+    struct core_witer it;
+    for (core_witer_begin(&it, w); core_witer_next(&it);) {
+        y = vfield(&it.r->v[wi], off);
         if (!isnan(y)) {
             *x = y;
-            *at = w->s[k].at;
-            return true;
+            *at = it.at;
+            found = true;
         }
     }
-    return false;
+    core_witer_end(&it);
+    return found;
 }
 
 /*
@@ -329,13 +378,21 @@ static double counter_value(const struct core_window *w, int wi, enum core_count
 static double counter_span_rate(const struct core_window *w, int wi, enum core_counter c, double y,
                                 int64_t at)
 {
-    for (int k = w->n - 1; k >= 0; k--) {
-        if (at - w->s[k].at < CORE_GAUGE_SPAN_MS)
-            continue;
-        double b = vfield(&w->s[k].v[wi], counter_off[c]);
-        return isnan(b) ? NAN : (y - b) * 1000.0 / (double)(at - w->s[k].at);
+    /* Sample times never go back: the last sample passed before the first one too new is the
+     * newest old enough. */
+    struct core_witer it;
+    double b = NAN;
+    int64_t b_at = INT64_MIN;
+    for (core_witer_begin(&it, w); core_witer_next(&it);) {
+        if (at - it.at < CORE_GAUGE_SPAN_MS)
+            break;
+        b = vfield(&it.r->v[wi], counter_off[c]);
+        b_at = it.at;
     }
-    return NAN;
+    core_witer_end(&it);
+    if (b_at == INT64_MIN)
+        return NAN;
+    return isnan(b) ? NAN : (y - b) * 1000.0 / (double)(at - b_at);
 }
 
 /* Whether gauge g and counter rate r disagree beyond the factor tol (+1/s each, so that
@@ -687,11 +744,13 @@ void core__window_add(struct core_state *st, const struct core_sample *sm,
     out->stabilizing = now < stable_time;
     int64_t full_time = core__time_add(now, cfg->metrics_window_ms);
     int64_t first_stable = INT64_MIN;
-    for (int k = 0; k < w->n; k++)
-        if (w->s[k].at >= stable_time) {
-            first_stable = w->s[k].at;
+    struct core_witer it;
+    for (core_witer_begin(&it, w); core_witer_next(&it);)
+        if (it.at >= stable_time) {
+            first_stable = it.at;
             break;
         }
+    core_witer_end(&it);
     /* governor.window.keep-full: the window is full from its first stable sample on, even
      * once that sample has been trimmed (the reference looks at the oldest one left). */
     if (w->full_from == INT64_MIN)
@@ -701,20 +760,18 @@ void core__window_add(struct core_state *st, const struct core_sample *sm,
     if (first_stable != INT64_MIN)
         full_time = core__time_add(first_stable, cfg->metrics_window_ms);
 
-    struct core_wsample ns;
-    ns.at = now;
-    global_metrics(sm, &ns.g);
-    ns.v = core__xcalloc((size_t)(w->n_vertices ? w->n_vertices : 1), sizeof *ns.v);
-    double *offsets = core__xcalloc((size_t)(w->n_vertices ? w->n_vertices : 1) * CORE_CTR__COUNT,
-                                    sizeof *offsets);
-    int *at_i = core__xcalloc((size_t)(w->n_vertices ? w->n_vertices : 1), sizeof *at_i);
+    size_t nv = (size_t)(w->n_vertices ? w->n_vertices : 1);
+    struct core_wrow *ns = core__xcalloc(1, sizeof *ns + nv * sizeof ns->v[0]);
+    global_metrics(sm, &ns->g);
+    double *offsets = core__xcalloc(nv * CORE_CTR__COUNT, sizeof *offsets);
+    int *at_i = core__xcalloc(nv, sizeof *at_i);
     for (int wi = 0; wi < w->n_vertices; wi++) {
         /* A restarted window lists the sample's vertices in its order. */
         int i = at_i[wi] = chk->restart != CORE_RESTART_NONE ? wi : core__topo_si(t, w, sm, wi);
         const struct core_vertex_in *v = &sm->vertices[i];
-        vertex_metrics(w, wi, v, t->is_source[i], cfg, now, now - sm->running_since, &ns.v[wi],
+        vertex_metrics(w, wi, v, t->is_source[i], cfg, now, now - sm->running_since, &ns->v[wi],
                        offsets + wi * CORE_CTR__COUNT, out);
-        round_vmetrics(&ns.v[wi]);
+        round_vmetrics(&ns->v[wi]);
     }
     /* What the window knows of the counters from now on. */
     if (!w->ctr && w->n_vertices) { /* a window built without them (by hand) */
@@ -738,30 +795,21 @@ void core__window_add(struct core_state *st, const struct core_sample *sm,
     }
     free(offsets);
     free(at_i);
-    core__grow(&w->s, &w->cap, w->n + 1, sizeof *w->s);
-    w->s[w->n++] = ns;
+    core_window_append(w, now, ns);
+    free(ns);
     /* A client posting far more often than the window needs (or re-sending one `at`, which
      * never fills the window) must not grow the state without bound: keep the newest. */
-    if (w->n > CORE_WINDOW_MAX_SAMPLES) {
-        int drop = w->n - CORE_WINDOW_MAX_SAMPLES;
-        for (int k = 0; k < drop; k++)
-            free(w->s[k].v);
-        memmove(w->s, w->s + drop, (size_t)(w->n - drop) * sizeof *w->s);
-        w->n -= drop;
-        w->seq0 += drop;
-    }
+    if (w->n > CORE_WINDOW_MAX_SAMPLES)
+        core__window_drop(w, w->n - CORE_WINDOW_MAX_SAMPLES);
 
     if (now >= full_time) {
         out->fully_collected = true;
         int64_t cutoff = core__time_sub(now, cfg->metrics_window_ms);
         int drop = 0;
-        while (drop < w->n && w->s[drop].at < cutoff)
-            free(w->s[drop++].v);
-        if (drop) {
-            memmove(w->s, w->s + drop, (size_t)(w->n - drop) * sizeof *w->s);
-            w->n -= drop;
-            w->seq0 += drop;
-        }
+        for (core_witer_begin(&it, w); core_witer_next(&it) && it.at < cutoff;)
+            drop++;
+        core_witer_end(&it);
+        core__window_drop(w, drop);
     }
     out->n_samples = w->n;
     st->last_at = now;

@@ -16,6 +16,7 @@
 void decision_buf_init(struct decision_buf *b)
 {
     json_sample_init(&b->js);
+    memset(&b->jr, 0, sizeof b->jr); /* zeroed is empty (json.h) */
     core_decision_init(&b->d);
     json_text_init(&b->text);
     b->warn = NULL;

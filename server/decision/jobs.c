@@ -26,6 +26,7 @@ struct jobs {
     int max;                      /* jobs held at most (jobs_trim) */
     int64_t evicted;              /* forgotten by jobs_trim */
     struct jobs_entry *mru, *lru; /* the use order's ends */
+    struct jobopts_pool *opts;    /* the distinct layers of the jobs, shared (jobopts.h) */
 };
 
 struct jobs *jobs_new(const struct opt_job *defaults)
@@ -33,6 +34,7 @@ struct jobs *jobs_new(const struct opt_job *defaults)
     struct jobs *js = xcalloc(1, sizeof *js);
     js->defaults = defaults;
     js->max = INT_MAX;
+    js->opts = jobopts_pool_new();
     return js;
 }
 
@@ -77,8 +79,7 @@ static void entry_free(struct jobs_entry *e)
     if (!e)
         return;
     core_state_free(e->state);
-    opt_job_free(e->opts);
-    decision_cache_deinit(&e->cache);
+    jobopts_unref(e->shared);
     json_decref(e->config);
     free(e->id);
     free(e);
@@ -91,6 +92,7 @@ void jobs_free(struct jobs *js)
     for (int i = 0; i < js->n; i++)
         entry_free(js->v[i]);
     free(js->v);
+    jobopts_pool_free(js->opts);
     free(js);
 }
 
@@ -154,9 +156,13 @@ struct jobs_entry *jobs_add(struct jobs *js, const char *id, int64_t created_at)
     struct jobs_entry *e = xcalloc(1, sizeof *e);
     e->id = xstrdup(id);
     e->state = core_state_new();
-    e->opts = opt_job_clone(js->defaults);
-    decision_cache_set(&e->cache, e->opts);
     e->config = json_object();
+    /* the defaults alone: one copy for every job without a stored layer */
+    e->shared = jobopts_find(js->opts, e->config);
+    if (!e->shared)
+        e->shared = jobopts_take(js->opts, e->config, opt_job_clone(js->defaults));
+    e->opts = e->shared->opts;
+    e->cache = &e->shared->cache;
     e->created_at = created_at;
     e->last_at = INT64_MIN;
     e->generation = new_generation();
@@ -259,13 +265,20 @@ fail:
     return -1;
 }
 
+/* Binds e to the shared entry o (a reference, taken over) for its stored layer. */
+static void set_shared(struct jobs_entry *e, json_t *layer, struct jobopts *o)
+{
+    jobopts_unref(e->shared); /* after the new reference: the same entry stays */
+    json_decref(e->config);
+    e->config = layer;
+    e->shared = o;
+    e->opts = o->opts;
+    e->cache = &o->cache;
+}
+
 void jobs_set_layer_take(struct jobs_entry *e, json_t *layer, struct opt_job *opts)
 {
-    json_decref(e->config);
-    opt_job_free(e->opts);
-    e->config = layer;
-    e->opts = opts;
-    decision_cache_set(&e->cache, opts);
+    set_shared(e, layer, jobopts_take(e->shared->pool, layer, opts));
 }
 
 struct load_ctx {
@@ -312,14 +325,25 @@ static int load_row(void *ud, const char *id, int64_t created_at, const char *co
         json_decref(layer);
         layer = json_object();
     }
-    /* A stored layer that no longer validates (an option removed in a newer version) is
-     * kept in the row but not applied: the job runs on the defaults, with a warning. */
-    if (jobs_layer_opts(js, layer, &opts, &err, bad, sizeof bad) < 0) {
-        log_msg(LOG_WARN, "jobs", "stored config ignored", "job=%s error=\"%s\"", id, err);
-        free(err);
-        opts = opt_job_clone(js->defaults);
+    /* A layer another job has: its options are made already (a start on many jobs with
+     * few distinct layers builds each set once). */
+    struct jobopts *o = jobopts_find(js->opts, layer);
+    if (o) {
+        set_shared(e, layer, o);
+    } else {
+        /* A stored layer that no longer validates (an option removed in a newer version) is
+         * kept in the row but not applied: the job runs on the defaults, with a warning. */
+        if (jobs_layer_opts(js, layer, &opts, &err, bad, sizeof bad) < 0)
+            opts = opt_job_clone(js->defaults);
+        jobs_set_layer_take(e, layer, opts);
+        if (err && !e->shared->invalid)
+            e->shared->invalid = err;
+        else
+            free(err);
     }
-    jobs_set_layer_take(e, layer, opts);
+    if (e->shared->invalid)
+        log_msg(LOG_WARN, "jobs", "stored config ignored", "job=%s error=\"%s\"", id,
+                e->shared->invalid);
     if (state_bin) {
         bool meta = false;
         int rc = core_state_decode(state_bin, state_bin_len, e->state, &meta, msg, sizeof msg);

@@ -31,6 +31,7 @@
 #include "store/db.h"
 #include "store/writer.h"
 #include "decision/decision.h"
+#include "decision/jobopts.h"
 #include "options/options.h"
 
 /* The job's last committed decision as GET /metrics shows it (set false: none since the
@@ -46,13 +47,15 @@ struct jobs_gauges {
 struct jobs_entry {
     char *id;
     struct core_state *state;
-    struct opt_job *opts; /* server defaults + the stored job layer */
+    struct opt_job *opts; /* server defaults + the stored job layer (shared->opts) */
     json_t *config;       /* the stored job layer: {"key": "value"} */
     int64_t created_at;
     int64_t last_at; /* INT64_MIN: no sample yet */
-    /* opts resolved once per change of them (jobs_set_layer_take binds it again), and the
-     * stored text of the effective options of the job's last decision. */
-    struct decision_cache cache;
+    /* opts resolved once per change of them, and the stored text of the effective options
+     * of the last decision (shared->cache): shared by every job with the same stored layer
+     * (jobopts.h). */
+    struct jobopts *shared;
+    struct decision_cache *cache;
     /* The number of the first window sample not yet handed to the store: a decision writes
      * the samples from here on (the store keeps the window one row per sample). */
     int64_t stored_seq;

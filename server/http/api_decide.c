@@ -218,7 +218,7 @@ static void decide(const struct req *q, struct resp *r)
                               .len = q->body_len,
                               .now_ms = q->now_ms,
                               .layers = e->opts,
-                              .cache = &e->cache,
+                              .cache = e->cache,
                               .state = e->state,
                               .set = set,
                               .limits = a->srv ? &a->srv->limits : NULL,

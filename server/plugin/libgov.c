@@ -139,10 +139,13 @@ int libgov_window(lua_State *L)
     if (vi < 0)
         return 1;
     vm_charge_units(L, (lua_Unsigned)w->n, VM_ELEM_COST * 10);
-    for (int k = 0; k < w->n; k++) {
-        const struct core_vmetrics *m = &w->s[k].v[vi];
+    /* A decision reads its window decoded (vm->state is set during one only), so the
+     * iterator holds nothing that a Lua error (out of memory) could leak. */
+    struct core_witer it;
+    for (core_witer_begin(&it, w); core_witer_next(&it);) {
+        const struct core_vmetrics *m = &it.r->v[vi];
         lua_createtable(L, 0, 10);
-        lua_pushinteger(L, w->s[k].at);
+        lua_pushinteger(L, it.at);
         lua_setfield(L, -2, "at");
         set_num(L, "load", m->load);
         set_num(L, "load_avg", m->load_avg);
@@ -153,7 +156,8 @@ int libgov_window(lua_State *L)
         set_num(L, "records_in_per_s", m->rec_in_per_s);
         set_num(L, "lag", m->lag);
         set_num(L, "observed_tpr", m->observed_tpr);
-        lua_rawseti(L, -2, k + 1);
+        lua_rawseti(L, -2, it.k);
     }
+    core_witer_end(&it);
     return 1;
 }

@@ -1,20 +1,25 @@
 /*
  * db.h - the store (prefix db_), on SQLite or, for a --db that is a PostgreSQL URL
- * (db_is_pg), on PostgreSQL: every function below then hands over to store/pg.h, with the
- * same rows and the same JSON; what follows describes SQLite's. Opening a database in WAL
- * mode, the migrations of schema/NNN_name.sql (embedded into the binary at build time by
- * schema/schema.cmake and tracked with PRAGMA user_version), a prepared-statement cache per
- * connection, the rows one write unit (a decision, a job config change, a job deletion) puts in a
- * transaction, and the reads of the HTTP API (history, one decision, events, job rows at start). A
+ * (db_is_pg), on PostgreSQL, with the same rows and the same JSON on both; what differs is
+ * said at each function where it does. Opening a database (SQLite: in WAL mode), its
+ * migrations (SQLite: schema/NNN_name.sql, embedded into the binary at build time by
+ * schema/schema.cmake and tracked with PRAGMA user_version; PostgreSQL: schema/pg/), the rows
+ * one write unit (a decision, a job config change, a job deletion) puts in a transaction, and
+ * the reads of the HTTP API (history, one decision, events, job rows at start). A SQLite
  * migration may have a step in C besides its SQL, run in the same transaction, for what SQL
  * cannot do: 008 rewrites job states stored in older forms in today's binary one; 009 (the
  * compact history) checks that each converted decision's rows give its response back.
  * A decision is stored compactly (store/pack.h): its effective options once per distinct set
  * (decision_configs), its response rebuilt from its rows when read.
  *
- * One struct db is one connection and is used by one thread only: the loop owns one (reads),
- * the writer thread owns another (writes). May call: SQLite, jansson, log; the core's state
- * codec and statejson (migration 008 only), pack; pg (libpq).
+ * The files: db.c (the connection, the writes) and read.c (the reads) write all of it once
+ * above a table of functions per backend (backend.h: sqlite.c, pg.c), each statement's SQL
+ * once; migrate.c opens a store and holds SQLite's migrations. A new column: its migration on
+ * each backend (schema/NNN_name.sql, schema/pg/NNN_name.sql), its statement and its unit's
+ * parameter in db.c, its reads in read.c (a member of the response: a line of the rebuild's
+ * table); neither backend changes. One struct db is one connection and is used by one thread only:
+ * the loop owns one (reads), the writer thread owns another (writes). May call: the backends,
+ * jansson, log, pack; the core's state codec and statejson (migration 008 only).
  */
 #ifndef GOVERNOR_DB_H
 #define GOVERNOR_DB_H
@@ -39,15 +44,13 @@ struct db;
  * "postgresql://" or "postgres://". Anything else is a SQLite path. NULL is false.
  */
 bool db_is_pg(const char *db);
-/* Whether an open db is a PostgreSQL store. */
-bool db_pg(const struct db *db);
 
 /*
  * new: opens (creating it if needed) the database at path, sets WAL, the given
  * `synchronous` mode ("FULL", "NORMAL", "OFF", "EXTRA"), a busy timeout, and applies every
  * migration newer than PRAGMA user_version, each in its own transaction. NULL with *errp
  * (new) naming the path or the failing migration.
- * A PostgreSQL URL (db_is_pg) connects to it instead (store/pg.h) and applies
+ * A PostgreSQL URL (db_is_pg) connects to it instead (store/pg.c) and applies
  * schema/pg/NNN_name.sql under an advisory lock; `synchronous` is SQLite's only.
  */
 struct db *db_open(const char *path, const char *synchronous, char **errp);
@@ -99,6 +102,9 @@ enum db_write_kind {
     DB_W_RETENTION,
     DB_W_REPEAT
 };
+
+/* The error of a unit not written because an earlier unit of its job failed (DB_FAULT_STALE). */
+#define DB_STALE_MSG "an earlier write of this job failed"
 
 /* Why a write unit stored nothing (db_write.fault). */
 enum db_fault {
@@ -245,8 +251,12 @@ void db_rollback(struct db *db);
  */
 int db_write_apply(struct db *db, struct db_write *w, char **errp);
 /*
- * One transaction of n units: db_begin, db_write_apply of each, db_commit, rolled back on a
- * failure (PostgreSQL: sent as one pipeline, its results read after). -1 + *errp.
+ * One transaction of n units: each unit's rows (db_write_apply), committed, or rolled back on
+ * a failure. A unit whose fence does not hold stores nothing (DB_FAULT_FENCED) and the later
+ * units of its job are not written (DB_FAULT_STALE, DB_STALE_MSG); the others commit. On
+ * PostgreSQL the group is one pipeline, its results read after (a group with a retention unit:
+ * statement by statement), and a fence that does not hold fails the whole group instead (-1,
+ * db_last_errcode of class DB_FAULT_FENCED). -1 + *errp.
  */
 int db_write_group(struct db *db, struct db_write **ws, int n, char **errp);
 /*

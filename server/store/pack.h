@@ -40,7 +40,7 @@ char *pack_figures(const char *evaluated_json);
 /* new: the evaluated object's text of a figures array; NULL when it is not one. */
 char *pack_figures_text(const char *figures);
 /* new: a stored string as the response renders one (decision/json.c str_new): invalid UTF-8
- * becomes '?'; NULL is null. Both stores rebuild responses with it. */
+ * becomes '?'; NULL is null. The store's one rebuild of a response (read.c) uses it. */
 json_t *pack_str_json(const char *s);
 
 #endif

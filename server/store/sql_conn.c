@@ -652,13 +652,6 @@ out:
     sqlite3_finalize(st);
     free(names);
     free(cells);
-    if (err) {
-        free(o.p);
-        *body = err;
-        *len = strlen(err);
-    } else {
-        *body = o.p;
-        *len = o.n;
-    }
+    sql_json_body(&o, err, body, len);
     return status;
 }

@@ -386,3 +386,15 @@ void sql_json_tail(struct sql_json_out *o, bool truncated)
 {
     out_str(o, truncated ? "],\"truncated\":true}\n" : "],\"truncated\":false}\n");
 }
+
+void sql_json_body(struct sql_json_out *o, char *err, char **body, size_t *len)
+{
+    if (err) {
+        free(o->p);
+        *body = err;
+        *len = strlen(err);
+    } else {
+        *body = o->p;
+        *len = o->n;
+    }
+}

@@ -67,6 +67,9 @@ int sql_json_row_put(struct sql_json_out *o, const struct sql_json_cell *cells,
 
 /* Appends the end of the body: `],"truncated":false}` and the newline. */
 void sql_json_tail(struct sql_json_out *o, bool truncated);
+/* The answer's body into *body (new) and *len: err (new, taken) when it is set, o's text then
+ * dropped, or else o's text. */
+void sql_json_body(struct sql_json_out *o, char *err, char **body, size_t *len);
 
 /*
  * Checks a request's SQL text (borrowed; NULL: the request's sql was not a string) against

@@ -527,13 +527,6 @@ out:
     free(scratch);
     free(names);
     free(cells);
-    if (err) {
-        free(o.p);
-        *body = err;
-        *len = strlen(err);
-    } else {
-        *body = o.p;
-        *len = o.n;
-    }
+    sql_json_body(&o, err, body, len);
     return status;
 }

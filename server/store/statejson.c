@@ -177,29 +177,32 @@ static int read_window(struct rd *r, json_t *jw, struct core_window *w)
     int ns = array_size(r, "window.samples", samples);
     if (n_vcol < 0 || n_gcol < 0 || ns < 0)
         return -1;
-    w->s = xcalloc((size_t)ns, sizeof *w->s);
-    w->n = w->cap = ns;
+    struct core_wrow *row = xcalloc(1, sizeof *row + (size_t)nv * sizeof row->v[0]);
+    int rc = -1;
     for (int i = 0; i < ns; i++) {
-        struct core_wsample *s = &w->s[i];
         json_t *g, *v;
         json_int_t at;
         snprintf(where, sizeof where, "window.samples[%d]", i);
-        s->v = xcalloc((size_t)nv, sizeof *s->v);
         if (unpack(r, where, json_array_get(samples, (size_t)i), "{s:I, s:o, s:o}", "at", &at, "g",
                    &g, "v", &v) < 0 ||
-            vector(r, where, g, gcol, n_gcol, &s->g, gcols, N_GCOLS) < 0)
-            return -1;
-        s->at = at;
-        if (array_size(r, where, v) != nv)
-            return fail(r, where, "expected %d metric vectors, one per vertex", nv);
+            vector(r, where, g, gcol, n_gcol, &row->g, gcols, N_GCOLS) < 0)
+            goto out;
+        if (array_size(r, where, v) != nv) {
+            fail(r, where, "expected %d metric vectors, one per vertex", nv);
+            goto out;
+        }
         for (int k = 0; k < nv; k++) {
             snprintf(where, sizeof where, "window.samples[%d].v[%d]", i, k);
-            if (vector(r, where, json_array_get(v, (size_t)k), vcol, n_vcol, &s->v[k], vcols,
+            if (vector(r, where, json_array_get(v, (size_t)k), vcol, n_vcol, &row->v[k], vcols,
                        N_VCOLS) < 0)
-                return -1;
+                goto out;
         }
+        core_window_append(w, at, row);
     }
-    return 0;
+    rc = 0;
+out:
+    free(row);
+    return rc;
 }
 
 static int read_history(struct rd *r, json_t *a, struct core_state *st)

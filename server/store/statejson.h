@@ -1,7 +1,7 @@
 /*
  * statejson.h - the JSON form a job's state was stored in before the binary one (prefix
  * statejson_), read one last time: jobs.state_json held it in rows written before migration
- * 002, and migration 008 (db.c) converts every such row to the binary form (core.h, State
+ * 002, and migration 008 (migrate.c) converts every such row to the binary form (core.h, State
  * codec) and drops the column. Nothing writes this form any more; this module goes with
  * migration 008, when databases older than schema version 8 no longer need to open.
  *

@@ -1,9 +1,7 @@
 /*
  * timeline.c - a job's history over time (see timeline.h).
  */
-#include <libpq-fe.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +9,7 @@
 #include "core/core.h"
 #include "core/index.h"
 #include "options/options.h"
-#include "store/db.h"
+#include "store/query.h"
 #include "store/timeline.h"
 #include "base/xmem.h"
 
@@ -78,147 +76,22 @@ static int intern(char ***list, int *n, struct core_runs *idx, const char *s)
     return (*n)++;
 }
 
-static double col_double(sqlite3_stmt *st, int i)
-{
-    return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
-}
-
-static char *sqlerr(sqlite3 *h, const char *what)
-{
-    return xasprintf("%s: %s", what, h ? sqlite3_errmsg(h) : "out of memory");
-}
-
-/*
- * The store read: a SQLite file, or a PostgreSQL database (db_is_pg) whose audit views the
- * same reads take, in its dialect. A cursor walks the rows of one read on either.
- */
-struct src {
-    sqlite3 *h;
-    PGconn *pg;
-};
-
-struct cur {
-    struct src *s;
-    sqlite3_stmt *st;
-    PGresult *r;
-    int row, n; /* PostgreSQL: the current row, the rows */
-    int step;   /* SQLite: the last step's result */
-};
-
-/* The most integers a read binds after the job. */
-#define CUR_MAX_INTS 8
-
-/* Runs sql (SQLite's) or pg_sql with the text job and the integers a[0..n_a). -1 + *errp. */
-static int cur_open(struct src *s, struct cur *c, const char *sql, const char *pg_sql,
-                    const char *job, const int64_t *a, int n_a, const char *what, char **errp)
-{
-    memset(c, 0, sizeof *c);
-    c->s = s;
-    c->row = -1;
-    if (s->pg) {
-        char num[CUR_MAX_INTS][24];
-        const char *v[CUR_MAX_INTS + 1];
-        int n = 0;
-        if (job)
-            v[n++] = job;
-        for (int i = 0; i < n_a && i < CUR_MAX_INTS; i++) {
-            snprintf(num[i], sizeof num[i], "%lld", (long long)a[i]);
-            v[n++] = num[i];
-        }
-        c->r = PQexecParams(s->pg, pg_sql, n, NULL, v, NULL, NULL, 0);
-        if (PQresultStatus(c->r) != PGRES_TUPLES_OK) {
-            const char *m = PQresultErrorMessage(c->r);
-            size_t len = strlen(m);
-            while (len && m[len - 1] == '\n')
-                len--;
-            *errp = xasprintf("%s: %.*s", what, (int)len, m);
-            return -1;
-        }
-        c->n = PQntuples(c->r);
-        return 0;
-    }
-    if (sqlite3_prepare_v2(s->h, sql, -1, &c->st, NULL) != SQLITE_OK) {
-        *errp = sqlerr(s->h, what);
-        return -1;
-    }
-    int i = 1;
-    if (job)
-        sqlite3_bind_text(c->st, i++, job, -1, SQLITE_TRANSIENT);
-    for (int k = 0; k < n_a; k++)
-        sqlite3_bind_int64(c->st, i++, a[k]);
-    return 0;
-}
-
-static bool cur_next(struct cur *c)
-{
-    if (c->r)
-        return ++c->row < c->n;
-    return (c->step = sqlite3_step(c->st)) == SQLITE_ROW;
-}
-
-/* After the last cur_next: whether the rows ended without an error. -1 + *errp. */
-static int cur_done(struct cur *c, const char *what, char **errp)
-{
-    if (c->r || c->step == SQLITE_DONE)
-        return 0;
-    *errp = sqlerr(c->s->h, what);
-    return -1;
-}
-
-static void cur_close(struct cur *c)
-{
-    PQclear(c->r);
-    sqlite3_finalize(c->st);
-    c->r = NULL;
-    c->st = NULL;
-}
-
-static bool cur_null(const struct cur *c, int i)
-{
-    return c->r ? PQgetisnull(c->r, c->row, i) : sqlite3_column_type(c->st, i) == SQLITE_NULL;
-}
-
-static const char *cur_text(const struct cur *c, int i)
-{
-    if (c->r)
-        return PQgetisnull(c->r, c->row, i) ? NULL : PQgetvalue(c->r, c->row, i);
-    return (const char *)sqlite3_column_text(c->st, i);
-}
-
-static int64_t cur_int(const struct cur *c, int i)
-{
-    if (c->r)
-        return cur_null(c, i) ? 0 : strtoll(PQgetvalue(c->r, c->row, i), NULL, 10);
-    return sqlite3_column_int64(c->st, i);
-}
-
-/* NaN when NULL. */
-static double cur_double(const struct cur *c, int i)
-{
-    if (c->r)
-        return cur_null(c, i) ? NAN : strtod(PQgetvalue(c->r, c->row, i), NULL);
-    return col_double(c->st, i);
-}
-
 /* The options of decision id, resolved into c. A stored option the table no longer takes
  * is skipped (the rest still resolve); options that do not resolve give the defaults. */
-static int read_config(struct src *s, int64_t id, struct timeline_config *c, char **errp)
+static int read_config(struct db *db, int64_t id, struct timeline_config *c, char **errp)
 {
-    static const char sql[] =
-        "SELECT key, value FROM audit_decision_options WHERE decision_id = ?1";
-    static const char pg_sql[] =
-        "SELECT key, value FROM audit_decision_options WHERE decision_id = $1";
-    struct cur cu;
+    static const struct db_sql sql = {
+        "SELECT key, value FROM audit_decision_options WHERE decision_id = ?1", NULL,
+        "read audit_decision_options", DB_SQL_ONCE};
+    struct db_cur cu;
     struct opt_job *j = opt_job_new();
     struct core_config cfg;
     char *err = NULL;
-    int rc = -1;
     c->slo_lag_s = NAN;
-    if (cur_open(s, &cu, sql, pg_sql, NULL, &id, 1, "read audit_decision_options", errp) < 0)
-        goto out;
-    while (cur_next(&cu)) {
-        const char *k = cur_text(&cu, 0);
-        const char *v = cur_text(&cu, 1);
+    int rc = db_query(db, &sql, DB_ARGS(DB_INT(id)), &cu, errp);
+    while (rc == 0 && db_next(&cu)) {
+        const char *k = db_text(&cu, 0);
+        const char *v = db_text(&cu, 1);
         if (!k || !v || !*v)
             continue;
         if (opt_job_set(j, OPT_JOB, k, v, &err) < 0) {
@@ -231,8 +104,10 @@ static int read_config(struct src *s, int64_t id, struct timeline_config *c, cha
         free(err);
         err = NULL;
     }
-    if (cur_done(&cu, "read audit_decision_options", errp) < 0)
-        goto out;
+    if ((rc = db_finish(&cu, rc, errp)) < 0) {
+        opt_job_free(j);
+        return -1;
+    }
     if (opt_job_resolve(j, &cfg, &err) < 0) {
         free(err);
         opt_config_defaults(&cfg);
@@ -244,76 +119,66 @@ static int read_config(struct src *s, int64_t id, struct timeline_config *c, cha
     c->lag_threshold_s = (double)cfg.backlog_lag_threshold_ms / 1000.0;
     c->scale_down_interval_s = (double)cfg.scale_down_interval_ms / 1000.0;
     c->catch_up_s = (double)cfg.catch_up_ms / 1000.0;
-    rc = 0;
-out:
-    cur_close(&cu);
     opt_job_free(j);
-    return rc;
+    return 0;
 }
 
 /*
- * The reads, one page at a time (read_page): the decisions after the cursor (its at ?2 and id
- * ?5; ?3 the end of the range, ?4 the id after which the history is read, ?6 the page's size)
- * in (at, id) order; then the vertex rows and the scalings of the page's decisions: those
- * from its first (at ?2, id ?5) to its last (?3, ?6) in the same order, with an id above ?4.
+ * The reads of the timeline, all through the public audit views, one page at a time
+ * (read_page): the decisions after the cursor (its at ?2 and id ?5; ?3 the end of the range,
+ * ?4 the id after which the history is read, ?6 the page's size) in (at, id) order; then the
+ * vertex rows and the scalings of the page's decisions: those from its first (at ?2, id ?5) to
+ * its last (?3, ?6) in the same order, with an id above ?4.
  */
-static const char SQL_DECISIONS[] =
+static const struct db_sql SQL_DECISIONS = {
     "SELECT id, at, reason, execute, action, config_hash FROM audit_decisions "
     "WHERE job = ?1 AND at >= ?2 AND at < ?3 AND id > ?4 AND (at > ?2 OR id > ?5) "
-    "ORDER BY at, id LIMIT ?6";
+    "ORDER BY at, id LIMIT ?6",
+    NULL, "read audit_decisions", DB_SQL_ONCE};
 #define PAGE_OF_D                                                                                  \
     "job = ?1 AND at >= ?2 AND at <= ?3 AND decision_id > ?4 AND (at > ?2 OR decision_id >= ?5) "  \
     "AND (at < ?3 OR decision_id <= ?6)"
-static const char SQL_VERTICES[] =
-    "SELECT decision_id, vertex, current, target, load, lag, target_data_rate, "
-    "scale_down_rate_threshold, json_extract(evaluated_json, '$.max_parallelism'), "
-    "json_extract(evaluated_json, '$.num_source_partitions') FROM audit_vertex_decisions "
-    "WHERE " PAGE_OF_D " ORDER BY at, decision_id, ord";
-static const char SQL_EVENTS[] =
+/* The JSON members of evaluated_json, in each dialect. */
+#define VERTICES(max_parallelism, num_source_partitions)                                           \
+    "SELECT decision_id, vertex, current, target, load, lag, target_data_rate, "                   \
+    "scale_down_rate_threshold, " max_parallelism ", " num_source_partitions                       \
+    " FROM audit_vertex_decisions WHERE " PAGE_OF_D " ORDER BY at, decision_id, ord"
+static const struct db_sql SQL_VERTICES = {
+    VERTICES("json_extract(evaluated_json, '$.max_parallelism')",
+             "json_extract(evaluated_json, '$.num_source_partitions')"),
+    VERTICES("evaluated_json::json ->> 'max_parallelism'",
+             "evaluated_json::json ->> 'num_source_partitions'"),
+    "read audit_vertex_decisions", DB_SQL_ONCE};
+static const struct db_sql SQL_EVENTS = {
     "SELECT decision_id, at, action, reason, changes, subtasks_before, subtasks_after, applied "
-    "FROM audit_scalings WHERE " PAGE_OF_D " ORDER BY at, decision_id LIMIT ?7";
-/* The same reads on PostgreSQL. */
-static const char PG_DECISIONS[] =
-    "SELECT id, at, reason, execute, action, config_hash FROM audit_decisions "
-    "WHERE job = $1 AND at >= $2 AND at < $3 AND id > $4 AND (at > $2 OR id > $5) "
-    "ORDER BY at, id LIMIT $6";
-#define PG_PAGE_OF_D                                                                               \
-    "job = $1 AND at >= $2 AND at <= $3 AND decision_id > $4 AND (at > $2 OR decision_id >= $5) "  \
-    "AND (at < $3 OR decision_id <= $6)"
-static const char PG_VERTICES[] =
-    "SELECT decision_id, vertex, current, target, load, lag, target_data_rate, "
-    "scale_down_rate_threshold, evaluated_json::json ->> 'max_parallelism', "
-    "evaluated_json::json ->> 'num_source_partitions' FROM audit_vertex_decisions "
-    "WHERE " PG_PAGE_OF_D " ORDER BY at, decision_id, ord";
-static const char PG_EVENTS[] =
-    "SELECT decision_id, at, action, reason, changes, subtasks_before, subtasks_after, "
-    "applied::int FROM audit_scalings WHERE " PG_PAGE_OF_D " ORDER BY at, decision_id LIMIT $7";
+    "FROM audit_scalings WHERE " PAGE_OF_D " ORDER BY at, decision_id LIMIT ?7",
+    NULL, "read audit_scalings", DB_SQL_ONCE};
 
 /* One page of decisions after the cursor (at, id), appended to hi. */
-static int read_decisions(struct src *s, const char *job, int64_t at, int64_t id, int64_t to,
+static int read_decisions(struct db *db, const char *job, int64_t at, int64_t id, int64_t to,
                           int64_t after_id, struct timeline_history *hi, char **errp)
 {
-    struct cur cu;
-    int rc = -1;
-    int64_t a[] = {at, to, after_id, id, TIMELINE_PAGE};
-    if (cur_open(s, &cu, SQL_DECISIONS, PG_DECISIONS, job, a, 5, "read audit_decisions", errp) < 0)
-        goto out;
-    while (cur_next(&cu)) {
+    struct db_cur cu;
+    int rc = db_query(db, &SQL_DECISIONS,
+                      DB_ARGS(DB_TEXT(job), DB_INT(at), DB_INT(to), DB_INT(after_id), DB_INT(id),
+                              DB_INT(TIMELINE_PAGE)),
+                      &cu, errp);
+    while (rc == 0 && db_next(&cu)) {
         if (hi->n_d == hi->cap_d) {
             hi->cap_d = hi->cap_d ? hi->cap_d * 2 : 256;
             hi->d = xrealloc(hi->d, (size_t)hi->cap_d * sizeof *hi->d);
         }
         struct timeline_decision *d = &hi->d[hi->n_d];
         memset(d, 0, sizeof *d);
-        d->id = cur_int(&cu, 0);
-        d->at = cur_int(&cu, 1);
-        const char *reason = cur_text(&cu, 2);
+        d->id = db_int(&cu, 0);
+        d->at = db_int(&cu, 1);
+        const char *reason = db_text(&cu, 2);
         d->reason = intern(&hi->codes, &hi->n_codes, NULL, reason ? reason : "");
-        const char *action = cur_text(&cu, 4);
+        const char *action = db_text(&cu, 4);
         snprintf(d->action, sizeof d->action, "%s", action ? action : "");
-        d->executed = cur_int(&cu, 3) == 1 && strcmp(d->action, "NO_CHANGE") != 0;
+        d->executed = db_int(&cu, 3) == 1 && strcmp(d->action, "NO_CHANGE") != 0;
         d->load_max = d->backlog_s = NAN;
-        const char *hash = cur_text(&cu, 5);
+        const char *hash = db_text(&cu, 5);
         if (!hash)
             hash = "";
         int c = hi->n_configs - 1;
@@ -324,37 +189,37 @@ static int read_decisions(struct src *s, const char *job, int64_t at, int64_t id
             memset(&hi->configs[c], 0, sizeof hi->configs[c]);
             snprintf(hi->configs[c].hash, sizeof hi->configs[c].hash, "%s", hash);
             hi->n_configs++;
-            if (read_config(s, d->id, &hi->configs[c], errp) < 0)
-                goto out;
+            if ((rc = read_config(db, d->id, &hi->configs[c], errp)) < 0)
+                break;
         }
         d->config = c;
         hi->n_d++;
     }
-    if (cur_done(&cu, "read audit_decisions", errp) < 0)
-        goto out;
-    rc = 0;
-out:
-    cur_close(&cu);
-    return rc;
+    return db_finish(&cu, rc, errp);
 }
 
-/* The vertex rows of the page of decisions hi->d[k..n_d) (bounds: read_page's). */
-static int read_vertices(struct src *s, const char *job, const int64_t *bounds, int k,
+/* The arguments of a page's reads of vertex rows and scalings (PAGE_OF_D): the job, the page's
+ * first and last decisions (f, l), after_id. */
+#define PAGE_ARGS(job, f, l, after_id)                                                             \
+    DB_TEXT(job), DB_INT((f)->at), DB_INT((l)->at), DB_INT(after_id), DB_INT((f)->id),             \
+        DB_INT((l)->id)
+
+/* The vertex rows of the page of decisions hi->d[k..n_d). */
+static int read_vertices(struct db *db, const char *job, int64_t after_id, int k,
                          struct timeline_history *hi, char **errp)
 {
-    struct cur cu;
-    int rc = -1;
-    bool more;
-    if (cur_open(s, &cu, SQL_VERTICES, PG_VERTICES, job, bounds, 5, "read audit_vertex_decisions",
-                 errp) < 0)
-        goto out;
-    while ((more = cur_next(&cu))) {
-        int64_t id = cur_int(&cu, 0);
+    struct db_cur cu;
+    const struct timeline_decision *f = &hi->d[k], *l = &hi->d[hi->n_d - 1];
+    int rc = db_query(db, &SQL_VERTICES, DB_ARGS(PAGE_ARGS(job, f, l, after_id)), &cu, errp);
+    while (rc == 0 && db_next(&cu)) {
+        int64_t id = db_int(&cu, 0);
         /* Both reads run in one transaction in the same order: walk the decisions along. */
         while (k < hi->n_d && hi->d[k].id != id)
             k++;
-        if (k == hi->n_d)
-            break;
+        if (k == hi->n_d) {
+            db_end(&cu); /* rows left behind: not an error */
+            return 0;
+        }
         struct timeline_decision *d = &hi->d[k];
         const struct timeline_config *c = &hi->configs[d->config];
         if (hi->n_vrows == hi->cap_vrows) {
@@ -365,14 +230,14 @@ static int read_vertices(struct src *s, const char *job, const int64_t *bounds, 
             d->v0 = hi->n_vrows;
         struct timeline_vrow *v = &hi->vrows[hi->n_vrows++];
         d->n_v++;
-        const char *name = cur_text(&cu, 1);
+        const char *name = db_text(&cu, 1);
         v->vertex = intern(&hi->vertices, &hi->n_vertices, &hi->by_vertex, name ? name : "");
-        v->current = (int)cur_int(&cu, 2);
-        v->target = (int)cur_int(&cu, 3);
-        v->load = cur_double(&cu, 4);
-        v->lag = cur_double(&cu, 5);
-        v->tdr = cur_double(&cu, 6);
-        double sdt = cur_double(&cu, 7), keys = cur_double(&cu, 8), parts = cur_double(&cu, 9);
+        v->current = (int)db_int(&cu, 2);
+        v->target = (int)db_int(&cu, 3);
+        v->load = db_real(&cu, 4);
+        v->lag = db_real(&cu, 5);
+        v->tdr = db_real(&cu, 6);
+        double sdt = db_real(&cu, 7), keys = db_real(&cu, 8), parts = db_real(&cu, 9);
         v->min_parallelism = c->min_parallelism;
         v->max_parallelism = c->max_parallelism;
         if (!isnan(keys) && keys >= 1 && keys < v->max_parallelism)
@@ -391,187 +256,97 @@ static int read_vertices(struct src *s, const char *job, const int64_t *bounds, 
         if (!isnan(v->backlog_s) && (isnan(d->backlog_s) || v->backlog_s > d->backlog_s))
             d->backlog_s = v->backlog_s;
     }
-    /* a break leaves more rows behind: not an error */
-    if (!more && cur_done(&cu, "read audit_vertex_decisions", errp) < 0)
-        goto out;
-    rc = 0;
-out:
-    cur_close(&cu);
-    return rc;
+    return db_finish(&cu, rc, errp);
 }
 
-/* new: column i as the JSON value of its type (a PostgreSQL column by its type's oid). */
-static json_t *cur_json(const struct cur *c, int i)
+/* new: column i as the JSON value of its type. */
+static json_t *col_json(const struct db_cur *c, int i)
 {
-    if (cur_null(c, i))
-        return json_null();
-    if (c->r) {
-        Oid t = PQftype(c->r, i);
-        if (t == 20 || t == 21 || t == 23) /* int8, int2, int4 */
-            return json_integer((json_int_t)cur_int(c, i));
-        if (t == 700 || t == 701 || t == 1700) /* float4, float8, numeric */
-            return json_real(cur_double(c, i));
-        return json_string(cur_text(c, i));
-    }
-    switch (sqlite3_column_type(c->st, i)) {
-    case SQLITE_INTEGER:
-        return json_integer((json_int_t)sqlite3_column_int64(c->st, i));
-    case SQLITE_FLOAT:
-        return json_real(sqlite3_column_double(c->st, i));
-    case SQLITE_TEXT:
-        return json_string((const char *)sqlite3_column_text(c->st, i));
+    switch (db_kind(c, i)) {
+    case DB_KINT:
+        return json_integer((json_int_t)db_int(c, i));
+    case DB_KREAL:
+        return json_real(db_real(c, i));
+    case DB_KTEXT:
+        return json_string(db_text(c, i));
     default:
         return json_null();
     }
 }
 
-/* The scalings of the page of decisions within bounds (read_page's), up to the limit of
- * TIMELINE_MAX_EVENTS over every page. */
-static int read_events(struct src *s, const char *job, const int64_t *bounds,
+/* The scalings of the page of decisions hi->d[k..n_d), up to the limit of TIMELINE_MAX_EVENTS
+ * over every page. */
+static int read_events(struct db *db, const char *job, int64_t after_id, int k,
                        struct timeline_history *hi, char **errp)
 {
     static const char *const names[] = {"decision_id",    "at",      "action",
                                         "reason",         "changes", "subtasks_before",
                                         "subtasks_after", "applied"};
-    struct cur cu;
-    int rc = -1;
-    int64_t a[6];
-    memcpy(a, bounds, 5 * sizeof *a);
-    a[5] = TIMELINE_MAX_EVENTS + 1 - (int64_t)json_array_size(hi->events);
-    if (cur_open(s, &cu, SQL_EVENTS, PG_EVENTS, job, a, 6, "read audit_scalings", errp) < 0)
-        goto out;
-    while (cur_next(&cu)) {
+    struct db_cur cu;
+    const struct timeline_decision *f = &hi->d[k], *l = &hi->d[hi->n_d - 1];
+    int64_t room = TIMELINE_MAX_EVENTS + 1 - (int64_t)json_array_size(hi->events);
+    int rc =
+        db_query(db, &SQL_EVENTS, DB_ARGS(PAGE_ARGS(job, f, l, after_id), DB_INT(room)), &cu, errp);
+    while (rc == 0 && db_next(&cu)) {
         if (json_array_size(hi->events) == TIMELINE_MAX_EVENTS) {
             hi->events_truncated = true;
             continue;
         }
         json_t *e = json_object();
         for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
-            json_object_set_new(e, names[i], cur_json(&cu, i));
+            json_object_set_new(e, names[i], col_json(&cu, i));
         json_array_append_new(hi->events, e);
     }
-    if (cur_done(&cu, "read audit_scalings", errp) < 0)
-        goto out;
-    rc = 0;
-out:
-    cur_close(&cu);
-    return rc;
-}
-
-/* Opens the store at db (s->h or s->pg), read-only. -1 + *errp. */
-static int src_open(struct src *s, const char *db, char **errp)
-{
-    if (db_is_pg(db)) {
-        s->pg = PQconnectdb(db);
-        if (PQstatus(s->pg) != CONNECTION_OK) {
-            const char *m = PQerrorMessage(s->pg);
-            size_t len = strlen(m);
-            while (len && m[len - 1] == '\n')
-                len--;
-            *errp = xasprintf("PostgreSQL: %.*s", (int)len, m);
-            return -1;
-        }
-        return 0;
-    }
-    if (sqlite3_open_v2(db, &s->h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        *errp = sqlerr(s->h, db);
-        return -1;
-    }
-    sqlite3_busy_timeout(s->h, 5000);
-    sqlite3_exec(s->h, "PRAGMA query_only = 1", NULL, NULL, NULL);
-    return 0;
-}
-
-/* A read transaction: the reads of one page see one snapshot. -1 + *errp. */
-static int src_begin(struct src *s, char **errp)
-{
-    if (s->pg) {
-        PGresult *r = PQexec(s->pg, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-        int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-        PQclear(r);
-        if (!ok) {
-            const char *m = PQerrorMessage(s->pg);
-            size_t len = strlen(m);
-            while (len && m[len - 1] == '\n')
-                len--;
-            *errp = xasprintf("PostgreSQL: %.*s", (int)len, m);
-        }
-        return ok ? 0 : -1;
-    }
-    if (sqlite3_exec(s->h, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
-        *errp = sqlerr(s->h, "begin");
-        return -1;
-    }
-    return 0;
-}
-
-static void src_end(struct src *s)
-{
-    if (s->pg)
-        PQclear(PQexec(s->pg, "COMMIT"));
-    else
-        sqlite3_exec(s->h, "COMMIT", NULL, NULL, NULL);
-}
-
-static void src_close(struct src *s)
-{
-    sqlite3_close(s->h);
-    PQfinish(s->pg);
+    return db_finish(&cu, rc, errp);
 }
 
 /*
  * One page: TIMELINE_PAGE decisions after the cursor (at, id), then their vertex rows and
  * scalings, in one short read transaction. *n: the decisions read.
  */
-static int read_page(struct src *s, const char *job, int64_t at, int64_t id, int64_t to,
+static int read_page(struct db *db, const char *job, int64_t at, int64_t id, int64_t to,
                      int64_t after_id, struct timeline_history *h, int *n, char **errp)
 {
     int k = h->n_d, rc = -1;
     *n = 0;
-    if (src_begin(s, errp) < 0)
+    if (db_read_begin(db, errp) < 0)
         return -1;
-    if (read_decisions(s, job, at, id, to, after_id, h, errp) < 0)
-        goto out;
-    *n = h->n_d - k;
-    if (*n > 0) {
-        const struct timeline_decision *f = &h->d[k], *l = &h->d[h->n_d - 1];
-        int64_t bounds[] = {f->at, l->at, after_id, f->id, l->id};
-        if (read_vertices(s, job, bounds, k, h, errp) < 0 ||
-            read_events(s, job, bounds, h, errp) < 0)
-            goto out;
+    if (read_decisions(db, job, at, id, to, after_id, h, errp) == 0) {
+        *n = h->n_d - k;
+        if (*n == 0 || (read_vertices(db, job, after_id, k, h, errp) == 0 &&
+                        read_events(db, job, after_id, k, h, errp) == 0))
+            rc = 0;
     }
-    rc = 0;
-out:
-    src_end(s);
+    db_read_end(db);
     return rc;
 }
 
 int timeline_history_read(const char *db, const char *job, int64_t from, int64_t to,
                           int64_t after_id, struct timeline_history *h, char **errp)
 {
-    struct src s = {0};
-    int rc = -1, n = 0;
+    struct db *s;
+    int n = 0;
     memset(h, 0, sizeof *h);
     h->job = xstrdup(job);
     h->events = json_array();
-    if (src_open(&s, db, errp) < 0)
-        goto out;
+    if (!(s = db_open_read(db, errp)))
+        return -1;
     /* In pages, each its own snapshot, so that a long history never holds one for the whole
      * read (a snapshot held keeps the write-ahead log from being checkpointed, db.h). Pages
      * follow (at, id): a decision stored meanwhile comes in a later page when it is after the
      * cursor; a page's decisions, vertex rows and scalings are read in one snapshot. */
     for (int64_t at = from, id = after_id;;) {
-        if (read_page(&s, job, at, id, to, after_id, h, &n, errp) < 0)
-            goto out;
+        if (read_page(s, job, at, id, to, after_id, h, &n, errp) < 0) {
+            db_close(s);
+            return -1;
+        }
         if (n < TIMELINE_PAGE)
             break;
         at = h->d[h->n_d - 1].at;
         id = h->d[h->n_d - 1].id;
     }
-    rc = 0;
-out:
-    src_close(&s);
-    return rc;
+    db_close(s);
+    return 0;
 }
 
 void timeline_history_free(struct timeline_history *h)

@@ -22,14 +22,14 @@
  * configured lower bound is above 0, which the evaluation does only while the job processes
  * a backlog (core/README.md, Evaluation).
  *
- * The database is opened read-only (query_only) on the caller's thread (the server calls this
- * off its loop), and read in pages of TIMELINE_PAGE decisions (in (at, id) order), each page
+ * The store (SQLite or PostgreSQL) is opened read-only on the caller's thread (the server calls
+ * this off its loop), and read in pages of TIMELINE_PAGE decisions (in (at, id) order), each page
  * with its vertex rows and scalings in one short read transaction: a long history never holds
  * one snapshot for the whole read, which would keep the write-ahead log from being checkpointed
  * while readers follow one another (db.h, db_wal_limit).
  *
- * May call: options (resolving the stored options), core (the bounds' formula), SQLite,
- * jansson, libc.
+ * May call: options (resolving the stored options), core (the bounds' formula, its sorted
+ * index), the store's reads (query.h), jansson, libc.
  */
 #ifndef GOVERNOR_TIMELINE_H
 #define GOVERNOR_TIMELINE_H

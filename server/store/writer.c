@@ -77,8 +77,6 @@ struct writer {
     struct timespec next_ckpt;
 };
 
-static const char STALE_MSG[] = "an earlier write of this job failed";
-
 /* ------------------------------------------------------------------ time -- */
 
 static void mono_now(struct timespec *t)
@@ -229,64 +227,20 @@ static void sort_by_job(struct db_write **g, int n)
     }
 }
 
-/* Whether a unit of ws[i]'s job before it in the group stored nothing (a fence that did not
- * hold): ws[i] was computed from that unit's state. */
-static bool after_fenced(struct db_write **ws, int i)
-{
-    if (!ws[i]->job[0])
-        return false;
-    for (int k = 0; k < i; k++)
-        if (ws[k]->fault != DB_FAULT_NONE && strcmp(ws[k]->job, ws[i]->job) == 0)
-            return true;
-    return false;
-}
-
 /*
- * One transaction of n units; on failure it is rolled back and no unit is ok. A unit whose
- * fence did not hold (DB_FAULT_FENCED) stores nothing, and the later units of its job in the
- * group are not written (DB_FAULT_STALE); the others commit.
+ * One transaction of n units (db_write_group: on every backend the same call); on failure it
+ * is rolled back and no unit is ok. A unit that stored nothing (a fence that did not hold, or
+ * a later unit of its job) is not ok either, the others commit.
  */
 static int write_units(struct db *db, struct db_write **ws, int n, char **errp)
 {
-    int fenced = 0;
-    if (db_pg(db)) {
-        /* PostgreSQL: one pipeline, all or nothing; a fence that does not hold fails the
-         * group (DB_FAULT_FENCED), and commit() writes its units again one at a time. */
-        if (db_write_group(db, ws, n, errp) < 0)
-            goto fail;
-        goto done;
-    }
-    if (db_begin(db, errp) < 0)
-        goto fail;
+    int rc = db_write_group(db, ws, n, errp);
     for (int i = 0; i < n; i++) {
-        if (fenced && after_fenced(ws, i)) {
-            ws[i]->fault = DB_FAULT_STALE;
-            free(ws[i]->error);
-            ws[i]->error = xstrdup(STALE_MSG);
-            continue;
-        }
-        if (db_write_apply(db, ws[i], errp) < 0)
-            goto fail;
-        if (ws[i]->fault != DB_FAULT_NONE)
-            fenced++;
-    }
-    if (db_commit(db, errp) < 0)
-        goto fail;
-done:
-    for (int i = 0; i < n; i++) {
-        ws[i]->ok = ws[i]->fault == DB_FAULT_NONE;
+        ws[i]->ok = rc == 0 && ws[i]->fault == DB_FAULT_NONE;
         if (!ws[i]->ok)
             ws[i]->decision_id = 0;
     }
-    return 0;
-fail:
-    if (!db_pg(db))
-        db_rollback(db);
-    for (int i = 0; i < n; i++) {
-        ws[i]->ok = 0;
-        ws[i]->decision_id = 0;
-    }
-    return -1;
+    return rc;
 }
 
 int writer_commit_group(struct db *db, struct db_write **ws, int n, char **errp)
@@ -318,6 +272,19 @@ static void fail_unstored(struct writer *wr, struct db_write **g, int n)
     pthread_mutex_unlock(&wr->mu);
 }
 
+/* The n units of g failed with fault f and error err (freed here); a storage fault faults the
+ * writer. */
+static void fail_units(struct writer *wr, struct db_write **g, int n, enum db_fault f, char *err)
+{
+    pthread_mutex_lock(&wr->mu);
+    for (int i = 0; i < n; i++)
+        fail(wr, g[i], f, err);
+    if (f == DB_FAULT_STORAGE)
+        enter_fault(wr, err);
+    pthread_mutex_unlock(&wr->mu);
+    free(err);
+}
+
 /*
  * Writes a group (thread, outside mu). A storage fault fails the whole group and faults the
  * writer; any other failure writes the units again one per transaction, so that only the
@@ -334,13 +301,7 @@ static int commit(struct writer *wr, struct db_write **g, int n)
     enum db_fault f = db_fault_of(db_last_errcode(wr->db));
     log_msg(LOG_ERROR, "writer", "group commit failed", "units=%d error=\"%s\"", n, err);
     if (f == DB_FAULT_STORAGE || n == 1) {
-        pthread_mutex_lock(&wr->mu);
-        for (int i = 0; i < n; i++)
-            fail(wr, g[i], f, err);
-        if (f == DB_FAULT_STORAGE)
-            enter_fault(wr, err);
-        pthread_mutex_unlock(&wr->mu);
-        free(err);
+        fail_units(wr, g, n, f, err);
         return -1;
     }
     free(err);
@@ -350,7 +311,7 @@ static int commit(struct writer *wr, struct db_write **g, int n)
         bool skip = wr->faulted || (j && j->poisoned);
         if (skip)
             fail(wr, g[i], wr->faulted ? DB_FAULT_STORAGE : DB_FAULT_STALE,
-                 wr->faulted ? wr->fault_msg : STALE_MSG);
+                 wr->faulted ? wr->fault_msg : DB_STALE_MSG);
         pthread_mutex_unlock(&wr->mu);
         if (skip)
             continue;
@@ -359,15 +320,9 @@ static int commit(struct writer *wr, struct db_write **g, int n)
             fail_unstored(wr, &g[i], 1);
             continue;
         }
-        f = db_fault_of(db_last_errcode(wr->db));
         log_msg(LOG_ERROR, "writer", "write unit refused", "job=%s kind=%d error=\"%s\"", g[i]->job,
                 (int)g[i]->kind, err);
-        pthread_mutex_lock(&wr->mu);
-        fail(wr, g[i], f, err);
-        if (f == DB_FAULT_STORAGE)
-            enter_fault(wr, err);
-        pthread_mutex_unlock(&wr->mu);
-        free(err);
+        fail_units(wr, &g[i], 1, db_fault_of(db_last_errcode(wr->db)), err);
     }
     return -1;
 }
@@ -472,7 +427,7 @@ static void *run(void *arg)
             struct wjob *j = wjob_get(wr, w->job, false);
             if ((j && j->poisoned) || wr->faulted) {
                 if (j && j->poisoned)
-                    fail(wr, w, DB_FAULT_STALE, STALE_MSG);
+                    fail(wr, w, DB_FAULT_STALE, DB_STALE_MSG);
                 else
                     fail(wr, w, DB_FAULT_STORAGE, wr->fault_msg);
                 push(&wr->d_head, &wr->d_tail, w);

@@ -16,6 +16,7 @@ usage: tests/bench/run.sh [--build DIR] [--quick] [--seconds S] [--repeat N] [--
                           [--scale-jobs N] [--no-main] [--json FILE] [--smoke]
 """
 import argparse
+import glob
 import http.client
 import json
 import os
@@ -155,9 +156,9 @@ class Bench:
         self.servers.append(s)
         return s
 
-    def start_governor(self, name, db, sync="FULL", extra=(), timeout=60):
+    def start_governor(self, name, db, sync="FULL", extra=(), timeout=60, build=None):
         port = free_port()
-        argv = [os.path.join(self.build, "governor"), "serve", "--listen", f"127.0.0.1:{port}",
+        argv = [os.path.join(build or self.build, "governor"), "serve", "--listen", f"127.0.0.1:{port}",
                 "--db", db, "--policies", self.policies, "--config", self.server_conf,
                 "--synchronous", sync, "--log-level", "warn", *extra]
         s = Server(name, argv, port, os.path.join(self.tmp, f"{name}.log"), timeout=timeout)
@@ -413,54 +414,170 @@ class Bench:
             runs.append(json.loads(out.stdout))
         self.results["lua"] = runs
 
+    def codec(self):
+        """Bytes a sample in the samples' codec (bench_codec) against the same samples' raw
+        sizes: the benchmark's own job (a day of samples), the simulator's scenarios (their
+        traces, written by `governor simulate --trace`) and the decision cases' traces."""
+        exe = os.path.join(self.build, "bench_codec")
+        if not os.access(exe, os.X_OK):
+            return
+        trace = os.path.join(self.tmp, "sim-trace")
+        scen = sorted(glob.glob(os.path.join(ROOT, "tests", "scenarios", "*.json")))
+        for sc in scen:
+            out = subprocess.run([os.path.join(self.build, "governor"), "simulate", sc,
+                                  "--policies", os.path.join(ROOT, "policies"), "--only",
+                                  "governor", "--out", os.path.join(self.tmp, "sim"), "--trace",
+                                  trace], capture_output=True, text=True)
+            if out.returncode != 0:
+                raise SystemExit(f"bench: governor simulate {sc} failed: {out.stderr[-500:]}")
+        traces = sorted(glob.glob(os.path.join(trace, "*.jsonl")))
+        cases = sorted(glob.glob(os.path.join(ROOT, "tests", "cases", "*", "trace.jsonl")))
+        argv = [exe, "--bench-job", str(SAMPLES_PER_DAY),
+                f"the simulator's {len(scen)} scenarios=" + ",".join(traces),
+                f"the {len(cases)} decision cases' traces=" + ",".join(cases)]
+        out = subprocess.run(argv, capture_output=True, text=True)
+        if out.returncode != 0:
+            raise SystemExit(f"bench: bench_codec failed: {out.stderr}")
+        self.results["codec"] = [json.loads(l) for l in out.stdout.splitlines() if l.strip()]
+
     def scale(self):
-        """Resident memory and time per decision with N jobs, each with a full window."""
+        """Resident memory and time per decision with N jobs, each with a full window; with
+        --baseline, the same for the baseline build's governor on copies of the same
+        databases, one build after the other."""
         a = self.a
         C, S, N = a.conns, a.seconds, a.scale_jobs
         db = os.path.join(self.tmp, "scale.db")
-        # Audit retention keeps the database small while N x 95 decisions are made.
-        gov = self.start_governor("governor-scale", db,
-                                  extra=("--audit-retention", a.scale_retention))
-        fixed = self.start_bare("fixed")
-        sc = self.results["scale"] = {"jobs": N}
+        extra = ("--audit-retention", a.scale_retention)
+        self.results["scale"] = {"jobs": N, "builds": []}
         log(f"scale: {a.jobs} jobs, then {N}:")
-        self.warm_up(gov, "sc", a.jobs, C)
-        sc["rss_small"] = rss_mib(gov.proc.pid)
-        small, big, sub, bare = [], [], [], []
-        for rep in range(a.repeat):
-            bare.append(self.load(fixed, "bare", C, a.jobs, seconds=S, tag=f"bare-fixed c{C}"))
-            small.append(self.load(gov, "sc", C, a.jobs, seconds=S, tag=f"scale {a.jobs} jobs"))
-        first = self.next_first["sc"]
+        # One warm-up for every build: the first jobs get their samples over HTTP (this build);
+        # the database then holds what a job that had every sample posted holds.
+        gov = self.start_governor("governor-scale", db, extra=extra)
         t = time.time()
-        if a.scale_http:
-            # Every job of the N: the first jobs are ahead in job time, the others start there.
-            self.load(gov, "sc", C, N, rounds=a.warm_rounds, tag=f"warm-up {N} jobs")
-        else:
-            # The other jobs are copies of the first ones' stored rows (state, options and
-            # window: what a job that had every sample posted holds), made while the server is
-            # stopped; it then starts on the N jobs as it would after a restart.
-            self.stop(gov)
-            clone_jobs(db, "sc", a.jobs, N)
-            sc["cloned_s"] = time.time() - t
-            t = time.time()
-            gov = self.start_governor("governor-scale", db, timeout=3600,
-                                      extra=("--audit-retention", a.scale_retention))
-            sc["start_s"] = time.time() - t
-            # Every job's first decision after a start resolves its options: one round.
-            self.load(gov, "sc", C, N, rounds=1, tag=f"first round of {N} jobs")
-        sc["warm_up_s"] = time.time() - t
-        sc["rss_big"] = rss_mib(gov.proc.pid)
-        for rep in range(a.repeat):
-            bare.append(self.load(fixed, "bare", C, a.jobs, seconds=S, tag=f"bare-fixed c{C}"))
-            big.append(self.load(gov, "sc", C, N, rounds=1, tag=f"scale {N} jobs (a round)"))
-        # The first jobs again, in the server that now holds N.
-        for rep in range(a.repeat):
-            sub.append(self.load(gov, "sc", C, a.jobs, seconds=S, tag=f"scale {a.jobs} of {N}"))
-        sc["rss_end"] = rss_mib(gov.proc.pid)
-        sc["small"], sc["big"], sc["sub"], sc["bare"] = small, big, sub, bare
-        sc["first_of_big"] = first
+        self.warm_up(gov, "sc", a.jobs, C)
+        warm_s = time.time() - t
         self.stop(gov)
+        first = self.next_first["sc"]
+        small_db, big_db = db + ".small", db + ".big"
+        for ext in ("", "-wal", "-shm"):
+            if os.path.exists(db + ext):
+                shutil.copy(db + ext, small_db + ext)
+        t = time.time()
+        cloned_s = None
+        if not a.scale_http:
+            # The other jobs are copies of the first ones' stored rows (state, options and
+            # window), made while no server runs; a server then starts on the N jobs as it
+            # would after a restart.
+            clone_jobs(db, "sc", a.jobs, N)
+            cloned_s = time.time() - t
+            os.replace(db, big_db)
+            for ext in ("-wal", "-shm"):
+                if os.path.exists(db + ext):
+                    os.replace(db + ext, big_db + ext)
+        builds = [("baseline", a.baseline)] if a.baseline else []
+        builds.append(("this build", self.build))
+        fixed = self.start_bare("fixed")
+        if a.baseline:
+            self.results["interleaved"] = self.interleaved(small_db, first, extra)
+        for label, build in builds:
+            sc = {"label": label, "build": build, "warm_up_s": warm_s, "cloned_s": cloned_s}
+            self.results["scale"]["builds"].append(sc)
+            tag = "" if label == "this build" else " (baseline)"
+            # 1,000 jobs: a fresh start on the warmed database, a round to load every job
+            work = os.path.join(self.tmp, "scale-run.db")
+            for ext in ("", "-wal", "-shm"):
+                if os.path.exists(work + ext):
+                    os.unlink(work + ext)
+                if os.path.exists(small_db + ext):
+                    shutil.copy(small_db + ext, work + ext)
+            self.next_first["sc"] = first
+            gov = self.start_governor("governor-scale", work, extra=extra, build=build)
+            self.load(gov, "sc", C, a.jobs, rounds=1, tag=f"first round of {a.jobs} jobs{tag}")
+            sc["rss_small"] = rss_mib(gov.proc.pid)
+            small, big, sub, bare = [], [], [], []
+            for rep in range(a.repeat):
+                bare.append(self.load(fixed, "bare", C, a.jobs, seconds=S, tag=f"bare-fixed c{C}"))
+                small.append(self.load(gov, "sc", C, a.jobs, seconds=S,
+                                       tag=f"scale {a.jobs} jobs{tag}"))
+            self.stop(gov)
+            # N jobs
+            for ext in ("", "-wal", "-shm"):
+                if os.path.exists(work + ext):
+                    os.unlink(work + ext)
+                src = big_db if not a.scale_http else small_db
+                if os.path.exists(src + ext):
+                    shutil.copy(src + ext, work + ext)
+            self.next_first["sc"] = first
+            t = time.time()
+            gov = self.start_governor("governor-scale", work, timeout=3600, extra=extra,
+                                      build=build)
+            sc["start_s"] = time.time() - t
+            if a.scale_http:
+                self.load(gov, "sc", C, N, rounds=a.warm_rounds, tag=f"warm-up {N} jobs{tag}")
+            else:
+                # every job's first decision after a start loads it and resolves its options
+                self.load(gov, "sc", C, N, rounds=1, tag=f"first round of {N} jobs{tag}")
+            sc["rss_big"] = rss_mib(gov.proc.pid)
+            for rep in range(a.repeat):
+                bare.append(self.load(fixed, "bare", C, a.jobs, seconds=S, tag=f"bare-fixed c{C}"))
+                big.append(self.load(gov, "sc", C, N, rounds=1,
+                                     tag=f"scale {N} jobs (a round){tag}"))
+            # The first jobs again, in the server that now holds N.
+            for rep in range(a.repeat):
+                sub.append(self.load(gov, "sc", C, a.jobs, seconds=S,
+                                     tag=f"scale {a.jobs} of {N}{tag}"))
+            sc["rss_end"] = rss_mib(gov.proc.pid)
+            sc["small"], sc["big"], sc["sub"], sc["bare"] = small, big, sub, bare
+            self.stop(gov)
         self.stop(fixed)
+
+    def interleaved(self, small_db, first, extra):
+        """The baseline build's governor and this one's, each on its own copy of the warmed
+        1,000-job database, both running, measured in turn (baseline, this, baseline, ...)
+        at --conns connections: decisions/s and server CPU a decision, before and after,
+        with the machine's other load shared alike."""
+        a = self.a
+        govs, nf = {}, {}
+        for label, build in (("baseline", a.baseline), ("this build", self.build)):
+            work = os.path.join(self.tmp, f"interleaved-{len(govs)}.db")
+            for ext in ("", "-wal", "-shm"):
+                if os.path.exists(small_db + ext):
+                    shutil.copy(small_db + ext, work + ext)
+            govs[label] = self.start_governor(f"governor-{len(govs)}", work, extra=extra,
+                                              build=build)
+            self.next_first["sc"] = first
+            self.load(govs[label], "sc", a.conns, a.jobs, rounds=1,
+                      tag=f"first round, {label} (interleaved)")
+            nf[label] = self.next_first["sc"]
+        runs = {"baseline": [], "this build": []}
+        for rep in range(max(3, a.repeat)):
+            for label in ("baseline", "this build"):
+                self.next_first["sc"] = nf[label]
+                runs[label].append(self.load(govs[label], "sc", a.conns, a.jobs,
+                                             seconds=a.seconds, tag=f"{label} (interleaved)"))
+                nf[label] = self.next_first["sc"]
+        for g in govs.values():
+            self.stop(g)
+        return runs
+
+    def decide_path(self):
+        """bench_core (the decide path without HTTP and storage) of the baseline build and of
+        this one, one after the other, --repeat times: nanoseconds a request."""
+        runs = {"baseline": [], "this build": []}
+        n = "2000" if self.a.smoke else "20000"
+        for rep in range(max(3, self.a.repeat)):
+            for label, build in (("baseline", self.a.baseline), ("this build", self.build)):
+                exe = os.path.join(build, "bench_core")
+                # line-buffered: an older bench_core could crash while it freed its buffers,
+                # after it printed
+                argv = (["stdbuf", "-oL"] if shutil.which("stdbuf") else []) + [exe, n]
+                out = subprocess.run(argv, capture_output=True, text=True)
+                ns = [float(l.split(":")[1].split()[0]) for l in out.stdout.splitlines()
+                      if l.startswith("decide path")]
+                if not ns:
+                    raise SystemExit(f"bench: {exe} printed no figure: {out.stderr[-300:]}")
+                runs[label].append(ns[0])
+        return runs
 
     def cleanup(self):
         for s in list(self.servers):
@@ -619,39 +736,93 @@ def report(b):
             p(f"the load generator against the bare 1 KB server: busy {spread(busy, '{:.0f}')}% "
               f"of one core, {spread(rel, '{:.2f}')} of the server's CPU time a request (it "
               "waits for the server, not the other way round)")
-    if "scale" in res:
-        sc = res["scale"]
-        N = sc["jobs"]
-        small = [r["server_cpu_us_per_req"] for r in sc["small"]]
-        big = [r["server_cpu_us_per_req"] for r in sc["big"]]
-        sub = [r["server_cpu_us_per_req"] for r in sc["sub"]]
-        rs = [r["rps"] for r in sc["small"]]
-        rb = [r["rps"] for r in sc["big"]]
-        per_job = (sc["rss_big"]["VmRSS"] - sc["rss_small"]["VmRSS"]) * 1024 / (N - a.jobs)
+    if res.get("codec"):
         p("")
-        if "cloned_s" in sc:
-            p(f"scale: {N} jobs, each with a full window ({a.jobs} warmed up with "
-              f"{a.warm_rounds} samples 10 s apart, the others copies of their stored rows "
-              f"made in {sc['cloned_s']:.0f} s; the server started on them in "
-              f"{sc['start_s']:.1f} s)")
-        else:
-            p(f"scale: {N} jobs, each with a full window ({a.warm_rounds} samples 10 s apart; "
-              f"the warm-up took {sc['warm_up_s']:.0f} s)")
-        p(f"  resident memory {sc['rss_big']['VmRSS']:.0f} MiB with {N} jobs (peak "
-          f"{sc['rss_big']['VmHWM']:.0f} MiB), {sc['rss_small']['VmRSS']:.0f} MiB with "
-          f"{a.jobs}: {per_job:.1f} KiB a job; at the end {sc['rss_end']['VmRSS']:.0f} MiB; "
-          f"target < 2048 MiB at 100,000 jobs: "
-          f"{verdict(sc['rss_small']['VmRSS'] + per_job * (100000 - a.jobs) / 1024, 2048)}"
-          + ("" if N == 100000 else " (extrapolated)"))
-        x_rps = med(rs) / med(rb) if med(rb) else None
-        x_cpu = med(big) / med(small) if med(small) else None
-        p(f"  time a decision at {N} jobs against {a.jobs}: req/s {spread(rb, '{:.0f}')} against "
-          f"{spread(rs, '{:.0f}')} (x{x_rps:.2f}); server CPU {spread(big, '{:.0f}')} us against "
-          f"{spread(small, '{:.0f}')} us (x{x_cpu:.2f}); target <= 1.5: {verdict(x_rps, 1.5)}")
-        p(f"  the first {a.jobs} jobs again, in the server that holds {N}: "
-          f"{spread([r['rps'] for r in sc['sub']], '{:.0f}')} req/s, {spread(sub, '{:.0f}')} "
-          f"us CPU a decision; the bare 1 KB server meanwhile: "
-          f"{spread([r['rps'] for r in sc['bare']], '{:.0f}')} req/s")
+        p("samples' codec (server/core/codec.h): bytes a sample in chunks of up to 360 samples or "
+          "60 min, headers and layouts included, against the same samples' raw sizes")
+        for c in res["codec"]:
+            n = c["codec_bytes"] or 1e-9
+            p(f"  {c['stream']} ({c['jobs']} job{'s' if c['jobs'] != 1 else ''}, "
+              f"{c['samples']} samples): {c['codec_bytes']:.1f} B; its numbers as doubles "
+              f"{c['raw_bytes']:.0f} B (x{c['raw_bytes'] / n:.0f}), the packed request history "
+              f"keeps today {c['packed_bytes']:.0f} B (x{c['packed_bytes'] / n:.0f}), its JSON "
+              f"{c['json_bytes']:.0f} B (x{c['json_bytes'] / n:.0f})")
+            if c.get("window_rows"):
+                w = c["window_bytes_per_row"] or 1e-9
+                p(f"    its metric windows in memory after the last sample: {c['window_bytes']:.0f} "
+                  f"B a job for {c['window_rows']:.0f} samples, {c['window_bytes_per_row']:.1f} B a "
+                  f"sample against {c['window_raw_per_row']:.0f} B as doubles "
+                  f"(x{c['window_raw_per_row'] / w:.0f})")
+    if res.get("interleaved"):
+        iv = res["interleaved"]
+        b, t = iv["baseline"], iv["this build"]
+        rps = [y["rps"] / x["rps"] for x, y in zip(b, t)]
+        cpu = [y["server_cpu_us_per_req"] / x["server_cpu_us_per_req"] for x, y in zip(b, t)]
+        p("")
+        p(f"decisions over {a.jobs} jobs with full windows, the baseline's governor and this "
+          f"build's both running on copies of the same database, measured in turn {len(t)} "
+          f"times at {C} connections: {spread([r['rps'] for r in t], '{:.0f}')} req/s against "
+          f"{spread([r['rps'] for r in b], '{:.0f}')}, decisions/s x{spread(rps, '{:.2f}')} the "
+          f"baseline's; server CPU a decision {spread([r['server_cpu_us_per_req'] for r in t], '{:.0f}')}"
+          f" us against {spread([r['server_cpu_us_per_req'] for r in b], '{:.0f}')} us "
+          f"(x{spread(cpu, '{:.2f}')})")
+    if res.get("decide_path"):
+        dp = res["decide_path"]
+        base, this = dp["baseline"], dp["this build"]
+        ratio = [b / t for b, t in zip(base, this)]
+        p("")
+        p(f"the decide path without HTTP and storage (bench_core, a 2-vertex job with a full "
+          f"window, {len(this)} runs of each build one after the other): "
+          f"{spread([x / 1000 for x in this], '{:.0f}')} us a request, the baseline "
+          f"{spread([x / 1000 for x in base], '{:.0f}')} us: decisions/s x"
+          f"{spread(ratio, '{:.2f}')} the baseline's")
+    if "scale" in res:
+        sc_all = res["scale"]
+        N = sc_all["jobs"]
+        per = {}
+        for sc in sc_all["builds"]:
+            label = sc["label"]
+            small = [r["server_cpu_us_per_req"] for r in sc["small"]]
+            big = [r["server_cpu_us_per_req"] for r in sc["big"]]
+            sub = [r["server_cpu_us_per_req"] for r in sc["sub"]]
+            rs = [r["rps"] for r in sc["small"]]
+            rb = [r["rps"] for r in sc["big"]]
+            per_job = (sc["rss_big"]["VmRSS"] - sc["rss_small"]["VmRSS"]) * 1024 / (N - a.jobs)
+            at_100k = sc["rss_small"]["VmRSS"] + per_job * (100000 - a.jobs) / 1024
+            per[label] = (per_job, at_100k, med(rs), med(rb))
+            p("")
+            if sc.get("cloned_s") is not None:
+                p(f"scale ({label}, {sc['build']}): {N} jobs, each with a full window ({a.jobs} "
+                  f"warmed up with {a.warm_rounds} samples 10 s apart, the others copies of their "
+                  f"stored rows made in {sc['cloned_s']:.0f} s; the server started on them in "
+                  f"{sc['start_s']:.1f} s)")
+            else:
+                p(f"scale ({label}, {sc['build']}): {N} jobs, each with a full window "
+                  f"({a.warm_rounds} samples 10 s apart)")
+            p(f"  resident memory {sc['rss_big']['VmRSS']:.0f} MiB with {N} jobs (peak "
+              f"{sc['rss_big']['VmHWM']:.0f} MiB), {sc['rss_small']['VmRSS']:.0f} MiB with "
+              f"{a.jobs}: {per_job:.1f} KiB a job; at the end {sc['rss_end']['VmRSS']:.0f} MiB; "
+              f"{at_100k:.0f} MiB at 100,000 jobs"
+              + ("" if N == 100000 else " (extrapolated from the KiB a job)")
+              + f"; target < 2048 MiB: {verdict(at_100k, 2048)}")
+            x_rps = med(rs) / med(rb) if med(rb) else None
+            x_cpu = med(big) / med(small) if med(small) else None
+            p(f"  time a decision at {N} jobs against {a.jobs}: req/s {spread(rb, '{:.0f}')} "
+              f"against {spread(rs, '{:.0f}')} (x{x_rps:.2f}); server CPU {spread(big, '{:.0f}')} "
+              f"us against {spread(small, '{:.0f}')} us (x{x_cpu:.2f}); target <= 1.5: "
+              f"{verdict(x_rps, 1.5)}")
+            p(f"  the first {a.jobs} jobs again, in the server that holds {N}: "
+              f"{spread([r['rps'] for r in sc['sub']], '{:.0f}')} req/s, {spread(sub, '{:.0f}')} "
+              f"us CPU a decision; the bare 1 KB server meanwhile: "
+              f"{spread([r['rps'] for r in sc['bare']], '{:.0f}')} req/s")
+        if "baseline" in per and "this build" in per:
+            b, t = per["baseline"], per["this build"]
+            p("")
+            p(f"before and after (the baseline build, then this one, on copies of the same "
+              f"databases): {b[0]:.1f} -> {t[0]:.1f} KiB a job (x{t[0] / b[0]:.2f}); "
+              f"{b[1]:.0f} -> {t[1]:.0f} MiB at 100,000 jobs; req/s at {a.jobs} jobs "
+              f"{b[2]:.0f} -> {t[2]:.0f} (x{t[2] / b[2]:.2f}), at {N} jobs {b[3]:.0f} -> "
+              f"{t[3]:.0f} (x{t[3] / b[3]:.2f})")
     print("\n".join(out))
 
 
@@ -669,9 +840,15 @@ def main():
                     help="samples each job gets before anything is measured")
     ap.add_argument("--fsync-seconds", type=float, default=3)
     ap.add_argument("--no-main", action="store_true", help="skip the main figures")
+    ap.add_argument("--no-codec", action="store_true",
+                    help="skip the samples' codec figures (a few seconds)")
     ap.add_argument("--scale", action="store_true",
                     help="also the scale figures (--scale-jobs jobs with full windows; long)")
     ap.add_argument("--scale-jobs", type=int, default=100000)
+    ap.add_argument("--baseline", metavar="BUILD_DIR",
+                    help="a build directory of another commit (e.g. the one before a change): "
+                         "--scale measures its governor too, on copies of the same databases, "
+                         "and bench_core's decide path beside this build's")
     ap.add_argument("--scale-http", action="store_true",
                     help="warm the scale jobs up by posting every sample (hours) instead of "
                          "copying the first jobs' stored rows")
@@ -698,8 +875,12 @@ def main():
         if not a.no_main:
             b.main_figures()
             b.lua_calls()
+        if not a.no_codec:
+            b.codec()
         if a.scale:
             b.scale()
+        if a.baseline:
+            b.results["decide_path"] = b.decide_path()
     finally:
         b.cleanup()
     report(b)

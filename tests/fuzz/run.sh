@@ -14,12 +14,12 @@ cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DFUZZ=ON -DWERROR=ON \
       -DSANITIZE='address;undefined' -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link \
       -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-fuzz -j "$(nproc)" --target fuzz_decide fuzz_text fuzz_api \
-      fuzz_framing >/dev/null
+      fuzz_framing fuzz_codec >/dev/null
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # Seeds: every sample of the decision cases, a batch sample and a rebalance request, and
 # hand-written texts.
-mkdir -p "$work/decide" "$work/text" "$work/api" "$work/framing"
+mkdir -p "$work/decide" "$work/text" "$work/api" "$work/framing" "$work/codec"
 n=0
 for f in tests/cases/*/trace.jsonl; do
     while IFS= read -r line; do
@@ -31,10 +31,12 @@ cp tests/fuzz/corpus/decide/* "$work/decide/"
 cp tests/fuzz/corpus/text/* "$work/text/"
 cp tests/fuzz/corpus/api/* "$work/api/"
 cp tests/fuzz/corpus/framing/* "$work/framing/"
-for t in decide text api framing; do
-    # the framing validator is a small state machine, millions of inputs in a third of the time
+cp tests/fuzz/corpus/codec/* "$work/codec/"
+for t in decide text api framing codec; do
+    # the framing validator is a small state machine, and the codec a small bit reader:
+    # millions of inputs in a third of the time
     t_secs=$secs
-    [ "$t" = framing ] && t_secs=$(((secs + 2) / 3))
+    [ "$t" = framing ] || [ "$t" = codec ] && t_secs=$(((secs + 2) / 3))
     echo "== fuzz_$t: $t_secs s"
     ASAN_OPTIONS=detect_leaks=1 "build-fuzz/fuzz_$t" -max_total_time="$t_secs" -timeout=10 \
         -print_final_stats=1 "$work/$t" 2>"$work/$t.log" || { tail -40 "$work/$t.log"; exit 1; }

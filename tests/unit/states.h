@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "options/options.h"
+#include "windows.h"
 
 /* A state with something in every part: a window (with what it knows of the counters),
  * history, tracking, delayed scale-downs, the event table, a rejected-sample count and a
@@ -40,15 +41,16 @@ static struct core_state *rich_state(void)
     core__grow(&st->pending.v, &st->pending.cap, 1, sizeof *st->pending.v);
     st->pending.v[0] = (struct core_pending_vertex){core__strdup("agg"), 4, 7};
     st->pending.n = 1;
-    core__grow(&w->s, &w->cap, 3, sizeof *w->s);
+    struct win x;
+    win_init(&x, 2, 3, 30000, 0.0);
     for (int i = 0; i < 3; i++) {
-        w->s[i].at = 1764410400000 + i * 30000;
-        w->s[i].g = (struct core_gmetrics){NAN, 0.1 + 0.2, 1e9, 0.25, -0.0, INFINITY};
-        w->s[i].v = core__xcalloc(2, sizeof *w->s[i].v);
-        w->s[i].v[1] = (struct core_vmetrics){0.95,   0.5,  1.0,       NAN,      1000.0 * i,
+        x.at[i] += 1764410400000;
+        x.r[i]->g = (struct core_gmetrics){NAN, 0.1 + 0.2, 1e9, 0.25, -0.0, INFINITY};
+        x.r[i]->v[1] = (struct core_vmetrics){0.95,   0.5,  1.0,       NAN,      1000.0 * i,
                                               5e-324, 1000, -INFINITY, 1234.5678};
-        w->n++;
     }
+    win_put(&x, w);
+    win_free(&x);
     struct core_hist_entry e = {.at = 5,
                                 .current_parallelism = 2,
                                 .new_parallelism = 4,
@@ -71,8 +73,9 @@ static struct core_state *rich_state(void)
 
 /* A state whose doubles are the awkward ones (0.1 + 0.2, NaN, infinities, -0.0, the smallest
  * subnormal, the largest finite), whose ids need quoting in any text form, and whose times
- * are the extremes of int64. */
-static void fill_state(struct core_state *st)
+ * are the extremes of int64; tweak (may be NULL) changes the window's samples before they go
+ * into the window. */
+static void fill_state_tweaked(struct core_state *st, void (*tweak)(struct win *))
 {
     const double odd[] = {
         0.1 + 0.2, NAN,  INFINITY, -INFINITY, -0.0, 5e-324, 1.7976931348623157e308,
@@ -89,20 +92,23 @@ static void fill_state(struct core_state *st)
     w->parallelism = core__xcalloc(2, sizeof *w->parallelism);
     w->parallelism[0] = 4;
     w->parallelism[1] = 1;
+    struct win x;
+    win_init(&x, 2, 3, 10000, 0.0);
     for (int i = 0; i < 3; i++) {
-        core__grow(&w->s, &w->cap, w->n + 1, sizeof *w->s);
-        struct core_wsample *s = &w->s[w->n++];
-        s->at = 1764410400000LL + i * 10000;
-        double *g = &s->g.slots_used;
+        x.at[i] += 1764410400000LL;
+        double *g = &x.r[i]->g.slots_used;
         for (int f = 0; f < 6; f++)
             g[f] = ODD();
-        s->v = core__xcalloc(2, sizeof *s->v);
         for (int v = 0; v < 2; v++) {
-            double *m = &s->v[v].load;
+            double *m = &x.r[i]->v[v].load;
             for (int f = 0; f < 9; f++)
                 m[f] = ODD();
         }
     }
+    if (tweak)
+        tweak(&x);
+    win_put(&x, w);
+    win_free(&x);
     core__grow(&st->hist, &st->cap_hist, 1, sizeof *st->hist);
     st->n_hist = 1;
     st->hist[0].id = core__strdup("source");
@@ -126,6 +132,11 @@ static void fill_state(struct core_state *st)
     st->n_events = 1;
     st->events[0] = (struct core_event_seen){core__strdup("ScalingReport\x1fsource"), 10, 20, 2};
 #undef ODD
+}
+
+static inline void fill_state(struct core_state *st)
+{
+    fill_state_tweaked(st, NULL);
 }
 
 /* The whole blob of st: two states encode to the same bytes when they agree in everything

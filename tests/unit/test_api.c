@@ -239,6 +239,81 @@ static void test_config_put_get(void)
     fx_deinit(&f);
 }
 
+/* Jobs with the same stored layer share one copy of their options (decision/jobopts.h): the
+ * defaults for every job without a layer; a layer's keys in any order are the same layer; a
+ * request's own options change only its decision; each job keeps its own effective options
+ * through PUT, a reload from the store and DELETE. */
+static void test_jobs_share_options(void)
+{
+    struct fx f;
+    struct resp r;
+    char body[1024];
+    fx_init(&f);
+    const char *jobs[] = {"j1", "j2", "j3"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(body, sizeof body, SAMPLE, 1000LL);
+        ASSERT_EQ(call(&f, api_decide, jobs[i], body, &r), 200);
+        resp_deinit(&r);
+    }
+    struct jobopts *dflt = jobs_get(f.jobs, "j1")->shared;
+    ASSERT(jobs_get(f.jobs, "j2")->shared == dflt);
+    ASSERT(jobs_get(f.jobs, "j3")->opts == dflt->opts);
+    ASSERT_EQ(call(&f, api_config_put, "j1",
+                   "{\"config\": {\"job.autoscaler.utilization.target\": 0.5, "
+                   "\"job.autoscaler.stabilization.interval\": \"1 min\"}}",
+                   &r),
+              200);
+    resp_deinit(&r);
+    struct jobopts *half = jobs_get(f.jobs, "j1")->shared;
+    ASSERT(half != dflt);
+    ASSERT(jobs_get(f.jobs, "j2")->shared == dflt);
+    /* the same layer, its keys in another order */
+    ASSERT_EQ(call(&f, api_config_put, "j2",
+                   "{\"config\": {\"job.autoscaler.stabilization.interval\": \"1 min\", "
+                   "\"job.autoscaler.utilization.target\": 0.5}}",
+                   &r),
+              200);
+    resp_deinit(&r);
+    ASSERT(jobs_get(f.jobs, "j2")->shared == half);
+    /* a request's own options are its decision's only */
+    snprintf(body, sizeof body, SAMPLE, 2000LL);
+    json_t *b = json_loads(body, 0, NULL);
+    json_object_set_new(b, "config",
+                        json_pack("{s:s}", "job.autoscaler.utilization.target", "0.8"));
+    char *text = json_dumps(b, 0);
+    ASSERT_EQ(call(&f, api_decide, "j2", text, &r), 200);
+    free(text);
+    json_decref(b);
+    resp_deinit(&r);
+    for (int i = 0; i < 2; i++) {
+        ASSERT_EQ(call(&f, api_config_get, jobs[i], NULL, &r), 200);
+        json_t *t = json_object_get(json_object_get(r.json, "effective"),
+                                    "job.autoscaler.utilization.target");
+        ASSERT_STR(json_string_value(json_object_get(t, "value")), "0.5");
+        ASSERT_STR(json_string_value(json_object_get(t, "source")), "job");
+        resp_deinit(&r);
+    }
+    ASSERT_EQ(call(&f, api_config_get, "j3", NULL, &r), 200);
+    json_t *t =
+        json_object_get(json_object_get(r.json, "effective"), "job.autoscaler.utilization.target");
+    ASSERT_STR(json_string_value(json_object_get(t, "source")), "default");
+    resp_deinit(&r);
+    /* reloaded from the store: shared again */
+    jobs_remove(f.jobs, "j1");
+    jobs_remove(f.jobs, "j2");
+    char *err = NULL;
+    ASSERT_EQ(jobs_load(f.jobs, f.db, NULL, &err), 0);
+    ASSERT(jobs_get(f.jobs, "j1")->shared == jobs_get(f.jobs, "j2")->shared);
+    ASSERT(jobs_get(f.jobs, "j1")->shared != jobs_get(f.jobs, "j3")->shared);
+    /* a job back on the defaults shares them again */
+    ASSERT_EQ(call(&f, api_config_put, "j1", "{\"config\": {}}", &r), 200);
+    resp_deinit(&r);
+    ASSERT(jobs_get(f.jobs, "j1")->shared == jobs_get(f.jobs, "j3")->shared);
+    ASSERT_EQ(call(&f, api_job_delete, "j2", NULL, &r), 200); /* the last of its layer */
+    resp_deinit(&r);
+    fx_deinit(&f);
+}
+
 static void test_helpers(void)
 {
     int64_t t;
@@ -447,5 +522,5 @@ static void test_strict_numbers(void)
 }
 
 TEST_MAIN(TEST_ENTRY(test_decide_commit_and_409), TEST_ENTRY(test_retry_and_storage_fault),
-          TEST_ENTRY(test_config_put_get), TEST_ENTRY(test_helpers),
-          TEST_ENTRY(test_strict_numbers))
+          TEST_ENTRY(test_config_put_get), TEST_ENTRY(test_jobs_share_options),
+          TEST_ENTRY(test_helpers), TEST_ENTRY(test_strict_numbers))

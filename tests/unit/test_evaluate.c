@@ -7,6 +7,7 @@
 
 #include "core/core_int.h"
 #include "options/options.h"
+#include "windows.h"
 
 #define SEC   1000LL
 #define MIN   (60 * SEC)
@@ -27,6 +28,7 @@ struct ef {
     struct core_global_eval g;
     struct core_plugin_err pe;
     int64_t restart_ms;
+    struct win win; /* the window's samples, put into it by run() */
 };
 
 static void ef_init(struct ef *f)
@@ -45,6 +47,7 @@ static void ef_deinit(struct ef *f)
 {
     core_state_free(f->st);
     core_decision_deinit(&f->d);
+    win_free(&f->win);
 }
 
 /* Adds a vertex with up to two inputs (NULL = none). */
@@ -80,15 +83,7 @@ static void ef_window(struct ef *f, int n)
         w->ids[i] = core__strdup(f->v[i].id);
         w->parallelism[i] = f->v[i].parallelism;
     }
-    core__grow(&w->s, &w->cap, n, sizeof *w->s);
-    w->n = n;
-    for (int k = 0; k < n; k++) {
-        w->s[k].at = k * MIN;
-        w->s[k].g = (struct core_gmetrics){NAN, NAN, NAN, NAN, NAN, NAN};
-        w->s[k].v = core__xcalloc((size_t)w->n_vertices, sizeof *w->s[k].v);
-        for (int i = 0; i < w->n_vertices; i++)
-            w->s[k].v[i] = (struct core_vmetrics){NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
-    }
+    win_init(&f->win, w->n_vertices, n, MIN, NAN);
     f->s.at = (n - 1) * MIN;
 }
 
@@ -97,25 +92,26 @@ static double *field(struct ef *f, const char *id, int k, size_t off)
     int wi = core__window_index(&f->st->w, id);
     if (wi < 0)
         abort();
-    return (double *)((char *)&f->st->w.s[k].v[wi] + off);
+    return (double *)((char *)&f->win.r[k]->v[wi] + off);
 }
 
 /* Sets a field to the same value in every sample. */
 static void gauge(struct ef *f, const char *id, size_t off, double x)
 {
-    for (int k = 0; k < f->st->w.n; k++)
+    for (int k = 0; k < f->win.n; k++)
         *field(f, id, k, off) = x;
 }
 
 /* A counter rising by per_s a second from start (samples are 60 s apart). */
 static void counter(struct ef *f, const char *id, size_t off, double start, double per_s)
 {
-    for (int k = 0; k < f->st->w.n; k++)
+    for (int k = 0; k < f->win.n; k++)
         *field(f, id, k, off) = start + per_s * 60.0 * k;
 }
 
 static void run(struct ef *f, const struct core_hooks *h)
 {
+    win_put(&f->win, &f->st->w);
     core__evaluate(f->st, &f->s, &f->t, &f->cfg, f->restart_ms, h, f->ev, &f->backlog, &f->g,
                    &f->pe);
 }
@@ -499,9 +495,8 @@ static void global_evaluated(void)
 {
     struct ef f;
     two_vertices(&f, 2);
-    struct core_window *w = &f.st->w;
-    w->s[0].g = (struct core_gmetrics){10, 0.1, 1000, 0.2, 50, 7};
-    w->s[1].g = (struct core_gmetrics){12, 0.3, 3000, 0.4, NAN, 9};
+    f.win.r[0]->g = (struct core_gmetrics){10, 0.1, 1000, 0.2, 50, 7};
+    f.win.r[1]->g = (struct core_gmetrics){12, 0.3, 3000, 0.4, NAN, 9};
     run(&f, NULL);
     ASSERT_DEQ(f.g.slots_used, 12.0);            /* latest */
     ASSERT_DEQ(f.g.gc_pressure, 0.3);            /* latest */

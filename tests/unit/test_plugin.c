@@ -20,6 +20,8 @@
 #include "time/cron.h"
 #include "options/options.h"
 #include "plugin/plugin.h"
+#include "core/core_int.h"
+#include "windows.h"
 
 /* 2025-11-29T10:03:00Z */
 #define T 1764410580000LL
@@ -597,6 +599,62 @@ static void test_failing_hook_keeps_state_usable(void)
     plugin_set_unref(s);
 }
 
+/* governor.window(vertex) reads the window's samples oldest first, from its compressed form
+ * and from the rows a decision decodes alike: three samples of src, records_in 10, 20, 30,
+ * lag absent (nil). */
+static void test_window_from_plugins(void)
+{
+    fresh_dir();
+    put_s("win.lua", "return { kind = 'evaluator', evaluate = function(v, e, ctx)\n"
+                     "  local n, sum, nils = 0, 0, 0\n"
+                     "  for _, s in ipairs(governor.window(v.id)) do\n"
+                     "    n = n + 1; sum = sum + s.records_in * n\n"
+                     "    if s.lag == nil then nils = nils + 1 end\n"
+                     "  end\n"
+                     "  return { true_processing_rate = n * 1000000 + sum * 10 + nils }\n"
+                     "end }");
+    struct plugin_set *s = NULL;
+    char *err = load(&relaxed, &s);
+    rm_dir();
+    ASSERT(err == NULL);
+    struct core_state *st = core_state_new();
+    st->w.n_vertices = 1;
+    st->w.ids = core__xcalloc(1, sizeof *st->w.ids);
+    st->w.ids[0] = core__strdup("src");
+    st->w.parallelism = core__xcalloc(1, sizeof *st->w.parallelism);
+    st->w.parallelism[0] = 1;
+    struct win x;
+    win_init(&x, 1, 3, 10000, NAN);
+    for (int k = 0; k < 3; k++)
+        x.r[k]->v[0].rec_in = 10.0 * (k + 1);
+    win_put(&x, &st->w);
+    win_free(&x);
+    struct core_vertex_in v = {.id = "src", .parallelism = 1, .max_parallelism = 128};
+    struct core_sample sm = {.at = T, .running = true, .vertices = &v, .n_vertices = 1};
+    struct opt_job *o = opt_job_new();
+    char *e = NULL;
+    opt_job_set(o, OPT_JOB, "job.autoscaler.metrics.custom-evaluators", "win", &e);
+    struct core_config cfg;
+    opt_job_resolve(o, &cfg, &e);
+    for (int decoded = 0; decoded < 2; decoded++) {
+        if (decoded)
+            core__window_decode(&st->w);
+        struct plugin_call *c = plugin_call_new(s, "j", o, &cfg, st, &sm);
+        struct core_hooks h;
+        plugin_call_hooks(c, &h);
+        struct core_evaluated ev;
+        nan_ev(&ev);
+        char msg[512] = "";
+        ASSERT_EQ(h.evaluate(h.ud, "win", &v, &ev, false, T, msg, sizeof msg), 0);
+        /* 3 samples; 10 x 1 + 20 x 2 + 30 x 3 = 140; 3 without lag */
+        ASSERT_NEAR(ev.true_processing_rate, 3001403, 0);
+        plugin_call_free(c);
+    }
+    opt_job_free(o);
+    core_state_free(st);
+    plugin_set_unref(s);
+}
+
 TEST_MAIN(TEST_ENTRY(test_shipped_set_loads), TEST_ENTRY(test_load_errors_name_the_file),
           TEST_ENTRY(test_bytecode_lib_refused), TEST_ENTRY(test_revision_tracks_content),
           TEST_ENTRY(test_each_file_and_refs), TEST_ENTRY(test_deadline_stops_a_loop),
@@ -604,4 +662,4 @@ TEST_MAIN(TEST_ENTRY(test_shipped_set_loads), TEST_ENTRY(test_load_errors_name_t
           TEST_ENTRY(test_pattern_guard), TEST_ENTRY(test_hook_evaluate_with_params),
           TEST_ENTRY(test_hook_execute_veto_and_change), TEST_ENTRY(test_hook_align_and_exclusion),
           TEST_ENTRY(test_exclusion_falls_back_to_native),
-          TEST_ENTRY(test_failing_hook_keeps_state_usable))
+          TEST_ENTRY(test_failing_hook_keeps_state_usable), TEST_ENTRY(test_window_from_plugins))

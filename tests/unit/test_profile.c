@@ -5,6 +5,7 @@
 #include "test.h"
 
 #include "core/core_int.h"
+#include "windows.h"
 #include "options/options.h"
 
 static struct core_evaluated ev_of(double tdr, double catch_up)
@@ -57,6 +58,17 @@ static void upper_bound_ceiling(void)
     ASSERT_DEQ(e.scale_up_rate_threshold, 1000.0);
 }
 
+/* w's samples: one vertex's metrics vm[0], vm[1], step ms apart. */
+static void put2(struct core_window *w, const struct core_vmetrics *vm, int64_t step)
+{
+    struct win x;
+    win_init(&x, 1, 2, step, NAN);
+    for (int i = 0; i < 2; i++)
+        x.r[i]->v[0] = vm[i];
+    win_put(&x, w);
+    win_free(&x);
+}
+
 /* governor.skew.knee: 30% on one key over 200 key groups. At P the busiest subtask carries
  * 0.3 + 0.7 ceil(200 / P) / 200; at 200, 0.3035; the knee wants at most 0.3035 / 0.95 =
  * 0.31947, i.e. ceil(200 / P) <= 5.56: P = 40 (5 groups each). The floor rule gives 47. */
@@ -68,7 +80,6 @@ static void skew_knee_by_key_groups(void)
     static char *ids[] = {id};
     static int par[1];
     struct core_vmetrics vm[2];
-    struct core_wsample s[2];
     double rate = 6000.0 / 0.3875, lavg = rate / 8 / 6000;
     for (int i = 0; i < 2; i++) {
         vm[i] = (struct core_vmetrics){.load = 1.0,
@@ -80,11 +91,9 @@ static void skew_knee_by_key_groups(void)
                                        .rec_out = NAN,
                                        .lag = NAN,
                                        .observed_tpr = NAN};
-        s[i].at = 60000 * i;
-        s[i].v = &vm[i];
     }
-    struct core_window w = {.n_vertices = 1, .ids = ids, .parallelism = par, .n = 2, .cap = 2};
-    w.s = s;
+    struct core_window w = {.n_vertices = 1, .ids = ids, .parallelism = par};
+    put2(&w, vm, 60000);
     struct core_evaluated e = ev_of(25000, 0);
     e.max_parallelism = 200;
     ASSERT_EQ(core__skew_limit(&cfg, &w, 0, 8, &e), 40);
@@ -92,6 +101,7 @@ static void skew_knee_by_key_groups(void)
     ASSERT_NEAR(core__skew_capacity(&cfg, &e, 40), 18897.6, 0.5);
     opt_config_set_profile(&cfg, CORE_PROFILE_FLINK);
     ASSERT_EQ(core__skew_limit(&cfg, &w, 0, 8, &e), 47);
+    core__window_free_samples(&w);
 }
 
 /* governor.scale-down.early: interval 1 h, early-after 10 min. Proposals outside the bounds
@@ -127,7 +137,6 @@ static void source_stalled(void)
     static char *ids[] = {id};
     static int par[1] = {2};
     struct core_vmetrics vm[2];
-    struct core_wsample s[2];
     for (int i = 0; i < 2; i++) {
         vm[i] = (struct core_vmetrics){.load = 0,
                                        .load_avg = 0,
@@ -138,11 +147,9 @@ static void source_stalled(void)
                                        .rec_out = 5000,
                                        .lag = 1000.0 * (i + 1),
                                        .observed_tpr = NAN};
-        s[i].at = 30000 * i;
-        s[i].v = &vm[i];
     }
-    struct core_window w = {.n_vertices = 1, .ids = ids, .parallelism = par, .n = 2, .cap = 2};
-    w.s = s;
+    struct core_window w = {.n_vertices = 1, .ids = ids, .parallelism = par};
+    put2(&w, vm, 30000);
     struct core_vertex_in v = {.id = "src", .parallelism = 2, .backpressured = 0};
     ASSERT(core__source_stalled(&w, 0, &v));
     v.backpressured = 500;
@@ -150,13 +157,17 @@ static void source_stalled(void)
     v.backpressured = NAN;
     ASSERT(core__source_stalled(&w, 0, &v));
     vm[1].load_max = 0.2;
+    put2(&w, vm, 30000);
     ASSERT(!core__source_stalled(&w, 0, &v));
     vm[1].load_max = 0;
     vm[1].rec_in = 6000;
+    put2(&w, vm, 30000);
     ASSERT(!core__source_stalled(&w, 0, &v));
     vm[1].rec_in = 5000;
     vm[1].lag = 500; /* the backlog shrank */
+    put2(&w, vm, 30000);
     ASSERT(!core__source_stalled(&w, 0, &v));
+    core__window_free_samples(&w);
 }
 
 TEST_MAIN(TEST_ENTRY(capacity_in_headroom), TEST_ENTRY(upper_bound_ceiling),

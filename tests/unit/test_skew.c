@@ -5,6 +5,7 @@
 
 #include "core/core_int.h"
 #include "options/options.h"
+#include "windows.h"
 
 /* A one-vertex window of two samples 60 s apart: records_in grows `rate`/s, busy avg/max
  * loads as given (fractions of a second). */
@@ -13,26 +14,24 @@ static void window_of(struct core_window *w, double rate, double load_avg, doubl
     static char id[] = "v";
     static char *ids[] = {id};
     static int par[1];
-    static struct core_vmetrics vm[2];
-    static struct core_wsample s[2];
-    for (int i = 0; i < 2; i++) {
-        vm[i] = (struct core_vmetrics){.load = load_max,
-                                       .load_avg = load_avg,
-                                       .load_max = load_max,
-                                       .rec_in = rate * 60 * i,
-                                       .rec_in_per_s = NAN,
-                                       .acc_busy = NAN,
-                                       .rec_out = NAN,
-                                       .lag = NAN,
-                                       .observed_tpr = NAN};
-        s[i].at = 60000 * i;
-        s[i].v = &vm[i];
-    }
+    struct win x;
+    win_init(&x, 1, 2, 60000, NAN);
+    for (int i = 0; i < 2; i++)
+        x.r[i]->v[0] = (struct core_vmetrics){.load = load_max,
+                                              .load_avg = load_avg,
+                                              .load_max = load_max,
+                                              .rec_in = rate * 60 * i,
+                                              .rec_in_per_s = NAN,
+                                              .acc_busy = NAN,
+                                              .rec_out = NAN,
+                                              .lag = NAN,
+                                              .observed_tpr = NAN};
+    memset(w, 0, sizeof *w);
     w->n_vertices = 1;
     w->ids = ids;
     w->parallelism = par;
-    w->n = w->cap = 2;
-    w->s = s;
+    win_put(&x, w);
+    win_free(&x);
 }
 
 static struct core_evaluated ev_with(double tdr, double catch_up)
@@ -66,6 +65,7 @@ static void seed_case_thirty_percent_on_one_key(void)
     ASSERT_NEAR(ev.key_rate_bound, 20000, 1e-3);
     ASSERT_NEAR(ev.busy_max_avg_ratio, 3.1, 1e-9);
     ASSERT_NEAR(ev.salting_fanout, 2, 0);
+    core__window_free_samples(&w);
 }
 
 static void even_load_is_not_skew(void)
@@ -79,6 +79,7 @@ static void even_load_is_not_skew(void)
     ASSERT_EQ(core__skew_limit(&cfg, &w, 0, 4, &ev), 0);
     ASSERT_NEAR(ev.busy_max_avg_ratio, 1.2, 1e-9);
     ASSERT(isnan(ev.hot_key_share));
+    core__window_free_samples(&w);
 }
 
 static void single_subtask_and_disabled(void)
@@ -91,6 +92,7 @@ static void single_subtask_and_disabled(void)
     ASSERT_EQ(core__skew_limit(&cfg, &w, 0, 1, &ev), 0); /* p = 1: h undefined */
     cfg.skew_enabled = false;
     ASSERT_EQ(core__skew_limit(&cfg, &w, 0, 8, &ev), 0);
+    core__window_free_samples(&w);
 }
 
 static void saturation_option_moves_the_stop(void)
@@ -104,6 +106,7 @@ static void saturation_option_moves_the_stop(void)
     window_of(&w, rate, lavg, 1.0);
     struct core_evaluated ev = ev_with(25000, 0);
     ASSERT_EQ(core__skew_limit(&cfg, &w, 0, 8, &ev), 24);
+    core__window_free_samples(&w);
 }
 
 TEST_MAIN(TEST_ENTRY(seed_case_thirty_percent_on_one_key), TEST_ENTRY(even_load_is_not_skew),

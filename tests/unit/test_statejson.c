@@ -34,7 +34,7 @@ static void reads_what_was_written(void)
     ASSERT(text != NULL);
     ASSERT_EQ(statejson_read(text, got, err, sizeof err), 0);
     assert_same_state(got, want);
-    ASSERT(signbit(got->w.s[0].g.managed_used)); /* -0.0 */
+    ASSERT(signbit(wrow(&got->w, 0)->g.managed_used)); /* -0.0 */
     ASSERT_EQ(got->hist[0].e[0].at, INT64_MAX);
     ASSERT_STR(got->w.ids[1], "agg \"quoted\" \x1f");
     free(text);
@@ -58,10 +58,10 @@ static void reads_a_row_from_before_002(void)
     ASSERT_EQ(core_state_last_at(st), 5);
     ASSERT_EQ(core_state_seq0(st), 0);
     ASSERT_EQ(core_state_seq_end(st), 1);
-    ASSERT_DEQ(st->w.s[0].v[0].lag, 7.5);
-    ASSERT_DEQ(st->w.s[0].v[0].load, INFINITY);
-    ASSERT(isnan(st->w.s[0].v[0].rec_in));
-    ASSERT(isnan(st->w.s[0].g.heap_used));
+    ASSERT_DEQ(wrow(&st->w, 0)->v[0].lag, 7.5);
+    ASSERT_DEQ(wrow(&st->w, 0)->v[0].load, INFINITY);
+    ASSERT(isnan(wrow(&st->w, 0)->v[0].rec_in));
+    ASSERT(isnan(wrow(&st->w, 0)->g.heap_used));
     ASSERT_EQ(st->w.started_at, 1);
     ASSERT_EQ(st->w.full_from, INT64_MIN);
     ASSERT_EQ(st->w.topo_hash, 0);

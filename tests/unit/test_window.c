@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "core/core_int.h"
+#include "windows.h"
 #include "options/options.h"
 
 #define SEC   1000LL
@@ -81,25 +82,35 @@ static struct core_window_status ingest(struct fx *f, int64_t at)
 /* A window of one vertex built directly, for the aggregate primitives. */
 static void mini_window(struct core_window *w, int n, const int64_t *at, const double *x)
 {
+    struct win y;
     memset(w, 0, sizeof *w);
-    w->n_vertices = 1;
-    w->n = n;
-    w->s = calloc((size_t)n, sizeof *w->s);
+    win_init(&y, 1, n, 0, 0.0);
     for (int k = 0; k < n; k++) {
-        w->s[k].at = at[k];
-        w->s[k].v = calloc(1, sizeof *w->s[k].v);
-        w->s[k].v->rec_in = x[k];
-        w->s[k].v->load = x[k];
-        w->s[k].v->rec_in_per_s = NAN;
-        w->s[k].g.heap_used = x[k];
+        y.at[k] = at[k];
+        y.r[k]->v->rec_in = x[k];
+        y.r[k]->v->load = x[k];
+        y.r[k]->v->rec_in_per_s = NAN;
+        y.r[k]->g.heap_used = x[k];
     }
+    win_put(&y, w);
+    win_free(&y);
+}
+
+/* Sets vertex 0's field at off of sample k to x. */
+static void mini_set(struct core_window *w, int k, size_t off, double x)
+{
+    struct win y;
+    win_init(&y, 1, w->n, 0, 0.0);
+    for (int i = 0; i < w->n; i++)
+        core__window_get(w, i, &y.at[i], y.r[i]);
+    memcpy((char *)&y.r[k]->v[0] + off, &x, sizeof x);
+    win_put(&y, w);
+    win_free(&y);
 }
 
 static void mini_free(struct core_window *w)
 {
-    for (int k = 0; k < w->n; k++)
-        free(w->s[k].v);
-    free(w->s);
+    core__window_free_samples(w);
 }
 
 /* ----------------------------------------------------------- 1.5 aggregates -- */
@@ -173,12 +184,12 @@ static void avg_with_rate_fallback(void)
     mini_window(&w, 2, at, x);
     /* gauge rec_in_per_s is all NaN -> rate(rec_in) = 1000 x 500 / 2000 = 250 */
     ASSERT_DEQ(core__w_avg_rate_fallback(&w, 0, VM(rec_in_per_s), VM(rec_in)), 250.0);
-    w.s[0].v->rec_in_per_s = 40;
-    w.s[1].v->rec_in_per_s = 60;
+    mini_set(&w, 0, VM(rec_in_per_s), 40);
+    mini_set(&w, 1, VM(rec_in_per_s), 60);
     /* gauge present: avg(40, 60) = 50 */
     ASSERT_DEQ(core__w_avg_rate_fallback(&w, 0, VM(rec_in_per_s), VM(rec_in)), 50.0);
-    w.s[0].v->rec_in_per_s = INFINITY;
-    w.s[1].v->rec_in_per_s = NAN;
+    mini_set(&w, 0, VM(rec_in_per_s), INFINITY);
+    mini_set(&w, 1, VM(rec_in_per_s), NAN);
     /* gauge infinite -> rate again */
     ASSERT_DEQ(core__w_avg_rate_fallback(&w, 0, VM(rec_in_per_s), VM(rec_in)), 250.0);
     mini_free(&w);
@@ -274,13 +285,13 @@ static void rates_only_client(void)
     struct core_window *w = &f.st->w;
     int src = core__window_index(w, "src"), agg = core__window_index(w, "agg");
     ASSERT_EQ(w->n, 3);
-    ASSERT_DEQ(w->s[0].v[src].rec_in, 0.0);
-    ASSERT_DEQ(w->s[1].v[src].rec_in, 6000.0);
-    ASSERT_DEQ(w->s[2].v[src].rec_in, 18000.0);
+    ASSERT_DEQ(wrow(w, 0)->v[src].rec_in, 0.0);
+    ASSERT_DEQ(wrow(w, 1)->v[src].rec_in, 6000.0);
+    ASSERT_DEQ(wrow(w, 2)->v[src].rec_in, 18000.0);
     /* rate = 1000 x 18000 / 120000 = 150/s, the mean of the two minutes' rates */
     ASSERT_DEQ(core__w_rate(w, src, VM(rec_in)), 150.0);
     ASSERT_DEQ(core__w_rate(w, agg, VM(rec_out)), 10.0);
-    ASSERT_DEQ(w->s[2].v[agg].acc_busy, 240000.0);
+    ASSERT_DEQ(wrow(w, 2)->v[agg].acc_busy, 240000.0);
     /* rate(acc_busy) / p = 1000 x 240000 / 120000 / 4 = 500 ms/s: the busy average */
     ASSERT_DEQ(core__w_rate(w, agg, VM(acc_busy)) / 4, 500.0);
     fx_deinit(&f);
@@ -320,32 +331,32 @@ static void observed_tpr_catching_up_and_fallback(void)
     ingest(&f, 0);
     int src = core__window_index(w, "src");
     /* 1000 / (1 - 200/1000) = 1250 */
-    ASSERT_DEQ(w->s[0].v[src].observed_tpr, 1250.0);
+    ASSERT_DEQ(wrow(w, 0)->v[src].observed_tpr, 1250.0);
 
     f.v[0].pending_records = 29999; /* not catching up, window holds 1 value < 2 -> NaN */
     ingest(&f, MIN);
-    ASSERT(isnan(w->s[1].v[src].observed_tpr));
+    ASSERT(isnan(wrow(w, 1)->v[src].observed_tpr));
 
     f.v[0].pending_records = 50000;
     f.v[0].backpressured = 500; /* 1000 / 0.5 = 2000 */
     ingest(&f, 2 * MIN);
-    ASSERT_DEQ(w->s[2].v[src].observed_tpr, 2000.0);
+    ASSERT_DEQ(wrow(w, 2)->v[src].observed_tpr, 2000.0);
 
     f.v[0].backpressured = 1000; /* catching up but not computable -> fallback */
     ingest(&f, 3 * MIN);
     /* mean of finite stored values 1250, 2000 = 1625 (NaN skipped), 2 >= min 2 */
-    ASSERT_DEQ(w->s[3].v[src].observed_tpr, 1625.0);
+    ASSERT_DEQ(wrow(w, 3)->v[src].observed_tpr, 1625.0);
 
     f.v[0].pending_records = 0; /* not catching up -> fallback over 1250, 2000, 1625 */
     ingest(&f, 4 * MIN);
-    ASSERT_DEQ(w->s[4].v[src].observed_tpr, 1625.0);
+    ASSERT_DEQ(wrow(w, 4)->v[src].observed_tpr, 1625.0);
 
     f.v[0].backpressured = NAN; /* absent backpressure while catching up -> fallback */
     f.v[0].pending_records = 1e9;
     f.v[0].records_in_per_s = 3.0;
     ingest(&f, 5 * MIN);
     /* (1250 + 2000 + 1625 + 1625) / 4 = 1625 */
-    ASSERT_DEQ(w->s[5].v[src].observed_tpr, 1625.0);
+    ASSERT_DEQ(wrow(w, 5)->v[src].observed_tpr, 1625.0);
     fx_deinit(&f);
 }
 
@@ -362,20 +373,20 @@ static void observed_tpr_guarded(void)
     f.v[0].backpressured = 0;
     ingest(&f, 30 * 1000);
     int src = core__window_index(w, "src");
-    ASSERT(isnan(w->s[0].v[src].observed_tpr));
+    ASSERT(isnan(wrow(w, 0)->v[src].observed_tpr));
     f.v[0].records_in_per_s = 1000; /* warmed up, catching up, not back-pressured */
     ingest(&f, MIN);
-    ASSERT_DEQ(w->s[1].v[src].observed_tpr, 1000.0);
+    ASSERT_DEQ(wrow(w, 1)->v[src].observed_tpr, 1000.0);
     f.v[0].backpressured = 100; /* 10%: still trusted: 1000 / 0.9 */
     ingest(&f, 2 * MIN);
-    ASSERT_NEAR(w->s[2].v[src].observed_tpr, 1111.111, 1e-3);
+    ASSERT_NEAR(wrow(w, 2)->v[src].observed_tpr, 1111.111, 1e-3);
     f.v[0].backpressured = 101; /* held back by a downstream bottleneck: none, no fallback */
     ingest(&f, 3 * MIN);
-    ASSERT(isnan(w->s[3].v[src].observed_tpr));
+    ASSERT(isnan(wrow(w, 3)->v[src].observed_tpr));
     f.v[0].pending_records = 0; /* not catching up: none (the reference stores a mean) */
     f.v[0].backpressured = 0;
     ingest(&f, 4 * MIN);
-    ASSERT(isnan(w->s[4].v[src].observed_tpr));
+    ASSERT(isnan(wrow(w, 4)->v[src].observed_tpr));
     fx_deinit(&f);
 }
 
@@ -387,13 +398,13 @@ static void observed_tpr_infinity(void)
     f.v[0].records_in_per_s = 0; /* no input -> +inf */
     ingest(&f, 0);
     int src = core__window_index(w, "src");
-    ASSERT_DEQ(w->s[0].v[src].observed_tpr, INFINITY);
+    ASSERT_DEQ(wrow(w, 0)->v[src].observed_tpr, INFINITY);
     /* records_in_per_s absent: records_out_per_s is the fallback input rate */
     f.v[0].records_in_per_s = NAN;
     f.v[0].records_out_per_s = 400;
     f.v[0].pending_records = 0; /* not catching up: only infinities seen -> +inf */
     ingest(&f, MIN);
-    ASSERT_DEQ(w->s[1].v[src].observed_tpr, INFINITY);
+    ASSERT_DEQ(wrow(w, 1)->v[src].observed_tpr, INFINITY);
     fx_deinit(&f);
 }
 
@@ -448,12 +459,12 @@ static void window_full_timing(void)
     /* samples with at < 20 - 15 = 5 min dropped: 5..20 min = 16 samples, the 5-min one
      * (a stabilization-era sample is kept only if not older than now - window) */
     ASSERT_EQ(ws.n_samples, 16);
-    ASSERT_EQ(f.st->w.s[0].at, 5 * MIN);
+    ASSERT_EQ(core__window_at(&f.st->w, 0), 5 * MIN);
     ws = ingest(&f, 20 * MIN + 30 * SEC);
     ASSERT(ws.fully_collected);
     /* cutoff 5.5 min: the 5-min sample goes */
     ASSERT_EQ(ws.n_samples, 16);
-    ASSERT_EQ(f.st->w.s[0].at, 6 * MIN);
+    ASSERT_EQ(core__window_at(&f.st->w, 0), 6 * MIN);
     fx_deinit(&f);
 }
 
@@ -560,8 +571,8 @@ static void counters_after_rates_go_on(void)
     ingest(&f, 4 * MIN);
     struct core_window *w = &f.st->w;
     int agg = core__window_index(w, "agg");
-    ASSERT_DEQ(w->s[3].v[agg].rec_in, 180000.0);
-    ASSERT_DEQ(w->s[4].v[agg].rec_in, 240000.0);
+    ASSERT_DEQ(wrow(w, 3)->v[agg].rec_in, 180000.0);
+    ASSERT_DEQ(wrow(w, 4)->v[agg].rec_in, 240000.0);
     ASSERT_DEQ(core__w_rate(w, agg, VM(rec_in)), 1000.0);
     ASSERT_DEQ(w->ctr[agg * CORE_CTR__COUNT + CORE_CTR_IN].offset, 86400000.0);
     ASSERT_DEQ(w->ctr[agg * CORE_CTR__COUNT + CORE_CTR_IN].sent, 86640000.0);
@@ -716,6 +727,92 @@ static void window_stays_full(void)
     }
 }
 
+/* ------------------------------------------------------ Memory: the samples kept -- */
+
+static uint64_t rbits(double x)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    return b;
+}
+
+/* Samples appended and dropped as a window does (a few at a time, across chunk boundaries,
+ * awkward numbers among them) read back the same, bit for bit, in every way the window is
+ * read: through the iterator undecoded and decoded, one by one, the newest alone; and the
+ * chunks hold at most one chunk's rows beyond the window's. */
+static void samples_kept_compressed_read_back(void)
+{
+    const int nv = 3, total = 400, k = core_wrow_k(nv);
+    const double odd[] = {NAN, -0.0, INFINITY, 5e-324, 0.1 + 0.2, 1e300, 1234.567, 0.0};
+    struct core_window w;
+    memset(&w, 0, sizeof w);
+    w.n_vertices = nv;
+    int64_t *at = calloc(total, sizeof *at);
+    double *want = calloc((size_t)total * (size_t)k, sizeof *want);
+    struct core_wrow *r = calloc(1, sizeof *r + (size_t)nv * sizeof r->v[0]);
+    uint64_t rng = 12345;
+    int first = 0; /* want's index of the window's oldest sample */
+    for (int i = 0; i < total; i++) {
+        at[i] = 1764410400000 + 10000LL * i + (i % 3);
+        double *x = (double *)(void *)r;
+        for (int s = 0; s < k; s++) {
+            rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+            x[s] = s % 9 == 3   ? 100.0 * i
+                   : s % 7 == 0 ? odd[(rng >> 33) % 8]
+                                : (double)((rng >> 40) % 100000) / 1000.0;
+        }
+        memcpy(want + (size_t)i * (size_t)k, x, (size_t)k * sizeof *x);
+        core_window_append(&w, at[i], r);
+        if (i % 7 == 6) { /* a decision's view comes and goes */
+            core__window_decode(&w);
+            if (i % 2)
+                core__window_release(&w);
+        }
+        int keep = 90 + i % 5;
+        if (w.n > keep) {
+            first += w.n - keep;
+            core__window_drop(&w, w.n - keep);
+        }
+        int held = 0;
+        for (int c = 0; c < w.n_chunks; c++)
+            held += w.chunks[c]->n;
+        ASSERT(held - w.n == w.skip);
+        ASSERT(w.skip < CORE_WINDOW_CHUNK_ROWS);
+    }
+    ASSERT_EQ(w.seq0, first);
+    for (int decoded = 0; decoded < 2; decoded++) {
+        if (decoded)
+            core__window_decode(&w);
+        struct core_witer it;
+        int n = 0;
+        for (core_witer_begin(&it, &w); core_witer_next(&it); n++) {
+            ASSERT_EQ(it.at, at[first + n]);
+            const double *x = (const double *)(const void *)it.r;
+            for (int s = 0; s < k; s++)
+                ASSERT_EQ(rbits(x[s]), rbits(want[(size_t)(first + n) * (size_t)k + (size_t)s]));
+        }
+        core_witer_end(&it);
+        ASSERT_EQ(n, w.n);
+        int64_t t;
+        core__window_get(&w, 5, &t, r);
+        ASSERT_EQ(t, at[first + 5]);
+        ASSERT(memcmp(r, want + (size_t)(first + 5) * (size_t)k, (size_t)k * sizeof(double)) == 0);
+        ASSERT_EQ(core__window_at(&w, w.n - 1), at[total - 1]);
+        for (int s = 0; s < k; s++) {
+            double x = core__window_newest(&w, s, &t);
+            ASSERT_EQ(rbits(x), rbits(want[(size_t)(total - 1) * (size_t)k + (size_t)s]));
+            ASSERT_EQ(t, at[total - 1]);
+        }
+    }
+    /* less than the doubles, though most numbers here are random */
+    fprintf(stderr, "  %zu bytes for %d samples of %d numbers\n", core__window_bytes(&w), w.n, k);
+    ASSERT(core__window_bytes(&w) < (size_t)w.n * (size_t)(k + 1) * 8);
+    core__window_free_samples(&w);
+    free(r);
+    free(at);
+    free(want);
+}
+
 TEST_MAIN(TEST_ENTRY(counters_after_rates_go_on), TEST_ENTRY(counters_going_back_restart),
           TEST_ENTRY(implausible_counters), TEST_ENTRY(busy_counter_against_time),
           TEST_ENTRY(restart_on_edges_and_rescale_stabilizes), TEST_ENTRY(window_stays_full),
@@ -726,4 +823,5 @@ TEST_MAIN(TEST_ENTRY(counters_after_rates_go_on), TEST_ENTRY(counters_going_back
           TEST_ENTRY(observed_tpr_catching_up_and_fallback), TEST_ENTRY(observed_tpr_guarded),
           TEST_ENTRY(observed_tpr_infinity), TEST_ENTRY(global_metrics),
           TEST_ENTRY(window_full_timing), TEST_ENTRY(window_full_with_late_first_sample),
-          TEST_ENTRY(restart_on_running_since), TEST_ENTRY(restart_on_parallelism_or_vertices))
+          TEST_ENTRY(restart_on_running_since), TEST_ENTRY(restart_on_parallelism_or_vertices),
+          TEST_ENTRY(samples_kept_compressed_read_back))
