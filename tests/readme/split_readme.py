@@ -3,16 +3,16 @@
 into README.md and the pages of docs/ (commit 71418ec), as a program, so that an edit another
 branch made to a section of the one-page README is carried over to the page it moved to.
 
-It moves each `## ` section of ONE_PAGE_README verbatim to its page (PAGES below), applies the
+It moves each `## ` section of ONE_PAGE_README verbatim to its page (`pages` below), applies the
 edits of EDITS (each must apply, or it stops naming it), and rewrites the links between
 sections that now live on different pages. README.md is REPO's own (or --head FILE): the quick
 start and the tour are not in the one-page README any more.
 
-To carry a branch's README edits over (B the branch, M main's commit at the split's last merge):
+To carry a branch's README edits over (B the branch; 9d53d5f is main at the split's last merge):
     git show 241fffd:README.md > one.md      # the one-page README as the split left it
-    git show 739377e:README.md > base.md; git show 9b3704a:README.md > m.md
-    git merge-file one.md base.md m.md       # with what main had merged since (p22-*)
-    git show $(git merge-base 9b3704a B):README.md > base.md; git show B:README.md > b.md
+    git show 739377e:README.md > base.md; git show 9d53d5f:README.md > m.md
+    git merge-file one.md base.md m.md       # with what main merged since (p22-*, p25, p28)
+    git show $(git merge-base 9d53d5f B):README.md > base.md; git show B:README.md > b.md
     git merge-file one.md base.md b.md       # with B's edits
     python3 tests/readme/split_readme.py one.md .
 then review `git diff docs/`. Remove this file once every branch has merged.
