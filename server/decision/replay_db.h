@@ -65,9 +65,9 @@ typedef void (*replay_db_change_cb)(void *ud, json_t *change);
  * vertex's figures, constraints, messages, events) equals the stored one, policy revision and
  * config hash aside; "figures_only" the rest: the same outcome from other figures (another
  * utilization target moves the thresholds and the messages that quote them), so that
- * decisions = changed + identical + figures_only. Subtask-minutes integrate, between consecutive compared decisions, the sum of the
- * parallelism the job runs at after each decision (the decision's targets when it executes,
- * the current parallelism otherwise). Returns 0, or -1 with *errp (new): the database cannot
+ * decisions = changed + identical + figures_only. Subtask-minutes integrate, between
+ * consecutive compared decisions, the sum of the parallelism the job runs at after each
+ * decision (the decision's targets when it executes, the current parallelism otherwise). Returns 0, or -1 with *errp (new): the database cannot
  * be opened or read.
  */
 int replay_db_run(const struct replay_db_opts *o, replay_db_change_cb cb, void *ud,
