@@ -67,8 +67,8 @@ typedef void (*replay_db_change_cb)(void *ud, json_t *change);
  * utilization target moves the thresholds and the messages that quote them), so that
  * decisions = changed + identical + figures_only. Subtask-minutes integrate, between
  * consecutive compared decisions, the sum of the parallelism the job runs at after each
- * decision (the decision's targets when it executes, the current parallelism otherwise). Returns 0, or -1 with *errp (new): the database cannot
- * be opened or read.
+ * decision (the decision's targets when it executes, the current parallelism otherwise).
+ * Returns 0, or -1 with *errp (new): the database cannot be opened or read.
  */
 int replay_db_run(const struct replay_db_opts *o, replay_db_change_cb cb, void *ud,
                   json_t **summary, char **errp);
