@@ -207,6 +207,8 @@ struct core_config {
     bool skew_limit_flow;           /* governor.skew.limit-flow */
     bool rates_from_counters;       /* governor.rates.from-counters */
     bool source_stall;              /* governor.source.stall */
+    double level_shift_z;           /* governor.rates.level-shift, NaN = off */
+    double bounds_z;                /* governor.bounds.confidence, NaN = off */
     /* Flink cluster keys the algorithm reads */
     int slots_per_tm; /* taskmanager.numberOfTaskSlots, default 1 */
     double tm_cpu;    /* taskmanager.cpu.cores, NaN = unknown */

@@ -201,6 +201,22 @@ double core__w_avg_rate_fallback(const struct core_window *w, int vi, size_t gau
                                  size_t counter_off);
 /* The latest sample's value of the field, NaN if absent. */
 double core__w_latest(const struct core_window *w, int vi, size_t off);
+/* A series of the window's values (core/README.md, Window: variability): the mean (weighted
+ * by the intervals, for rates), the sample variance of the values, their count and their
+ * effective count after the lag-1 autocorrelation. NaN mean and var with no value (var NaN
+ * with one). */
+struct core_series_stats {
+    double mean, var, n_eff;
+    int n;
+};
+/* The arrivals of source vi (records read plus the backlog's growth, per second) over each
+ * interval between consecutive samples that ends in (from, to]: their mean is the target
+ * data rate over that span. */
+void core__w_arrivals(const struct core_window *w, int vi, int64_t from, int64_t to,
+                      struct core_series_stats *out);
+/* A gauge's finite values over the window (weights 1). */
+void core__w_gauge_stats(const struct core_window *w, int vi, size_t off,
+                         struct core_series_stats *out);
 /* Global metrics (offsetof(struct core_gmetrics, x)): window mean and latest. */
 double core__w_gavg(const struct core_window *w, size_t off);
 double core__w_glatest(const struct core_window *w, size_t off);
@@ -224,7 +240,7 @@ struct core_global_eval {
 void core__evaluate(const struct core_state *st, const struct core_sample *sm,
                     const struct core_topo *t, const struct core_config *cfg, int64_t restart_ms,
                     const struct core_hooks *h, struct core_evaluated *ev, bool *backlog,
-                    struct core_global_eval *g, struct core_plugin_err *pe);
+                    struct core_global_eval *g, struct core_plugin_err *pe, double *rse);
 
 /* governor.source.stall (core/README.md, Evaluation): source wi of the window (v: the same
  * vertex in the sample the window ends with) read nothing since the previous sample while
@@ -241,9 +257,10 @@ double core__capacity_cfg(const struct core_config *cfg, const struct core_evalu
                           double util, bool with_restart, int64_t restart_ms);
 
 /* Sets ev's scale-up and scale-down rate thresholds from its (rounded) TDR and catch-up rate
- * (core/README.md, Evaluation); backlog: the job processes a backlog. */
+ * (core/README.md, Evaluation); backlog: the job processes a backlog. rse: the relative
+ * standard error governor.bounds.confidence widens them by (NaN: none). */
 void core__thresholds(struct core_evaluated *ev, const struct core_config *cfg, bool backlog,
-                      int64_t restart_ms);
+                      int64_t restart_ms, double rse);
 
 /* Outside the utilization bounds (core/README.md, Evaluation)? */
 bool core__outside_bounds(const struct core_evaluated *ev);

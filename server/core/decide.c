@@ -24,6 +24,7 @@ struct cycle {
     bool *in_summary;          /* [n] changed and kept */
     bool *unscaled;            /* [n] excluded, or without the rates to compute a target */
     int *down_to;              /* [n] this cycle's scale-down proposal (0: none) */
+    double *rse;               /* [n] governor.bounds.confidence's relative standard error */
     struct core_plugin_err pe;
     bool backlog;
     int64_t now;
@@ -48,6 +49,7 @@ static void init_vertices(struct cycle *c)
     c->unscaled = core__alloc(d, (size_t)n * sizeof *c->unscaled);
     c->down_to = core__alloc(d, (size_t)n * sizeof *c->down_to);
     c->ev = core__alloc(d, (size_t)n * sizeof *c->ev);
+    c->rse = core__alloc(d, (size_t)n * sizeof *c->rse);
     for (int k = 0; k < n; k++) {
         int i = c->t.order[k];
         const struct core_vertex_in *v = &c->sm->vertices[i];
@@ -290,7 +292,7 @@ static void compute_targets(struct cycle *c)
             capped = *e;
             capped.target_data_rate = core__round3(e->target_data_rate * flow[i]);
             capped.catch_up_data_rate = core__round3(e->catch_up_data_rate * flow[i]);
-            core__thresholds(&capped, cfg, c->backlog, restart_ms);
+            core__thresholds(&capped, cfg, c->backlog, restart_ms, c->rse[i]);
             o->outside_bounds = core__outside_bounds(&capped);
             sized = &capped;
         }
@@ -756,7 +758,8 @@ static void decide_collected(struct cycle *c, const struct core_window_status *w
     struct core_global_eval g;
     int64_t restart_ms = core__restart_time(c->st, cfg);
 
-    core__evaluate(c->st, c->sm, &c->t, cfg, restart_ms, c->h, c->ev, &c->backlog, &g, &c->pe);
+    core__evaluate(c->st, c->sm, &c->t, cfg, restart_ms, c->h, c->ev, &c->backlog, &g, &c->pe,
+                   c->rse);
     for (int i = 0; i < c->sm->n_vertices; i++) {
         struct core_vdecision *o = vdec(c, i);
         o->ev = c->ev[i];

@@ -136,6 +136,113 @@ double core__w_rate(const struct core_window *w, int vi, size_t off)
 }
 
 /* avgWithRateFallback: avg(gauge) unless NaN or infinite, then rate(counter). */
+/*
+ * Series statistics (core/README.md, Window: variability): the mean of values x_k with
+ * weights d_k (sum of x_k d_k over sum of d_k), the unweighted sample variance of the x_k,
+ * and their effective count n (1 - rho) / (1 + rho), rho the lag-1 autocorrelation clamped to
+ * [0, 0.9]: consecutive samples of a load that moves over minutes are not independent, and
+ * the mean of n of them is known only as well as that of fewer.
+ */
+struct series {
+    double sum_xd, sum_d, sum_x, sum_xx, sum_lag, prev;
+    int n;
+};
+
+static void series_add(struct series *a, double x, double d)
+{
+    if (a->n > 0)
+        a->sum_lag += x * a->prev;
+    a->sum_xd += x * d;
+    a->sum_d += d;
+    a->sum_x += x;
+    a->sum_xx += x * x;
+    a->prev = x;
+    a->n++;
+}
+
+/* first, last: the first and last x (for the lag-1 sums). */
+static void series_stats(const struct series *a, double first, double last,
+                         struct core_series_stats *out)
+{
+    out->n = a->n;
+    out->mean = a->sum_d > 0 ? a->sum_xd / a->sum_d : NAN;
+    out->var = NAN;
+    out->n_eff = a->n;
+    if (a->n < 2)
+        return;
+    double m = a->sum_x / a->n;
+    double ss = a->sum_xx - a->n * m * m;
+    out->var = ss > 0 ? ss / (a->n - 1) : 0.0;
+    if (a->n < 3 || !(ss > 0))
+        return;
+    /* sum over k of (x_k - m)(x_{k+1} - m), from the running sums */
+    double c1 = a->sum_lag - m * (2.0 * a->sum_x - first - last) + (a->n - 1) * m * m;
+    double rho = c1 / ss;
+    rho = rho < 0 ? 0 : rho > 0.9 ? 0.9 : rho;
+    out->n_eff = a->n * (1.0 - rho) / (1.0 + rho);
+    if (out->n_eff < 1)
+        out->n_eff = 1;
+}
+
+void core__w_arrivals(const struct core_window *w, int vi, int64_t from, int64_t to,
+                      struct core_series_stats *out)
+{
+    const size_t in_off = offsetof(struct core_vmetrics, rec_in),
+                 lag_off = offsetof(struct core_vmetrics, lag);
+    struct series a = {0};
+    double first = NAN, last = NAN;
+    out->n = 0;
+    out->mean = out->var = NAN;
+    out->n_eff = 0;
+    if (vi < 0 || vi >= w->n_vertices)
+        return;
+    int prev = -1;
+    for (int k = 0; k < w->n; k++) {
+        const struct core_vmetrics *m = &w->s[k].v[vi];
+        double in = vfield(m, in_off), lag = vfield(m, lag_off);
+        if (isnan(in))
+            continue;
+        if (isnan(lag))
+            lag = 0.0;
+        if (prev >= 0 && w->s[k].at > from && w->s[k].at <= to && w->s[k].at > w->s[prev].at) {
+            const struct core_vmetrics *p = &w->s[prev].v[vi];
+            double plag = vfield(p, lag_off);
+            if (isnan(plag))
+                plag = 0.0;
+            double d = (double)(w->s[k].at - w->s[prev].at) / 1000.0;
+            double x = (in - vfield(p, in_off) + lag - plag) / d;
+            if (isnan(first))
+                first = x;
+            last = x;
+            series_add(&a, x, d);
+        }
+        prev = k;
+    }
+    series_stats(&a, first, last, out);
+}
+
+void core__w_gauge_stats(const struct core_window *w, int vi, size_t off,
+                         struct core_series_stats *out)
+{
+    struct series a = {0};
+    double first = NAN, last = NAN;
+    out->n = 0;
+    out->mean = out->var = NAN;
+    out->n_eff = 0;
+    if (vi < 0 || vi >= w->n_vertices)
+        return;
+    for (int k = 0; k < w->n; k++) {
+        double x = vfield(&w->s[k].v[vi], off);
+        if (!isfinite(x))
+            continue;
+        if (isnan(first))
+            first = x;
+        last = x;
+        series_add(&a, x, 1.0);
+    }
+    series_stats(&a, first, last, out);
+}
+
 double core__w_avg_rate_fallback(const struct core_window *w, int vi, size_t gauge_off,
                                  size_t counter_off)
 {

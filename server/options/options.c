@@ -539,6 +539,18 @@ static const struct opt_row opt_rows[] = {
      .help = "A source that read nothing since the previous sample while its backlog grew, "
              "neither busy nor back-pressured, is stalled outside the job: its backlog asks "
              "for no catch-up until it reads again (unset: on under the governor profile)."},
+    {GOV("rates.level-shift"), .type = T_DOUBLE, .def = "", MINX(0), .flags = F_OPTIONAL,
+     .land = L_HOOK, CF(level_shift_z), .apply = apply_profile_double, .gov_def = "3",
+     .help = "A source's arrivals over the last restart time replace the window's mean when they "
+             "differ from the samples before by more than this many standard errors and did "
+             "so all along: a load that moved is sized at its new level, a burst shorter than "
+             "a restart is not chased (unset: 3 under the governor profile, off under flink)."},
+    {GOV("bounds.confidence"), .type = T_DOUBLE, .def = "", MIN(0), .flags = F_OPTIONAL,
+     .land = L_HOOK, CF(bounds_z), .apply = apply_profile_double, .gov_def = "2",
+     .help = "A vertex is outside its utilization bounds only by more than this many relative "
+             "standard errors of the window's arrivals or busy time (the larger): the bounds "
+             "widen with the variability the window measured, instead of a fixed dead band "
+             "(unset: 2 under the governor profile, off under flink)."},
     {GOV("alignment.busiest-share"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
      CF(align_busiest_share), .apply = apply_safeguard,
      .help = "Under BALANCED alignment and the MAX busy-time aggregator, a vertex with key "

@@ -117,7 +117,7 @@ static void counter(struct ef *f, const char *id, size_t off, double start, doub
 static void run(struct ef *f, const struct core_hooks *h)
 {
     core__evaluate(f->st, &f->s, &f->t, &f->cfg, f->restart_ms, h, f->ev, &f->backlog, &f->g,
-                   &f->pe);
+                   &f->pe, NULL);
 }
 
 /* A source "s" (p 2) into "a" (p 4). */
