@@ -198,6 +198,7 @@ struct core_config {
     int64_t source_rate_warm_up_ms; /* governor.source-rate.warm-up */
     double source_rate_max_bp;      /* governor.source-rate.max-backpressure (fraction) */
     bool catch_up_in_headroom;      /* governor.catch-up.in-headroom */
+    bool catch_up_at_ceiling;       /* governor.catch-up.at-ceiling */
     bool scale_down_with_restart;   /* governor.scale-down.with-restart */
     bool scale_down_early;          /* governor.scale-down.early */
     int64_t scale_down_early_ms;    /* governor.scale-down.early-after */
@@ -209,6 +210,9 @@ struct core_config {
     bool source_stall;              /* governor.source.stall */
     double level_shift_z;           /* governor.rates.level-shift, NaN = off */
     double bounds_z;                /* governor.bounds.confidence, NaN = off */
+    double trend_z;                 /* governor.rates.trend, NaN = off */
+    int64_t trend_horizon_ms;       /* governor.rates.trend-horizon */
+    double restart_cost_w;          /* governor.scale-down.restart-cost, NaN = off */
     /* Flink cluster keys the algorithm reads */
     int slots_per_tm; /* taskmanager.numberOfTaskSlots, default 1 */
     double tm_cpu;    /* taskmanager.cpu.cores, NaN = unknown */

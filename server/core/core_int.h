@@ -214,6 +214,12 @@ struct core_series_stats {
  * data rate over that span. */
 void core__w_arrivals(const struct core_window *w, int vi, int64_t from, int64_t to,
                       struct core_series_stats *out);
+/* The least-squares line through source vi's per-interval arrival rates over (from, to],
+ * against time: its slope (records/s per second), the slope's standard error (its residuals'
+ * lag-1 autocorrelation counted), and the mean time of the points (ms), where the line passes
+ * through their mean. false (NaN slope) with fewer than four intervals. */
+bool core__w_arrivals_trend(const struct core_window *w, int vi, int64_t from, int64_t to,
+                            double *slope, double *se, int64_t *center);
 /* A gauge's finite values over the window (weights 1). */
 void core__w_gauge_stats(const struct core_window *w, int vi, size_t off,
                          struct core_series_stats *out);
@@ -237,10 +243,17 @@ struct core_global_eval {
  * downstream vertices see the merged values; a failing hook is recorded in pe. Every figure
  * is rounded with core__round3. *backlog says whether the job processes a backlog.
  */
+/* What governor's own mechanisms read of a vertex's window besides its figures
+ * (core/README.md, Evaluation: variability). */
+struct core_variability {
+    double rse;    /* governor.bounds.confidence: relative standard error; NaN: none */
+    double growth; /* governor.rates.trend: records/s per second the TDR grows by (>= 0) */
+};
 void core__evaluate(const struct core_state *st, const struct core_sample *sm,
                     const struct core_topo *t, const struct core_config *cfg, int64_t restart_ms,
                     const struct core_hooks *h, struct core_evaluated *ev, bool *backlog,
-                    struct core_global_eval *g, struct core_plugin_err *pe, double *rse);
+                    struct core_global_eval *g, struct core_plugin_err *pe,
+                    struct core_variability *var);
 
 /* governor.source.stall (core/README.md, Evaluation): source wi of the window (v: the same
  * vertex in the sample the window ends with) read nothing since the previous sample while
@@ -255,6 +268,12 @@ double core__capacity(const struct core_evaluated *ev, double util, bool with_re
  * governor.catch-up.in-headroom max(TDR / util, TDR + CATCH_UP + restart rate). */
 double core__capacity_cfg(const struct core_config *cfg, const struct core_evaluated *ev,
                           double util, bool with_restart, int64_t restart_ms);
+
+/* The capacity a vertex is sized for (core/README.md, Scaling step 2): core__capacity_cfg at
+ * utilization.target, or with governor.catch-up.at-ceiling while the job processes a backlog
+ * (TDR + CATCH_UP + restart rate) / governor.utilization.ceiling. */
+double core__capacity_target(const struct core_config *cfg, const struct core_evaluated *ev,
+                             bool backlog, int64_t restart_ms);
 
 /* Sets ev's scale-up and scale-down rate thresholds from its (rounded) TDR and catch-up rate
  * (core/README.md, Evaluation); backlog: the job processes a backlog. rse: the relative
@@ -284,7 +303,7 @@ struct core_scale_result {
  */
 void core__scale_target(const struct core_config *cfg, const struct core_sample *sm,
                         const struct core_topo *t, int i, const struct core_evaluated *ev,
-                        const struct core_vhistory *hist, int64_t restart_ms,
+                        const struct core_vhistory *hist, bool backlog, int64_t restart_ms,
                         const struct core_hooks *h, struct core_decision *d,
                         struct core_plugin_err *pe, struct core_scale_result *out);
 
@@ -330,6 +349,11 @@ void core__tracking_update(struct core_state *st, const struct core_sample *sm,
 void core__tracking_add(struct core_state *st, int64_t now);
 /* Drops the tracking record taken at `at` (a scaling the job did not apply). */
 void core__tracking_forget(struct core_state *st, int64_t at);
+/* The job's restart time as measured (the largest tracked duration, whole seconds, at most
+ * restart.time-tracking.limit), whether or not restart.time-tracking.enabled lets the reference's
+ * formulas use it; restart.time before any is measured. governor's own mechanisms read this one
+ * (core/README.md, History). */
+int64_t core__restart_tracked(const struct core_state *st, const struct core_config *cfg);
 /* The restart time to use, ms (whole seconds; core/README.md, History). */
 int64_t core__restart_time(const struct core_state *st, const struct core_config *cfg);
 
@@ -348,6 +372,9 @@ bool core__ineffective_blocked(const struct core_config *cfg, const struct core_
 int core__delayed_scale_down(struct core_state *st, const struct core_config *cfg, const char *id,
                              int current, int target, bool outside, int64_t now, bool *outside_out);
 void core__delayed_clear(struct core_state *st, const char *id);
+/* Since when the vertex has been proposed a scale-down (its entry's first proposal), -1 when
+ * none. */
+int64_t core__delayed_since(const struct core_state *st, const char *id);
 /* When the vertex's pending scale-down may happen at the earliest, or -1 when none. */
 int64_t core__delayed_until(const struct core_state *st, const struct core_config *cfg,
                             const char *id);

@@ -24,7 +24,7 @@ struct cycle {
     bool *in_summary;          /* [n] changed and kept */
     bool *unscaled;            /* [n] excluded, or without the rates to compute a target */
     int *down_to;              /* [n] this cycle's scale-down proposal (0: none) */
-    double *rse;               /* [n] governor.bounds.confidence's relative standard error */
+    struct core_variability *var; /* [n] governor's measures of the window (evaluate.c) */
     struct core_plugin_err pe;
     bool backlog;
     int64_t now;
@@ -49,7 +49,7 @@ static void init_vertices(struct cycle *c)
     c->unscaled = core__alloc(d, (size_t)n * sizeof *c->unscaled);
     c->down_to = core__alloc(d, (size_t)n * sizeof *c->down_to);
     c->ev = core__alloc(d, (size_t)n * sizeof *c->ev);
-    c->rse = core__alloc(d, (size_t)n * sizeof *c->rse);
+    c->var = core__alloc(d, (size_t)n * sizeof *c->var);
     for (int k = 0; k < n; k++) {
         int i = c->t.order[k];
         const struct core_vertex_in *v = &c->sm->vertices[i];
@@ -248,6 +248,30 @@ static double *limited_flow(struct cycle *c, const char **limiter)
     return flow;
 }
 
+/*
+ * governor.rates.trend: how long a scale-up on a load growing by `growth` records/s a second
+ * (from `tdr`) is sized to hold. At least until the next decision can be made (the restart,
+ * the stabilization and a full window); with governor.scale-down.restart-cost W, the holding
+ * time that minimizes the restarts' cost plus the capacity bought ahead, as an order quantity
+ * does: a restart costs W x p x R / (1 - u) subtask-seconds, capacity bought for time H ahead
+ * costs p x g x H^2 / 2 (g the relative growth per second), so H = sqrt(2 W R / ((1 - u) g)),
+ * whatever p; at most governor.rates.trend-horizon.
+ */
+static double hold_time(struct cycle *c, double tdr, double growth)
+{
+    const struct core_config *cfg = c->cfg;
+    double r_s = (double)core__restart_tracked(c->st, cfg) / 1000.0;
+    double h = r_s + (double)(cfg->stabilization_ms + cfg->metrics_window_ms) / 1000.0;
+    if (isfinite(cfg->restart_cost_w) && tdr > 0 && growth > 0) {
+        double u = cfg->util_target > 0 && cfg->util_target < 1 ? cfg->util_target : 0.7;
+        double eoq = sqrt(2.0 * cfg->restart_cost_w * r_s / ((1.0 - u) * growth / tdr));
+        if (eoq > h)
+            h = eoq;
+    }
+    double most = (double)cfg->trend_horizon_ms / 1000.0;
+    return h < most ? h : most;
+}
+
 /* Targets (core/README.md, Scaling) and gates (Gating) of every non-excluded vertex; fills
  * targets and reasons. */
 static void compute_targets(struct cycle *c)
@@ -292,11 +316,28 @@ static void compute_targets(struct cycle *c)
             capped = *e;
             capped.target_data_rate = core__round3(e->target_data_rate * flow[i]);
             capped.catch_up_data_rate = core__round3(e->catch_up_data_rate * flow[i]);
-            core__thresholds(&capped, cfg, c->backlog, restart_ms, c->rse[i]);
+            core__thresholds(&capped, cfg, c->backlog, restart_ms, c->var[i].rse);
             o->outside_bounds = core__outside_bounds(&capped);
             sized = &capped;
         }
-        core__scale_target(cfg, c->sm, &c->t, i, sized, hist, restart_ms, c->h, c->d, &c->pe, &r);
+        core__scale_target(cfg, c->sm, &c->t, i, sized, hist, c->backlog, restart_ms, c->h, c->d,
+                           &c->pe, &r);
+        /* governor.rates.trend: a scale-up on a rising load is sized for the rate expected
+         * when the next decision can be made: after the restart, the stabilization and a full
+         * window. */
+        double ahead = NAN;
+        if (r.computed && r.target > p && c->var[i].growth > 0) {
+            struct core_evaluated later = *sized;
+            double h_s = hold_time(c, sized->target_data_rate, c->var[i].growth);
+            later.target_data_rate = core__round3(sized->target_data_rate + c->var[i].growth * h_s);
+            struct core_scale_result r2;
+            core__scale_target(cfg, c->sm, &c->t, i, &later, hist, c->backlog, restart_ms, c->h,
+                               c->d, &c->pe, &r2);
+            if (r2.computed && r2.target > r.target) {
+                r = r2;
+                ahead = later.target_data_rate;
+            }
+        }
         o->raw_target = r.computed ? r.raw : p;
         o->constraints |= r.constraints;
         if (!r.computed) {
@@ -379,7 +420,7 @@ static void compute_targets(struct cycle *c)
                 struct core_evaluated steady = *sized;
                 steady.catch_up_data_rate = 0.0;
                 struct core_scale_result r2;
-                core__scale_target(cfg, c->sm, &c->t, i, &steady, hist, restart_ms, c->h, c->d,
+                core__scale_target(cfg, c->sm, &c->t, i, &steady, hist, c->backlog, restart_ms, c->h, c->d,
                                    &c->pe, &r2);
                 if (r2.computed && r2.target < record)
                     record = r2.target;
@@ -417,6 +458,14 @@ static void compute_targets(struct cycle *c)
                                         "%s; sized for the %.0f%% of what arrives that the hot "
                                         "key of %s lets through",
                                         o->message, flow[i] * 100.0, limiter[i]);
+        if (!isnan(ahead) && target > p) {
+            char rate[40];
+            core__fmt_rate(rate, sizeof rate, ahead);
+            o->message = core__asprintf(c->d,
+                                        "%s; sized for the %s the rise measured over the "
+                                        "window reaches when the next decision can be made",
+                                        o->message, rate);
+        }
     }
 }
 
@@ -455,6 +504,67 @@ static void ride_along(struct cycle *c)
                                     o->id, o->current, to);
         c->new_p[i] = to;
         c->in_summary[i] = true;
+    }
+}
+
+/*
+ * governor.scale-down.restart-cost (core/README.md, Gating): a summary of scale-downs alone
+ * restarts the job for them only. It is kept when what they save, the subtasks they remove
+ * times the time the lower load has lasted (since the latest of their first proposals: a load
+ * is expected to hold about as long as it has), exceeds W times what the restart costs: every
+ * subtask of the job after it, idle for the restart time R and the catch-up it leaves, which
+ * the headroom 1 - utilization.target works off: R / (1 - target) in all. Otherwise the
+ * scale-downs wait (SCALE_DOWN_DELAYED) and their proposals go on accumulating.
+ */
+static void restart_cost(struct cycle *c)
+{
+    const struct core_config *cfg = c->cfg;
+    int n = c->sm->n_vertices;
+    double saved = 0, after = 0;
+    int64_t since = INT64_MIN;
+    bool any = false;
+    for (int i = 0; i < n; i++) {
+        const struct core_vdecision *o = vdec(c, i);
+        if (!c->in_summary[i]) {
+            after += c->sm->vertices[i].parallelism;
+            continue;
+        }
+        after += o->target;
+        if (o->target > o->current)
+            return; /* a scale-up restarts the job anyway */
+        if (o->reason != CORE_R_LOW_UTILIZATION)
+            continue;
+        any = true;
+        saved += o->current - o->target;
+        int64_t first = core__delayed_since(c->st, o->id);
+        if (first > since)
+            since = first;
+    }
+    if (!any || since == INT64_MIN)
+        return;
+    double u = cfg->util_target > 0 && cfg->util_target < 1 ? cfg->util_target : 0.7;
+    double r_s = (double)core__restart_tracked(c->st, cfg) / 1000.0;
+    double cost = cfg->restart_cost_w * after * r_s / (1.0 - u);
+    double age = (double)(c->now - since) / 1000.0;
+    if (saved * age >= cost)
+        return;
+    char tr[32];
+    core_format_duration(tr, sizeof tr, (int64_t)llround(r_s) * 1000);
+    for (int i = 0; i < n; i++) {
+        struct core_vdecision *o = vdec(c, i);
+        if (!c->in_summary[i] || o->reason != CORE_R_LOW_UTILIZATION)
+            continue;
+        o->message = core__asprintf(
+            c->d,
+            "%s: a scale-down to %d waits: %.0f subtasks fewer for the %.0f s the lower load has "
+            "lasted saved %.0f subtask-seconds, less than governor.scale-down.restart-cost "
+            "(%g) x %.0f subtasks x %s / (1 - %.2f) = %.0f that the restart costs",
+            o->id, o->target, saved, age, saved * age, cfg->restart_cost_w, after, tr, u, cost);
+        o->reason = CORE_R_SCALE_DOWN_DELAYED;
+        o->target = o->current;
+        o->outside_bounds = false;
+        c->new_p[i] = o->current;
+        c->in_summary[i] = false;
     }
 }
 
@@ -759,7 +869,7 @@ static void decide_collected(struct cycle *c, const struct core_window_status *w
     int64_t restart_ms = core__restart_time(c->st, cfg);
 
     core__evaluate(c->st, c->sm, &c->t, cfg, restart_ms, c->h, c->ev, &c->backlog, &g, &c->pe,
-                   c->rse);
+                   c->var);
     for (int i = 0; i < c->sm->n_vertices; i++) {
         struct core_vdecision *o = vdec(c, i);
         o->ev = c->ev[i];
@@ -780,6 +890,8 @@ static void decide_collected(struct cycle *c, const struct core_window_status *w
     compute_targets(c);
     if (cfg->scale_down_with_restart)
         ride_along(c);
+    if (isfinite(cfg->restart_cost_w))
+        restart_cost(c);
 
     /* Without a kept vertex outside its bounds the summary is dropped (core/README.md, Cycle
      * step 9). */

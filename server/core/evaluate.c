@@ -174,6 +174,24 @@ double core__capacity_cfg(const struct core_config *cfg, const struct core_evalu
     return at_target > drain || isnan(drain) ? at_target : drain;
 }
 
+double core__capacity_target(const struct core_config *cfg, const struct core_evaluated *ev,
+                             bool backlog, int64_t restart_ms)
+{
+    double at_target = core__capacity_cfg(cfg, ev, cfg->util_target, true, restart_ms);
+    if (!cfg->catch_up_at_ceiling || !backlog || !(cfg->util_ceiling > 0) ||
+        !(cfg->util_ceiling <= 1.0))
+        return at_target;
+    /* The backlog and a restart's pile-up are worked off with every subtask at the ceiling,
+     * not at the target: a spike or an outage's catch-up is sized for what it needs to be
+     * worked off, not for the steady headroom on top of it. */
+    double tdr = ev->target_data_rate, cu = ev->catch_up_data_rate;
+    if (isnan(tdr) || isnan(cu))
+        return NAN;
+    int64_t restart_s = restart_ms / 1000, catch_up_s = cfg->catch_up_ms / 1000;
+    double rr = catch_up_s > 0 ? tdr * (double)restart_s / (double)catch_up_s : 0.0;
+    return (double)core__java_round((tdr + cu + rr) / cfg->util_ceiling);
+}
+
 /*
  * Outside the utilization bounds (core/README.md, Evaluation): TPR below the scale-up
  * threshold or above the scale-down threshold. Plain double comparisons: NaN never triggers,
@@ -219,6 +237,36 @@ static double rel_se(const struct core_series_stats *x)
     if (!(x->mean > 0) || !(x->n_eff > 0) || isnan(x->var))
         return NAN;
     return sqrt(x->var / x->n_eff) / x->mean;
+}
+
+/*
+ * governor.rates.trend (core/README.md, Evaluation): when source wi's arrivals rise or fall over
+ * the window beyond z standard errors of their slope, the target data rate is the window's
+ * mean moved along the slope's confidence bound nearer 0 from the window's middle to its end
+ * (the mean lags a moving load by half a window), and a rise's lower bound goes to *growth
+ * (records/s per second, for sizing a scale-up). Returns the rate (the mean when no trend).
+ */
+static double trend(const struct core_window *w, int wi, const struct core_config *cfg, double mean,
+                    double *growth)
+{
+    *growth = 0.0;
+    if (!isfinite(cfg->trend_z))
+        return mean;
+    double b, se;
+    int64_t center, now = w->s[w->n - 1].at;
+    if (!core__w_arrivals_trend(w, wi, INT64_MIN, now, &b, &se, &center) || !(se >= 0))
+        return mean;
+    double lo = b - cfg->trend_z * se, hi = b + cfg->trend_z * se, sure = 0.0;
+    if (lo > 0)
+        sure = lo;
+    else if (hi < 0)
+        sure = hi;
+    if (sure == 0.0)
+        return mean;
+    if (sure > 0)
+        *growth = sure;
+    double level = mean + sure * (double)(now - center) / 1000.0;
+    return level > 0 ? level : 0.0;
 }
 
 /*
@@ -337,13 +385,16 @@ static void run_evaluators(const struct core_sample *sm, int i, const struct cor
 void core__evaluate(const struct core_state *st, const struct core_sample *sm,
                     const struct core_topo *t, const struct core_config *cfg, int64_t restart_ms,
                     const struct core_hooks *h, struct core_evaluated *ev, bool *backlog,
-                    struct core_global_eval *g, struct core_plugin_err *pe, double *rse)
+                    struct core_global_eval *g, struct core_plugin_err *pe,
+                    struct core_variability *var)
 {
     const struct core_window *w = &st->w;
     bool bl = processing_backlog(st, sm, t, cfg);
     *backlog = bl;
     int64_t catch_up_s = cfg->catch_up_ms / 1000;
-    bool variability = isfinite(cfg->level_shift_z) || isfinite(cfg->bounds_z);
+    bool variability =
+        isfinite(cfg->level_shift_z) || isfinite(cfg->bounds_z) || isfinite(cfg->trend_z);
+    double *growth = core__xcalloc((size_t)(t->n > 0 ? t->n : 1), sizeof *growth);
     /* The relative standard error of each vertex's target data rate (by sample index). */
     double *rse_tdr = NULL;
     if (variability && t->n > 0) {
@@ -372,6 +423,8 @@ void core__evaluate(const struct core_state *st, const struct core_sample *sm,
                 double shifted = level_shift(w, wi, cfg, restart_ms, &used);
                 if (!isnan(shifted))
                     tdr = shifted;
+                else
+                    tdr = trend(w, wi, cfg, tdr, &growth[i]);
                 rse_tdr[i] = rel_se(&used);
             }
             tdr = tdr < 0 ? 0.0 : tdr; /* NaN stays NaN, as Math.max(0, NaN) */
@@ -391,6 +444,7 @@ void core__evaluate(const struct core_state *st, const struct core_sample *sm,
                 double r = edge_ratio(st, sm, t, u, i);
                 tdr += ev[u].target_data_rate * r;
                 catch_up += ev[u].catch_up_data_rate * r;
+                growth[i] += growth[u] * r;
                 if (rse_tdr && !(rse_tdr[i] >= rse_tdr[u]))
                     rse_tdr[i] = rse_tdr[u];
             }
@@ -418,12 +472,15 @@ void core__evaluate(const struct core_state *st, const struct core_sample *sm,
                     r_se = rl;
             }
         }
-        if (rse)
-            rse[i] = r_se;
+        if (var) {
+            var[i].rse = r_se;
+            var[i].growth = growth[i];
+        }
         core__thresholds(e, cfg, bl, restart_ms, r_se);
         run_evaluators(sm, i, cfg, h, bl, e, pe);
     }
     free(rse_tdr);
+    free(growth);
 
     g->gc_pressure = core__round3(core__w_glatest(w, GM(gc_pressure)));
     g->heap_ratio_avg = core__round3(core__w_gavg(w, GM(heap_ratio)));

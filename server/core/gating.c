@@ -119,7 +119,11 @@ int core__delayed_scale_down(struct core_state *st, const struct core_config *cf
      * within it. (A proposal made inside the bounds, say while a backlog was worked off,
      * sends it back to the whole interval.) */
     int64_t interval = cfg->scale_down_interval_ms;
-    if (cfg->scale_down_early && cfg->scale_down_early_ms < interval) {
+    /* governor.scale-down.restart-cost: the wait is early-after, and whether the scale-down is
+     * worth its restart is the cycle's to judge (core/README.md, Gating). */
+    if (isfinite(cfg->restart_cost_w) && cfg->scale_down_early_ms < interval)
+        interval = cfg->scale_down_early_ms;
+    else if (cfg->scale_down_early && cfg->scale_down_early_ms < interval) {
         int64_t since = core__time_sub(now, cfg->scale_down_early_ms);
         bool low = true;
         for (int k = 0; k < e->n; k++)
@@ -140,6 +144,14 @@ int core__delayed_scale_down(struct core_state *st, const struct core_config *cf
     }
     *outside_out = e->r[0].outside_bounds;
     return e->r[0].parallelism;
+}
+
+int64_t core__delayed_since(const struct core_state *st, const char *id)
+{
+    for (int i = 0; i < st->n_delayed; i++)
+        if (strcmp(st->delayed[i].id, id) == 0)
+            return st->delayed[i].first_trigger;
+    return -1;
 }
 
 /* When the vertex's pending scale-down may happen at the earliest, or -1 when none. */

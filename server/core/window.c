@@ -221,6 +221,86 @@ void core__w_arrivals(const struct core_window *w, int vi, int64_t from, int64_t
     series_stats(&a, first, last, out);
 }
 
+/* The per-interval arrival rates of source vi over (from, to] (as core__w_arrivals), each at
+ * its interval's midpoint (ms): up to max of them into x[] and t[]; returns the count. */
+static int arrivals_series(const struct core_window *w, int vi, int64_t from, int64_t to,
+                           double *x, double *t, int max)
+{
+    const size_t in_off = offsetof(struct core_vmetrics, rec_in),
+                 lag_off = offsetof(struct core_vmetrics, lag);
+    int n = 0, prev = -1;
+    for (int k = 0; k < w->n && n < max; k++) {
+        const struct core_vmetrics *m = &w->s[k].v[vi];
+        double in = vfield(m, in_off), lag = vfield(m, lag_off);
+        if (isnan(in))
+            continue;
+        if (isnan(lag))
+            lag = 0.0;
+        if (prev >= 0 && w->s[k].at > from && w->s[k].at <= to && w->s[k].at > w->s[prev].at) {
+            const struct core_vmetrics *p = &w->s[prev].v[vi];
+            double plag = vfield(p, lag_off);
+            if (isnan(plag))
+                plag = 0.0;
+            double d = (double)(w->s[k].at - w->s[prev].at) / 1000.0;
+            x[n] = (in - vfield(p, in_off) + lag - plag) / d;
+            t[n] = (double)(w->s[k].at + w->s[prev].at) / 2.0;
+            n++;
+        }
+        prev = k;
+    }
+    return n;
+}
+
+bool core__w_arrivals_trend(const struct core_window *w, int vi, int64_t from, int64_t to,
+                            double *slope, double *se, int64_t *center)
+{
+    *slope = *se = NAN;
+    *center = to;
+    if (vi < 0 || vi >= w->n_vertices || w->n < 4)
+        return false;
+    double *x = core__xmalloc((size_t)w->n * sizeof *x), *t = core__xmalloc((size_t)w->n * sizeof *t);
+    int n = arrivals_series(w, vi, from, to, x, t, w->n);
+    bool ok = false;
+    if (n >= 4) {
+        double t0 = t[0], mt = 0, mx = 0;
+        for (int k = 0; k < n; k++) {
+            t[k] = (t[k] - t0) / 1000.0; /* seconds from the first midpoint */
+            mt += t[k];
+            mx += x[k];
+        }
+        mt /= n;
+        mx /= n;
+        double stt = 0, stx = 0;
+        for (int k = 0; k < n; k++) {
+            stt += (t[k] - mt) * (t[k] - mt);
+            stx += (t[k] - mt) * (x[k] - mx);
+        }
+        if (stt > 0) {
+            double b = stx / stt, a = mx - b * mt;
+            /* Residuals: their variance, and their lag-1 autocorrelation for the effective
+             * count (a load that wanders for minutes is not n independent points). */
+            double rss = 0, c1 = 0, prev = 0;
+            for (int k = 0; k < n; k++) {
+                double e = x[k] - a - b * t[k];
+                rss += e * e;
+                if (k > 0)
+                    c1 += e * prev;
+                prev = e;
+            }
+            double rho = rss > 0 ? c1 / rss : 0.0;
+            rho = rho < 0 ? 0 : rho > 0.9 ? 0.9 : rho;
+            double inflate = (1.0 + rho) / (1.0 - rho);
+            *slope = b;
+            *se = sqrt(rss / (n - 2) / stt * inflate);
+            *center = (int64_t)t0 + (int64_t)llround(mt * 1000.0);
+            ok = true;
+        }
+    }
+    free(x);
+    free(t);
+    return ok;
+}
+
 void core__w_gauge_stats(const struct core_window *w, int vi, size_t off,
                          struct core_series_stats *out)
 {

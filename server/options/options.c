@@ -498,6 +498,13 @@ static const struct opt_row opt_rows[] = {
      .help = "The utilization target's headroom works off the backlog and what piles up during a "
              "restart; capacity is added for them only beyond it (unset: on under the governor "
              "profile)."},
+    {GOV("catch-up.at-ceiling"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
+     CF(catch_up_at_ceiling), .apply = apply_safeguard,
+     .help = "While the job works off a backlog (a spike, an outage's catch-up), a vertex is "
+             "sized for what arrives plus the catch-up and restart rates at "
+             "governor.utilization.ceiling rather than for what arrives at the target: a "
+             "backlog is worked off, not carried as steady headroom (unset: on under the "
+             "governor profile)."},
     {GOV("scale-down.with-restart"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
      CF(scale_down_with_restart), .apply = apply_safeguard,
      .help = "When another vertex's scaling restarts the job anyway, a scale-down waiting out "
@@ -513,6 +520,15 @@ static const struct opt_row opt_rows[] = {
      .land = L_I64, CF(scale_down_early_ms),
      .help = "How long a scale-down of a vertex below its lower bound waits with "
              "governor.scale-down.early."},
+    {GOV("scale-down.restart-cost"), .type = T_DOUBLE, .def = "", MIN(0), .flags = F_OPTIONAL,
+     .land = L_HOOK, CF(restart_cost_w), .apply = apply_profile_double, .gov_def = "10",
+     .help = "A scale-down that no scale-up's restart carries waits governor.scale-down."
+             "early-after, then is executed once the subtask-seconds it would have saved since "
+             "it was first proposed exceed this many times what its restart costs: the job's "
+             "subtasks after it, idle for the restart time measured and the catch-up it leaves "
+             "(restart / (1 - utilization.target)). Replaces scale-down.interval and "
+             "governor.scale-down.early when set (unset: 10 under the governor profile, off "
+             "under flink)."},
     {GOV("utilization.ceiling"), .type = T_DOUBLE, .def = "", MINX(0), MAX(1), .flags = F_OPTIONAL,
      .land = L_HOOK, CF(util_ceiling), .apply = apply_profile_double, .gov_def = "0.9",
      .help = "While utilization.max is unset, the upper utilization bound is target + boundary "
@@ -545,6 +561,17 @@ static const struct opt_row opt_rows[] = {
              "differ from the samples before by more than this many standard errors and did "
              "so all along: a load that moved is sized at its new level, a burst shorter than "
              "a restart is not chased (unset: 3 under the governor profile, off under flink)."},
+    {GOV("rates.trend"), .type = T_DOUBLE, .def = "", MINX(0), .flags = F_OPTIONAL,
+     .land = L_HOOK, CF(trend_z), .apply = apply_profile_double, .gov_def = "2",
+     .help = "When a source's arrivals rise or fall over the window by more than this many "
+             "standard errors of their slope, its rate is the window's mean moved to the "
+             "window's end along the slope's bound nearer 0, and a scale-up on a rise is sized "
+             "for the rate expected when the next decision can be made (restart, "
+             "stabilization and window later) (unset: 2 under the governor profile, off under "
+             "flink)."},
+    {GOV("rates.trend-horizon"), .type = T_DURATION, MAX(DUR_MAX), .def = "1 h", MIN(0),
+     .land = L_I64, CF(trend_horizon_ms),
+     .help = "The furthest ahead governor.rates.trend sizes a scale-up for."},
     {GOV("bounds.confidence"), .type = T_DOUBLE, .def = "", MIN(0), .flags = F_OPTIONAL,
      .land = L_HOOK, CF(bounds_z), .apply = apply_profile_double, .gov_def = "2",
      .help = "A vertex is outside its utilization bounds only by more than this many relative "
