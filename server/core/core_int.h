@@ -439,6 +439,30 @@ const char *core__explain_steady(struct core_decision *d, const char *id, int p,
 const char *core__explain_limit(struct core_decision *d, const struct core_config *cfg,
                                 const struct core_vertex_in *v, int raw, unsigned constraints);
 
+/* ------------------------------------------------------------------ curve.c */
+
+/* A vertex's measured scalability curve (core/README.md, Curve): p / X(p) = a + b p. */
+struct core_curve {
+    bool fitted;
+    double a, b;  /* the line; b > 0 when fitted */
+    double x_max; /* the most any parallelism reaches: 1 / b (at least the best measured) */
+    int stop;     /* the fewest subtasks reaching `share` of it, not below least_p */
+    int least_p;  /* the fewest subtasks measured */
+    int n;        /* points */
+};
+/* Fits the curve through the history's (starting parallelism, processing rate) points and
+ * (p, tpr) now; false (nothing fitted) with fewer than two parallelisms, or a line that does
+ * not bend (linear scaling or better). hist may be NULL. */
+bool core__curve_fit(const struct core_vhistory *hist, int p, double tpr, double share,
+                     struct core_curve *out);
+/* governor.scalability.curve: the curve of a vertex whose last scaling, a scale-up to p, did
+ * not pay (it raised the processing rate by less than scaling.effectiveness.threshold of what
+ * was expected), fitted as core__curve_fit with share 1 - skew.saturation. false otherwise. */
+bool core__curve_limited(const struct core_config *cfg, const struct core_vhistory *hist, int p,
+                         double tpr, struct core_curve *out);
+/* X(p) of a fitted curve, records/s; NaN when not fitted. */
+double core__curve_rate(const struct core_curve *c, int p);
+
 /* ------------------------------------------------------------------- skew.c */
 
 /*

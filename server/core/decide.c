@@ -223,14 +223,22 @@ static double *limited_flow(struct cycle *c, const char **limiter)
     for (int k = 0; k < n; k++) {
         const char *why = NULL;
         int key = c->t.order[k], p = c->sm->vertices[key].parallelism;
-        if (!c->t.hash_input[key] || p < 2 || excluded(c, key, &why))
+        if (excluded(c, key, &why))
             continue;
         struct core_evaluated e = vdec(c, key)->ev;
+        double can = NAN;
         int wi = core__window_index(&c->st->w, c->sm->vertices[key].id);
-        int stop = core__skew_limit(cfg, &c->st->w, wi, p, &e);
-        if (stop <= 0)
+        int stop = c->t.hash_input[key] && p >= 2 && cfg->skew_enabled
+                       ? core__skew_limit(cfg, &c->st->w, wi, p, &e)
+                       : 0;
+        if (stop > 0)
+            can = core__skew_capacity(cfg, &e, stop > p || cfg->scalability_curve ? stop : p);
+        struct core_curve cv;
+        if (stop <= 0 && core__curve_limited(cfg, core__history_find(c->st, c->sm->vertices[key].id),
+                                             p, e.true_processing_rate, &cv))
+            can = core__curve_rate(&cv, cv.stop);
+        if (isnan(can))
             continue;
-        double can = core__skew_capacity(cfg, &e, stop > p ? stop : p);
         double need = e.target_data_rate + e.catch_up_data_rate;
         if (!(can < need) || !(can > 0))
             continue;
@@ -281,7 +289,7 @@ static void compute_targets(struct cycle *c)
     int64_t restart_ms = core__restart_time(st, cfg);
     double *flow = NULL;
     const char **limiter = core__alloc(c->d, (size_t)c->sm->n_vertices * sizeof *limiter);
-    if (cfg->skew_enabled && cfg->skew_limit_flow)
+    if ((cfg->skew_enabled || cfg->scalability_curve) && cfg->skew_limit_flow)
         flow = limited_flow(c, limiter);
     const char **stall = cfg->source_stall ? stalled_sources(c) : NULL;
     for (int k = 0; k < c->sm->n_vertices; k++) {
@@ -357,7 +365,8 @@ static void compute_targets(struct cycle *c)
                 char bound[32];
                 core__fmt_rate(bound, sizeof bound, e->key_rate_bound);
                 if (target > psat) {
-                    target = psat > p ? psat : p;
+                    /* governor.scalability.curve: past the knee, back to it. */
+                    target = psat > p || cfg->scalability_curve ? psat : p;
                     o->constraints |= CORE_C_CAPPED_BY_KEY_SKEW;
                 }
                 o->reason = CORE_R_KEY_PARALLELISM_LIMIT;
@@ -370,10 +379,44 @@ static void compute_targets(struct cycle *c)
                     cfg->skew_saturation * 100.0, e->salting_fanout);
             }
         }
+        /* governor.scalability.curve (core/README.md, Curve): a vertex that needs more than
+         * its measured curve reaches stops at the curve's knee, and is scaled back to it
+         * after a scale-up that did not pay. */
+        if (target > p && cfg->scalability_curve && o->reason != CORE_R_KEY_PARALLELISM_LIMIT) {
+            struct core_curve cv;
+            if (core__curve_limited(cfg, hist, p, e->true_processing_rate, &cv) &&
+                cv.stop < target) {
+                char most[40], now_r[40];
+                core__fmt_rate(most, sizeof most, cv.x_max);
+                core__fmt_rate(now_r, sizeof now_r, e->true_processing_rate);
+                target = cv.stop;
+                o->constraints |= CORE_C_CAPPED_AT_KNEE;
+                o->reason = CORE_R_EXTERNAL_LIMIT;
+                o->message = core__asprintf(
+                    c->d,
+                    "%s: EXTERNAL limit: what it processes does not grow with its subtasks as "
+                    "it should (%d subtasks process %s; measured at %d parallelisms it reaches "
+                    "at most about %s at any): more subtasks wait on something outside the job "
+                    "(a sink's database, an API); %d reach %.0f%% of that",
+                    v->id, p, now_r, cv.n, most, cv.stop, (1.0 - cfg->skew_saturation) * 100.0);
+            }
+        }
+        if (target < p && (o->reason == CORE_R_KEY_PARALLELISM_LIMIT ||
+                           o->reason == CORE_R_EXTERNAL_LIMIT)) {
+            /* Back to the knee after a scale-up that did not pay (or a hot key that emerged
+             * above it): the subtasks past it buy nothing, so nothing waits. */
+            core__delayed_clear(st, v->id);
+            e->expected_processing_rate = core__round3(e->true_processing_rate);
+            o->target = target;
+            o->outside_bounds = outside;
+            c->new_p[i] = target;
+            c->in_summary[i] = true;
+            continue;
+        }
         if (target == p) {
             /* No change clears a pending scale-down (core/README.md, Gating). */
             core__delayed_clear(st, v->id);
-            if (o->reason == CORE_R_KEY_PARALLELISM_LIMIT)
+            if (o->reason == CORE_R_KEY_PARALLELISM_LIMIT || o->reason == CORE_R_EXTERNAL_LIMIT)
                 continue;
             if (r.raw != p && outside) {
                 o->reason = CORE_R_LIMIT_REACHED;
@@ -392,7 +435,7 @@ static void compute_targets(struct cycle *c)
                     c->d, "%s: the last scale-up did not raise throughput as expected", v->id);
                 continue;
             }
-            if (o->reason != CORE_R_KEY_PARALLELISM_LIMIT)
+            if (o->reason != CORE_R_KEY_PARALLELISM_LIMIT && o->reason != CORE_R_EXTERNAL_LIMIT)
                 o->reason = up_reason(c, e);
         } else if (r.raw >= p && (o->constraints & CORE_C_CAPPED_AT_PARTITIONS)) {
             /* A source running more subtasks than it has partitions, whose load asks for no
@@ -455,8 +498,8 @@ static void compute_targets(struct cycle *c)
                 core__explain_move(c->d, cfg, v, o->reason, target, r.raw, o->constraints, sized);
         if (sized != e)
             o->message = core__asprintf(c->d,
-                                        "%s; sized for the %.0f%% of what arrives that the hot "
-                                        "key of %s lets through",
+                                        "%s; sized for the %.0f%% of what arrives that %s lets "
+                                        "through",
                                         o->message, flow[i] * 100.0, limiter[i]);
         if (!isnan(ahead) && target > p) {
             char rate[40];
@@ -571,9 +614,9 @@ static void restart_cost(struct cycle *c)
 /* The job's reason when nothing is executed: the most telling vertex reason. */
 static enum core_reason idle_reason(struct cycle *c)
 {
-    static const enum core_reason order[] = {CORE_R_KEY_PARALLELISM_LIMIT,
-                                             CORE_R_INEFFECTIVE_SCALING, CORE_R_SCALE_DOWN_DELAYED,
-                                             CORE_R_LIMIT_REACHED};
+    static const enum core_reason order[] = {
+        CORE_R_NOT_APPLIED,         CORE_R_KEY_PARALLELISM_LIMIT, CORE_R_EXTERNAL_LIMIT,
+        CORE_R_INEFFECTIVE_SCALING, CORE_R_SCALE_DOWN_DELAYED,    CORE_R_LIMIT_REACHED};
     for (size_t j = 0; j < sizeof order / sizeof order[0]; j++)
         for (int k = 0; k < c->d->n_vertices; k++)
             if (c->d->vertices[k].reason == order[j])
@@ -584,9 +627,9 @@ static enum core_reason idle_reason(struct cycle *c)
 /* The job's reason for an executed (or recommended) scaling. */
 static enum core_reason scale_reason(struct cycle *c)
 {
-    static const enum core_reason order[] = {CORE_R_HIGH_BACKLOG, CORE_R_HIGH_UTILIZATION,
-                                             CORE_R_KEY_PARALLELISM_LIMIT, CORE_R_LOW_UTILIZATION,
-                                             CORE_R_LIMIT_REACHED};
+    static const enum core_reason order[] = {
+        CORE_R_HIGH_BACKLOG,    CORE_R_HIGH_UTILIZATION, CORE_R_KEY_PARALLELISM_LIMIT,
+        CORE_R_EXTERNAL_LIMIT,  CORE_R_LOW_UTILIZATION,  CORE_R_LIMIT_REACHED};
     for (size_t j = 0; j < sizeof order / sizeof order[0]; j++)
         for (int k = 0; k < c->d->n_vertices; k++) {
             const struct core_vdecision *v = &c->d->vertices[k];

@@ -545,6 +545,15 @@ static const struct opt_row opt_rows[] = {
      .help = "When a hot key holds a vertex below what arrives, the vertices that share its "
              "sources are sized for the flow it can pass, not for a catch-up it makes "
              "impossible (unset: on under the governor profile)."},
+    {GOV("scalability.curve"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
+     CF(scalability_curve), .apply = apply_safeguard,
+     .help = "A vertex's processing rate against its parallelism is fitted (Amdahl's law) from "
+             "the rates its history recorded and the one measured now, or read off a hot key's "
+             "share; a vertex that needs more than it can reach stops at the fewest subtasks "
+             "within job.autoscaler.skew.saturation of the most any parallelism reaches, and is "
+             "scaled back there after a scale-up that did not pay (EXTERNAL_LIMIT, or "
+             "KEY_PARALLELISM_LIMIT for a hot key); the vertices sharing its sources are sized "
+             "for the flow it passes (unset: on under the governor profile)."},
     {GOV("rates.from-counters"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
      CF(rates_from_counters), .apply = apply_safeguard,
      .help = "A vertex's true processing rate divides the input its counters count over the "
