@@ -206,6 +206,7 @@ struct core_config {
     bool catch_up_at_ceiling;       /* governor.catch-up.at-ceiling */
     bool scale_down_with_restart;   /* governor.scale-down.with-restart */
     bool scale_down_early;          /* governor.scale-down.early */
+    bool scale_down_one_step;       /* governor.scale-down.in-one-step */
     int64_t scale_down_early_ms;    /* governor.scale-down.early-after */
     bool align_busiest_share;       /* governor.alignment.busiest-share */
     double util_ceiling;            /* governor.utilization.ceiling, NaN = none */
@@ -214,6 +215,7 @@ struct core_config {
     bool rates_from_counters;       /* governor.rates.from-counters */
     bool source_stall;              /* governor.source.stall */
     bool scalability_curve;         /* governor.scalability.curve */
+    double scalability_share;       /* governor.scalability.share */
     double level_shift_z;           /* governor.rates.level-shift, NaN = off */
     double bounds_z;                /* governor.bounds.confidence, NaN = off */
     double trend_z;                 /* governor.rates.trend, NaN = off */

@@ -460,6 +460,9 @@ bool core__curve_fit(const struct core_vhistory *hist, int p, double tpr, double
  * was expected), fitted as core__curve_fit with share 1 - skew.saturation. false otherwise. */
 bool core__curve_limited(const struct core_config *cfg, const struct core_vhistory *hist, int p,
                          double tpr, struct core_curve *out);
+/* The share of the most any parallelism reaches that a limited vertex stops at:
+ * governor.scalability.share with the curve on, else 1 - job.autoscaler.skew.saturation. */
+double core__knee_share(const struct core_config *cfg);
 /* X(p) of a fitted curve, records/s; NaN when not fitted. */
 double core__curve_rate(const struct core_curve *c, int p);
 

@@ -107,7 +107,14 @@ bool core__curve_limited(const struct core_config *cfg, const struct core_vhisto
     }
     if (!unpaid)
         return false;
-    return core__curve_fit(hist, p, tpr, 1.0 - cfg->skew_saturation, out);
+    return core__curve_fit(hist, p, tpr, core__knee_share(cfg), out);
+}
+
+double core__knee_share(const struct core_config *cfg)
+{
+    if (cfg->scalability_curve && cfg->scalability_share > 0 && cfg->scalability_share < 1)
+        return cfg->scalability_share;
+    return 1.0 - cfg->skew_saturation;
 }
 
 double core__curve_rate(const struct core_curve *c, int p)

@@ -369,6 +369,13 @@ static void compute_targets(struct cycle *c)
                     target = psat > p || cfg->scalability_curve ? psat : p;
                     o->constraints |= CORE_C_CAPPED_BY_KEY_SKEW;
                 }
+                /* governor.scalability.curve: a step to the knee that buys less than the
+                 * saturation share is not worth a restart (the knee's estimate moves with
+                 * the busy times it is read from). */
+                if (cfg->scalability_curve && target > p &&
+                    !(core__skew_capacity(cfg, e, target) >
+                      core__skew_capacity(cfg, e, p) * (2.0 - core__knee_share(cfg))))
+                    target = p;
                 o->reason = CORE_R_KEY_PARALLELISM_LIMIT;
                 o->message = core__asprintf(
                     c->d,
@@ -376,7 +383,7 @@ static void compute_targets(struct cycle *c)
                     "more than %s (needs %.0f/s); past %d subtasks more buy under %.0f%%; "
                     "salting the hot key over %.0f subtasks would lift the limit",
                     v->id, e->hot_key_share * 100.0, bound, need, psat,
-                    cfg->skew_saturation * 100.0, e->salting_fanout);
+                    (1.0 - core__knee_share(cfg)) * 100.0, e->salting_fanout);
             }
         }
         /* governor.scalability.curve (core/README.md, Curve): a vertex that needs more than
@@ -398,7 +405,7 @@ static void compute_targets(struct cycle *c)
                     "it should (%d subtasks process %s; measured at %d parallelisms it reaches "
                     "at most about %s at any): more subtasks wait on something outside the job "
                     "(a sink's database, an API); %d reach %.0f%% of that",
-                    v->id, p, now_r, cv.n, most, cv.stop, (1.0 - cfg->skew_saturation) * 100.0);
+                    v->id, p, now_r, cv.n, most, cv.stop, core__knee_share(cfg) * 100.0);
             }
         }
         if (target < p && (o->reason == CORE_R_KEY_PARALLELISM_LIMIT ||
@@ -559,6 +566,14 @@ static void ride_along(struct cycle *c)
  * the headroom 1 - utilization.target works off: R / (1 - target) in all. Otherwise the
  * scale-downs wait (SCALE_DOWN_DELAYED) and their proposals go on accumulating.
  */
+/* A scale-down the restart cost weighs: a delayed one applied, or a vertex back to its knee. */
+static bool down_for_cost(const struct core_vdecision *o)
+{
+    return o->target < o->current &&
+           (o->reason == CORE_R_LOW_UTILIZATION || o->reason == CORE_R_KEY_PARALLELISM_LIMIT ||
+            o->reason == CORE_R_EXTERNAL_LIMIT);
+}
+
 static void restart_cost(struct cycle *c)
 {
     const struct core_config *cfg = c->cfg;
@@ -575,11 +590,17 @@ static void restart_cost(struct cycle *c)
         after += o->target;
         if (o->target > o->current)
             return; /* a scale-up restarts the job anyway */
-        if (o->reason != CORE_R_LOW_UTILIZATION)
+        if (!down_for_cost(o))
             continue;
         any = true;
         saved += o->current - o->target;
+        /* Since when the lower size has been asked for: a scale-down's first proposal; for a
+         * vertex back to its knee, since it runs at its parallelism. */
         int64_t first = core__delayed_since(c->st, o->id);
+        if (o->reason != CORE_R_LOW_UTILIZATION) {
+            const struct core_vhistory *h = core__history_find(c->st, o->id);
+            first = h && h->n ? h->e[h->n - 1].at : c->st->w.started_at;
+        }
         if (first > since)
             since = first;
     }
@@ -595,7 +616,7 @@ static void restart_cost(struct cycle *c)
     core_format_duration(tr, sizeof tr, (int64_t)llround(r_s) * 1000);
     for (int i = 0; i < n; i++) {
         struct core_vdecision *o = vdec(c, i);
-        if (!c->in_summary[i] || o->reason != CORE_R_LOW_UTILIZATION)
+        if (!c->in_summary[i] || !down_for_cost(o))
             continue;
         o->message = core__asprintf(
             c->d,
@@ -603,7 +624,8 @@ static void restart_cost(struct cycle *c)
             "lasted saved %.0f subtask-seconds, less than governor.scale-down.restart-cost "
             "(%g) x %.0f subtasks x %s / (1 - %.2f) = %.0f that the restart costs",
             o->id, o->target, saved, age, saved * age, cfg->restart_cost_w, after, tr, u, cost);
-        o->reason = CORE_R_SCALE_DOWN_DELAYED;
+        if (o->reason == CORE_R_LOW_UTILIZATION)
+            o->reason = CORE_R_SCALE_DOWN_DELAYED;
         o->target = o->current;
         o->outside_bounds = false;
         c->new_p[i] = o->current;

@@ -119,10 +119,11 @@ int core__delayed_scale_down(struct core_state *st, const struct core_config *cf
      * within it. (A proposal made inside the bounds, say while a backlog was worked off,
      * sends it back to the whole interval.) */
     int64_t interval = cfg->scale_down_interval_ms;
-    /* governor.scale-down.restart-cost: the wait is early-after, and whether the scale-down is
-     * worth its restart is the cycle's to judge (core/README.md, Gating). */
-    if (isfinite(cfg->restart_cost_w) && cfg->scale_down_early_ms < interval)
-        interval = cfg->scale_down_early_ms;
+    /* governor.scale-down.restart-cost: no fixed wait; whether the scale-down is worth its
+     * restart is the cycle's to judge, from when it was first proposed (core/README.md,
+     * Gating). */
+    if (isfinite(cfg->restart_cost_w))
+        interval = 0;
     else if (cfg->scale_down_early && cfg->scale_down_early_ms < interval) {
         int64_t since = core__time_sub(now, cfg->scale_down_early_ms);
         bool low = true;

@@ -161,7 +161,8 @@ void core__scale_target(const struct core_config *cfg, const struct core_sample 
 
     /* Step 5: a NaN factor (0 / 0) skips both comparisons, as in Java. */
     unsigned c = 0;
-    double min_f = 1.0 - cfg->scale_down_max_factor;
+    /* governor.scale-down.in-one-step: a scale-down goes where it is sized in one restart. */
+    double min_f = cfg->scale_down_one_step ? 0.0 : 1.0 - cfg->scale_down_max_factor;
     double max_f = 1.0 + cfg->scale_up_max_factor;
     if (factor < min_f) {
         factor = min_f;

@@ -520,15 +520,21 @@ static const struct opt_row opt_rows[] = {
      .land = L_I64, CF(scale_down_early_ms),
      .help = "How long a scale-down of a vertex below its lower bound waits with "
              "governor.scale-down.early."},
+    {GOV("scale-down.in-one-step"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL,
+     .land = L_HOOK, CF(scale_down_one_step), .apply = apply_safeguard,
+     .help = "A scale-down goes to the size it is computed for in one step: "
+             "job.autoscaler.scale-down.max-factor does not cut it into several, each a restart "
+             "(unset: on under the governor profile)."},
     {GOV("scale-down.restart-cost"), .type = T_DOUBLE, .def = "", MIN(0), .flags = F_OPTIONAL,
-     .land = L_HOOK, CF(restart_cost_w), .apply = apply_profile_double, .gov_def = "10",
-     .help = "A scale-down that no scale-up's restart carries waits governor.scale-down."
-             "early-after, then is executed once the subtask-seconds it would have saved since "
-             "it was first proposed exceed this many times what its restart costs: the job's "
-             "subtasks after it, idle for the restart time measured and the catch-up it leaves "
-             "(restart / (1 - utilization.target)). Replaces scale-down.interval and "
-             "governor.scale-down.early when set (unset: 10 under the governor profile, off "
-             "under flink)."},
+     .land = L_HOOK, CF(restart_cost_w), .apply = apply_profile_double, .gov_def = "4",
+     .help = "A scale-down that no scale-up's restart carries is executed once the "
+             "subtask-seconds it would have saved since it was first proposed exceed this many "
+             "times what its restart costs: the job's subtasks after it, idle for the restart "
+             "time measured and the catch-up it leaves (restart / (1 - utilization.target)); "
+             "at the latest proposal. Replaces job.autoscaler.scale-down.interval and "
+             "governor.scale-down.early when set. The same weight sizes a scale-up on a rising "
+             "load (governor.rates.trend) (unset: 4 under the governor profile, off under "
+             "flink)."},
     {GOV("utilization.ceiling"), .type = T_DOUBLE, .def = "", MINX(0), MAX(1), .flags = F_OPTIONAL,
      .land = L_HOOK, CF(util_ceiling), .apply = apply_profile_double, .gov_def = "0.9",
      .help = "While utilization.max is unset, the upper utilization bound is target + boundary "
@@ -550,10 +556,15 @@ static const struct opt_row opt_rows[] = {
      .help = "A vertex's processing rate against its parallelism is fitted (Amdahl's law) from "
              "the rates its history recorded and the one measured now, or read off a hot key's "
              "share; a vertex that needs more than it can reach stops at the fewest subtasks "
-             "within job.autoscaler.skew.saturation of the most any parallelism reaches, and is "
+             "reaching governor.scalability.share of the most any parallelism reaches, and is "
              "scaled back there after a scale-up that did not pay (EXTERNAL_LIMIT, or "
              "KEY_PARALLELISM_LIMIT for a hot key); the vertices sharing its sources are sized "
              "for the flow it passes (unset: on under the governor profile)."},
+    {GOV("scalability.share"), .type = T_DOUBLE, .def = "0.9", MINX(0), MAXX(1), .land = L_DOUBLE,
+     CF(scalability_share),
+     .help = "With governor.scalability.curve, a limited vertex (an external limit, a hot key) "
+             "stops at the fewest subtasks reaching this share of the most any parallelism "
+             "reaches (instead of 1 - job.autoscaler.skew.saturation)."},
     {GOV("rates.from-counters"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
      CF(rates_from_counters), .apply = apply_safeguard,
      .help = "A vertex's true processing rate divides the input its counters count over the "
