@@ -197,6 +197,7 @@ struct core_config {
     bool plausibility;         /* governor.plausibility.enabled: implausible samples left out */
     double plausibility_ratio; /* governor.plausibility.max-ratio: counter rate vs its gauge */
     bool window_keep_full;     /* governor.window.keep-full: a full window stays full */
+    bool window_refill;        /* governor.window.refill-after-gap */
     /* The governor profile's decisions (core/README.md, Differences); each bool follows the
      * profile unless set. */
     bool source_rate_guard;         /* governor.source-rate.guard */
@@ -210,11 +211,13 @@ struct core_config {
     int64_t scale_down_early_ms;    /* governor.scale-down.early-after */
     bool align_busiest_share;       /* governor.alignment.busiest-share */
     double util_ceiling;            /* governor.utilization.ceiling, NaN = none */
+    double util_min_target;         /* governor.utilization.min-target, NaN = none */
     bool skew_knee;                 /* governor.skew.knee */
     bool skew_limit_flow;           /* governor.skew.limit-flow */
     bool rates_from_counters;       /* governor.rates.from-counters */
     bool source_stall;              /* governor.source.stall */
     bool scalability_curve;         /* governor.scalability.curve */
+    int not_applied_max;            /* governor.not-applied.max, 0 = off */
     double scalability_share;       /* governor.scalability.share */
     double level_shift_z;           /* governor.rates.level-shift, NaN = off */
     double bounds_z;                /* governor.bounds.confidence, NaN = off */

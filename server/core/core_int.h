@@ -139,6 +139,8 @@ enum core_restart {
     CORE_RESTART_RESCALED, /* a parallelism changed under the same running_since */
     CORE_RESTART_COUNTERS, /* a counter went back: the job restarted without saying so */
     CORE_RESTART_JUMPED,   /* CORE_MAX_REJECTED implausible samples in a row */
+    CORE_RESTART_GAP,      /* governor.window.refill-after-gap: no sample for longer than the
+                              window (the job did not restart; the window refills) */
 };
 /* "declared", "rescaled", ... (static). */
 const char *core__restart_name(enum core_restart r);
@@ -187,6 +189,8 @@ void core__window_ingest(struct core_state *st, const struct core_sample *sm,
 
 /* Releases the window's samples and topology, leaving it empty (state.c). */
 void core__window_free(struct core_window *w);
+/* Forgets the scaling the job did not apply (state.c). */
+void core__unapplied_clear(struct core_state *s);
 /* Forgets the pending executed scaling (state.c). */
 void core__pending_clear(struct core_state *s);
 

@@ -788,6 +788,48 @@ static bool run_executors(struct cycle *c)
     return false;
 }
 
+/*
+ * governor.not-applied.max (core/README.md, Cycle: applied or not): the client did not apply
+ * this very scaling (the same vertices, from the same parallelism to the same one) the last
+ * N times it was executed: it is recommended, not executed again, with reason NOT_APPLIED,
+ * until the job's parallelism or its load changes (another scaling is then decided and
+ * executed). Returns true when the decision is a recommendation.
+ */
+static bool not_applied_again(struct cycle *c)
+{
+    const struct core_unapplied *u = &c->st->unapplied;
+    struct core_decision *d = c->d;
+    int max = c->cfg->not_applied_max;
+    if (max <= 0 || u->count < max)
+        return false;
+    int moved = 0;
+    for (int k = 0; k < d->n_vertices; k++) {
+        const struct core_vdecision *v = &d->vertices[k];
+        if (v->target == v->current)
+            continue;
+        moved++;
+        bool found = false;
+        for (int j = 0; j < u->n && !found; j++)
+            found = strcmp(u->v[j].id, v->id) == 0 && u->v[j].from == v->current &&
+                    u->v[j].to == v->target;
+        if (!found)
+            return false;
+    }
+    if (moved != u->n)
+        return false;
+    d->reason = CORE_R_NOT_APPLIED;
+    core__event(d, "Warning", "ScalingNotApplied", map_key(c),
+                "Scaling recommended, not executed: the client did not apply it the last %d "
+                "times (governor.not-applied.max %d): %s",
+                u->count, max, report_entries(c));
+    d->message = core__asprintf(d,
+                                "recommended, not executed: the client did not apply this "
+                                "scaling the last %d times (governor.not-applied.max); it is "
+                                "executed again once the job's parallelism or load changes: %s",
+                                u->count, join_messages(c, PICK_CHANGED));
+    return true;
+}
+
 /* The executed scaling goes into the history and tracking, and is pending until the next
  * running sample shows whether the job applied it (core/README.md, Cycle step 14). */
 static void record_execution(struct cycle *c)
@@ -870,7 +912,25 @@ static void resolve_pending(struct cycle *c)
         core__event(c->d, "Normal", "ScalingApplied", NULL,
                     "The scaling decided at %s was applied: %s", when, moves);
         core__delayed_clear_all(st);
+        core__unapplied_clear(st);
     } else {
+        /* governor.not-applied.max: the same scaling not applied again counts on. */
+        struct core_unapplied *u = &st->unapplied;
+        bool same = u->count > 0 && u->n == pd->n;
+        for (int k = 0; same && k < pd->n; k++)
+            same = strcmp(u->v[k].id, pd->v[k].id) == 0 && u->v[k].from == pd->v[k].from &&
+                   u->v[k].to == pd->v[k].to;
+        if (same) {
+            u->count++;
+        } else {
+            core__unapplied_clear(st);
+            core__grow(&u->v, &u->cap, pd->n, sizeof *u->v);
+            for (int k = 0; k < pd->n; k++)
+                u->v[k] = (struct core_pending_vertex){core__strdup(pd->v[k].id), pd->v[k].from,
+                                                       pd->v[k].to};
+            u->n = pd->n;
+            u->count = 1;
+        }
         c->not_applied = core__asprintf(c->d,
                                         "the scaling decided at %s (%s) was not applied: the "
                                         "job %s",
@@ -1032,6 +1092,8 @@ static void decide_collected(struct cycle *c, const struct core_window_status *w
         d->message = "executors left every vertex at its current parallelism";
         return;
     }
+    if (not_applied_again(c))
+        return;
     core__event(d, "Normal", "ScalingReport", NULL,
                 "Scaling execution enabled, begin scaling vertices:%s", report_entries(c));
     record_execution(c);

@@ -647,8 +647,8 @@ static void global_metrics(const struct core_sample *sm, struct core_gmetrics *g
 const char *core__restart_name(enum core_restart r)
 {
     static const char *const n[] = {"none",  "first",    "declared", "vertices",
-                                    "edges", "rescaled", "counters", "jumped"};
-    return (unsigned)r <= CORE_RESTART_JUMPED ? n[r] : "?";
+                                    "edges", "rescaled", "counters", "jumped", "gap"};
+    return (unsigned)r <= CORE_RESTART_GAP ? n[r] : "?";
 }
 
 __attribute__((format(printf, 2, 3))) static void why(struct core_window_check *chk,
@@ -781,6 +781,20 @@ void core__window_check(const struct core_state *st, const struct core_sample *s
         chk->implausible = false;
         return;
     }
+    /* governor.window.refill-after-gap: after no sample for longer than the window, what the
+     * window holds describes another time of the job: it refills before anything is decided
+     * (without a stabilization: the job did not restart). */
+    if (cfg->window_refill && w->n > 0 &&
+        sm->at - w->s[w->n - 1].at > cfg->metrics_window_ms) {
+        char gap[32], win[32];
+        core_format_duration(gap, sizeof gap, (sm->at - w->s[w->n - 1].at) / 1000 * 1000);
+        core_format_duration(win, sizeof win, cfg->metrics_window_ms);
+        chk->implausible = false;
+        chk->restart = CORE_RESTART_GAP;
+        why(chk, "no sample for %s, longer than the metric window (%s): the window refills", gap,
+            win);
+        return;
+    }
     /* Counters that keep disagreeing have moved to a new base: start over from it. */
     if (chk->implausible && st->rejected + 1 >= CORE_MAX_REJECTED) {
         chk->implausible = false;
@@ -811,7 +825,10 @@ void core__window_add(struct core_state *st, const struct core_sample *sm,
         /* A restart the client declared counts from its running_since; one it did not, from
          * the first sample that shows it. */
         bool declared = chk->restart == CORE_RESTART_FIRST || chk->restart == CORE_RESTART_DECLARED;
-        restart(w, sm, t, declared ? sm->running_since : now);
+        /* After a gap the job has run all along: nothing to stabilize, the window refills. */
+        int64_t from = chk->restart == CORE_RESTART_GAP ? core__time_sub(now, cfg->stabilization_ms)
+                                                        : declared ? sm->running_since : now;
+        restart(w, sm, t, from);
         st->rejected = 0;
     } else if (chk->implausible) {
         st->rejected++;

@@ -309,6 +309,8 @@ static void apply_safeguard(struct core_config *c, const struct opt_row *r, cons
 static void apply_profile_double(struct core_config *c, const struct opt_row *r,
                                  const struct val *v, const char *text, enum opt_layer layer,
                                  const struct opt_job *j);
+static void apply_profile_int(struct core_config *c, const struct opt_row *r, const struct val *v,
+                              const char *text, enum opt_layer layer, const struct opt_job *j);
 static bool adjust_mode_set(const struct opt_job *j);
 static int parse_row_value(const struct opt_row *r, const char *t, struct val *v, char **errp);
 
@@ -479,6 +481,11 @@ static const struct opt_row opt_rows[] = {
      CF(window_keep_full), .apply = apply_safeguard,
      .help = "A metric window once full stays full until the job restarts, however irregular "
              "the samples (unset: on under the governor profile)."},
+    {GOV("window.refill-after-gap"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL,
+     .land = L_HOOK, CF(window_refill), .apply = apply_safeguard,
+     .help = "After no sample for longer than job.autoscaler.metrics.window, the window starts "
+             "over and refills before anything is decided: what it held describes another time "
+             "of the job (unset: on under the governor profile)."},
     {GOV("source-rate.guard"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
      CF(source_rate_guard), .apply = apply_safeguard,
      .help = "A source's observed processing rate is measured only from samples where it reads "
@@ -541,6 +548,12 @@ static const struct opt_row opt_rows[] = {
              "but at most this (and never below the target): a vertex busy all the time falls "
              "behind before a window mean can pass 1.0 (unset: 0.9 under the governor profile, "
              "none under flink)."},
+    {GOV("utilization.min-target"), .type = T_DOUBLE, .def = "", MIN(0), MAX(1),
+     .flags = F_OPTIONAL, .land = L_HOOK, CF(util_min_target), .apply = apply_profile_double,
+     .gov_def = "0.1",
+     .help = "job.autoscaler.utilization.target below this is refused, naming this option: a "
+             "target of 0.01 sizes every vertex for a hundred times what arrives (unset: 0.1 "
+             "under the governor profile, none under flink)."},
     {GOV("skew.knee"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
      CF(skew_knee), .apply = apply_safeguard,
      .help = "A hot-key vertex stops at the knee of its capacity curve: the fewest subtasks "
@@ -604,6 +617,12 @@ static const struct opt_row opt_rows[] = {
              "groups or partitions gets the fewest subtasks whose busiest one carries few enough "
              "of them for the target, instead of rounding up to where the least loaded one "
              "gets fewer (unset: on under the governor profile)."},
+    {GOV("not-applied.max"), .type = T_INT, .def = "", MIN(1), MAX(1000000), .flags = F_OPTIONAL,
+     .land = L_HOOK, CF(not_applied_max), .apply = apply_profile_int, .gov_def = "3",
+     .help = "After the client did not apply the same executed scaling this many times in a "
+             "row, it is recommended (execute false, reason NOT_APPLIED) instead of executed "
+             "again, until the job's parallelism or load changes (unset: 3 under the governor "
+             "profile, never under flink)."},
     {GOV("slo.lag"), .type = T_DURATION, MAX(DUR_MAX), .def = "", MIN(0), .flags = F_OPTIONAL,
      .land = L_NONE,
      .help = "The job's lag objective: its backlog in seconds (a source's lag over its input "
@@ -843,6 +862,23 @@ static void apply_profile_double(struct core_config *c, const struct opt_row *r,
             x = g.d;
     }
     memcpy((char *)c + r->off, &x, sizeof x);
+}
+
+/* A count of the governor profile (an int at r->off): unset, the row's gov_def under the
+ * governor profile, 0 (off) under flink. */
+static void apply_profile_int(struct core_config *c, const struct opt_row *r, const struct val *v,
+                              const char *text, enum opt_layer layer, const struct opt_job *j)
+{
+    (void)text, (void)layer, (void)j;
+    int x = (int)v->i;
+    if (v->unset) {
+        struct val g = {.unset = true};
+        x = 0;
+        if (c->profile == CORE_PROFILE_GOVERNOR && r->gov_def &&
+            parse_row_value(r, r->gov_def, &g, NULL) == 0 && !g.unset)
+            x = (int)g.i;
+    }
+    *(int *)((char *)c + r->off) = x;
 }
 
 /* ----------------------------------------------------- display of a value -- */
@@ -1457,6 +1493,17 @@ int opt_job_resolve(struct opt_job *j, struct core_config *cfg, char **errp)
                     "%sutilization.target: \"%s\" is out of range (0, 1] (0 is accepted only "
                     "with governor.profile = flink)",
                     JOB_PREFIX, row_text(j, util_target_row(), NULL));
+    /* governor.utilization.min-target: a target below the floor (0.01 sends every vertex
+     * towards its maximum in one decision) is refused, naming the floor. */
+    if (isfinite(cfg->util_min_target) && cfg->util_target < cfg->util_min_target) {
+        char fl[32];
+        snprintf(fl, sizeof fl, "%g", cfg->util_min_target);
+        return fail(errp,
+                    "%sutilization.target: \"%s\" is below %sutilization.min-target (%s): a "
+                    "target that low sizes every vertex for many times what arrives; lower "
+                    "%sutilization.min-target to allow it",
+                    JOB_PREFIX, row_text(j, util_target_row(), NULL), GOV_PREFIX, fl, GOV_PREFIX);
+    }
     /* Spec 6.4, in its order (first error wins). The single-value ranges of the ungated
      * rows were checked when each value was set; what is left are the bounds that depend on
      * another option and the ranges that count only when their feature is on. */
@@ -1511,7 +1558,8 @@ void opt_config_set_profile(struct core_config *cfg, enum core_profile p)
     struct val unset = {.unset = true};
     cfg->profile = p;
     for (int i = 0; i < N_ROWS; i++)
-        if (opt_rows[i].apply == apply_safeguard || opt_rows[i].apply == apply_profile_double)
+        if (opt_rows[i].apply == apply_safeguard || opt_rows[i].apply == apply_profile_double ||
+            opt_rows[i].apply == apply_profile_int)
             opt_rows[i].apply(cfg, &opt_rows[i], &unset, NULL, OPT_BUILTIN, NULL);
 }
 
