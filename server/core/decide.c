@@ -270,7 +270,7 @@ static double hold_time(struct cycle *c, double tdr, double growth)
     const struct core_config *cfg = c->cfg;
     double r_s = (double)core__restart_tracked(c->st, cfg) / 1000.0;
     double h = r_s + (double)(cfg->stabilization_ms + cfg->metrics_window_ms) / 1000.0;
-    if (isfinite(cfg->restart_cost_w) && tdr > 0 && growth > 0) {
+    if (cfg->restart_cost_w > 0 && tdr > 0 && growth > 0) {
         double u = cfg->util_target > 0 && cfg->util_target < 1 ? cfg->util_target : 0.7;
         double eoq = sqrt(2.0 * cfg->restart_cost_w * r_s / ((1.0 - u) * growth / tdr));
         if (eoq > h)
@@ -1015,7 +1015,7 @@ static void decide_collected(struct cycle *c, const struct core_window_status *w
     compute_targets(c);
     if (cfg->scale_down_with_restart)
         ride_along(c);
-    if (isfinite(cfg->restart_cost_w))
+    if (cfg->restart_cost_w > 0)
         restart_cost(c);
 
     /* Without a kept vertex outside its bounds the summary is dropped (core/README.md, Cycle

@@ -226,7 +226,7 @@ void core__thresholds(struct core_evaluated *ev, const struct core_config *cfg, 
     core_util_bounds(cfg, backlog, &upper, &lower);
     double up = core__capacity_cfg(cfg, ev, upper, false, restart_ms);
     double down = core__capacity_cfg(cfg, ev, lower, true, restart_ms);
-    double widen = isfinite(cfg->bounds_z) && rse > 0 ? 1.0 + cfg->bounds_z * rse : 1.0;
+    double widen = cfg->bounds_z > 0 && rse > 0 ? 1.0 + cfg->bounds_z * rse : 1.0;
     ev->scale_up_rate_threshold = core__round3(widen > 1.0 ? up / widen : up);
     ev->scale_down_rate_threshold = core__round3(widen > 1.0 ? down * widen : down);
 }
@@ -250,7 +250,7 @@ static double trend(const struct core_window *w, int wi, const struct core_confi
                     double *growth)
 {
     *growth = 0.0;
-    if (!isfinite(cfg->trend_z))
+    if (!(cfg->trend_z > 0))
         return mean;
     double b, se;
     int64_t center, now = w->s[w->n - 1].at;
@@ -282,7 +282,7 @@ static double level_shift(const struct core_window *w, int wi, const struct core
 {
     int64_t now = w->s[w->n - 1].at;
     core__w_arrivals(w, wi, INT64_MIN, now, used);
-    if (!isfinite(cfg->level_shift_z) || used->n < 5)
+    if (!(cfg->level_shift_z > 0) || used->n < 5)
         return NAN;
     int64_t span = restart_ms < 60000 ? 60000 : restart_ms;
     int64_t half_window = cfg->metrics_window_ms / 2;
@@ -393,7 +393,7 @@ void core__evaluate(const struct core_state *st, const struct core_sample *sm,
     *backlog = bl;
     int64_t catch_up_s = cfg->catch_up_ms / 1000;
     bool variability =
-        isfinite(cfg->level_shift_z) || isfinite(cfg->bounds_z) || isfinite(cfg->trend_z);
+        cfg->level_shift_z > 0 || cfg->bounds_z > 0 || cfg->trend_z > 0;
     double *growth = core__xcalloc((size_t)(t->n > 0 ? t->n : 1), sizeof *growth);
     /* The relative standard error of each vertex's target data rate (by sample index). */
     double *rse_tdr = NULL;
@@ -460,7 +460,7 @@ void core__evaluate(const struct core_state *st, const struct core_sample *sm,
         /* governor.bounds.confidence: the larger of the relative standard errors of what
          * arrives and of the busy time the true processing rate divides by. */
         double r_se = NAN;
-        if (isfinite(cfg->bounds_z)) {
+        if (cfg->bounds_z > 0) {
             r_se = rse_tdr ? rse_tdr[i] : NAN;
             /* While a backlog is worked off, busy time moves with the backlog (idle in an
              * outage, saturated after it), not with noise: only the arrivals count then. */

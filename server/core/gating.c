@@ -122,7 +122,7 @@ int core__delayed_scale_down(struct core_state *st, const struct core_config *cf
     /* governor.scale-down.restart-cost: no fixed wait; whether the scale-down is worth its
      * restart is the cycle's to judge, from when it was first proposed (core/README.md,
      * Gating). */
-    if (isfinite(cfg->restart_cost_w))
+    if (cfg->restart_cost_w > 0)
         interval = 0;
     else if (cfg->scale_down_early && cfg->scale_down_early_ms < interval) {
         int64_t since = core__time_sub(now, cfg->scale_down_early_ms);

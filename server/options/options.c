@@ -540,7 +540,7 @@ static const struct opt_row opt_rows[] = {
              "time measured and the catch-up it leaves (restart / (1 - utilization.target)); "
              "at the latest proposal. Replaces job.autoscaler.scale-down.interval and "
              "governor.scale-down.early when set. The same weight sizes a scale-up on a rising "
-             "load (governor.rates.trend) (unset: 4 under the governor profile, off under "
+             "load (governor.rates.trend); 0 turns it off (unset: 4 under the governor profile, off under "
              "flink)."},
     {GOV("utilization.ceiling"), .type = T_DOUBLE, .def = "", MINX(0), MAX(1), .flags = F_OPTIONAL,
      .land = L_HOOK, CF(util_ceiling), .apply = apply_profile_double, .gov_def = "0.9",
@@ -588,19 +588,21 @@ static const struct opt_row opt_rows[] = {
      .help = "A source that read nothing since the previous sample while its backlog grew, "
              "neither busy nor back-pressured, is stalled outside the job: its backlog asks "
              "for no catch-up until it reads again (unset: on under the governor profile)."},
-    {GOV("rates.level-shift"), .type = T_DOUBLE, .def = "", MINX(0), .flags = F_OPTIONAL,
+    {GOV("rates.level-shift"), .type = T_DOUBLE, .def = "", MIN(0), .flags = F_OPTIONAL,
      .land = L_HOOK, CF(level_shift_z), .apply = apply_profile_double, .gov_def = "3",
      .help = "A source's arrivals over the last restart time replace the window's mean when they "
              "differ from the samples before by more than this many standard errors and did "
              "so all along: a load that moved is sized at its new level, a burst shorter than "
-             "a restart is not chased (unset: 3 under the governor profile, off under flink)."},
-    {GOV("rates.trend"), .type = T_DOUBLE, .def = "", MINX(0), .flags = F_OPTIONAL,
+             "a restart is not chased; 0 turns it off (unset: 3 under the governor profile, off "
+             "under flink)."},
+    {GOV("rates.trend"), .type = T_DOUBLE, .def = "", MIN(0), .flags = F_OPTIONAL,
      .land = L_HOOK, CF(trend_z), .apply = apply_profile_double, .gov_def = "2",
      .help = "When a source's arrivals rise or fall over the window by more than this many "
              "standard errors of their slope, its rate is the window's mean moved to the "
              "window's end along the slope's bound nearer 0, and a scale-up on a rise is sized "
              "for the rate expected when the next decision can be made (restart, "
-             "stabilization and window later) (unset: 2 under the governor profile, off under "
+             "stabilization and window later); 0 turns it off (unset: 2 under the governor "
+             "profile, off under "
              "flink)."},
     {GOV("rates.trend-horizon"), .type = T_DURATION, MAX(DUR_MAX), .def = "1 h", MIN(0),
      .land = L_I64, CF(trend_horizon_ms),
@@ -610,7 +612,7 @@ static const struct opt_row opt_rows[] = {
      .help = "A vertex is outside its utilization bounds only by more than this many relative "
              "standard errors of the window's arrivals or busy time (the larger): the bounds "
              "widen with the variability the window measured, instead of a fixed dead band "
-             "(unset: 2 under the governor profile, off under flink)."},
+             "(0: none; unset: 2 under the governor profile, off under flink)."},
     {GOV("alignment.busiest-share"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
      CF(align_busiest_share), .apply = apply_safeguard,
      .help = "Under BALANCED alignment and the MAX busy-time aggregator, a vertex with key "

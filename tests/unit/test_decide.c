@@ -323,6 +323,7 @@ static void delayed_scale_down_waits_for_the_application(void)
     struct fx f;
     fx_init(&f);
     f.cfg.scale_down_interval_ms = 60000;
+    f.cfg.restart_cost_w = NAN; /* the interval, not governor.scale-down.restart-cost */
     char err[256];
     for (int t = 0; t <= 240; t += 30) {
         fx_sample(&f, t);

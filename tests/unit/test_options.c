@@ -131,6 +131,9 @@ static const char *config_diff(const struct core_config *a, const struct core_co
     B(catch_up_in_headroom) B(scale_down_with_restart) B(scale_down_early);
     B(scale_down_early_ms) B(align_busiest_share) D(util_ceiling);
     B(skew_knee) B(skew_limit_flow) B(rates_from_counters) B(source_stall);
+    B(window_refill) D(level_shift_z) D(bounds_z) D(trend_z) B(trend_horizon_ms);
+    D(restart_cost_w) B(catch_up_at_ceiling) B(scale_down_one_step) D(util_min_target);
+    B(scalability_curve) D(scalability_share) B(not_applied_max);
     B(slots_per_tm) D(tm_cpu);
     B(tm.process_size) B(tm.flink_size) B(tm.task_heap) B(tm.managed_size);
     B(tm.framework_heap) B(tm.framework_offheap) B(tm.task_offheap) B(tm.metaspace);
@@ -261,10 +264,10 @@ static void every_error_names_the_key(void)
         }
         free(e);
     }
-    /* Only the free-text row vertex.exclude.ids takes "?? junk ??". 49 job.autoscaler., 28
+    /* Only the free-text row vertex.exclude.ids takes "?? junk ??". 49 job.autoscaler., 40
      * governor. (10 of them governor.batch., and governor.slo.lag) and 20 CLUSTER rows in
      * all. */
-    ASSERT_EQ(ks.n, 97);
+    ASSERT_EQ(ks.n, 109);
     ASSERT_EQ(rejected, ks.n - 1);
     keys_free(&ks);
     opt_job_free(j);
@@ -305,9 +308,9 @@ static void every_duration_is_bounded(void)
     /* metrics.window, stabilization.interval, scale-down.interval, catch-up.duration,
      * restart.time, restart.time-tracking.limit, the two lag thresholds, history.max.age,
      * scaling.event.interval, flink.rest-client.timeout, governor.source-rate.warm-up,
-     * governor.scale-down.early-after, governor.batch.worker-overhead,
-     * governor.batch.change-interval, governor.slo.lag */
-    ASSERT_EQ(durations, 16);
+     * governor.scale-down.early-after, governor.rates.trend-horizon,
+     * governor.batch.worker-overhead, governor.batch.change-interval, governor.slo.lag */
+    ASSERT_EQ(durations, 17);
     keys_free(&ks);
     opt_job_free(j);
 

@@ -64,6 +64,7 @@ static void skew_knee_by_key_groups(void)
 {
     struct core_config cfg;
     opt_config_defaults(&cfg);
+    cfg.scalability_curve = false; /* the knee at skew.saturation, not scalability.share */
     static char id[] = "v";
     static char *ids[] = {id};
     static int par[1];
@@ -101,6 +102,7 @@ static void scale_down_early_when_clearly_low(void)
 {
     struct core_config cfg;
     opt_config_defaults(&cfg);
+    cfg.restart_cost_w = NAN; /* governor.scale-down.restart-cost replaces it when set */
     struct core_state *st = core_state_new();
     bool out;
     const int64_t M = 60000;
