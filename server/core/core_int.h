@@ -252,6 +252,7 @@ struct core_global_eval {
 struct core_variability {
     double rse;    /* governor.bounds.confidence: relative standard error; NaN: none */
     double growth; /* governor.rates.trend: records/s per second the TDR grows by (>= 0) */
+    bool moving;   /* governor.rates.level-shift: the arrivals are in a transition */
 };
 void core__evaluate(const struct core_state *st, const struct core_sample *sm,
                     const struct core_topo *t, const struct core_config *cfg, int64_t restart_ms,
@@ -281,9 +282,10 @@ double core__capacity_target(const struct core_config *cfg, const struct core_ev
 
 /* Sets ev's scale-up and scale-down rate thresholds from its (rounded) TDR and catch-up rate
  * (core/README.md, Evaluation); backlog: the job processes a backlog. rse: the relative
- * standard error governor.bounds.confidence widens them by (NaN: none). */
+ * standard error governor.bounds.confidence widens them by (NaN: none), never below what
+ * keeping up takes unless the arrivals are in a transition (settled false). */
 void core__thresholds(struct core_evaluated *ev, const struct core_config *cfg, bool backlog,
-                      int64_t restart_ms, double rse);
+                      int64_t restart_ms, double rse, bool settled);
 
 /* Outside the utilization bounds (core/README.md, Evaluation)? */
 bool core__outside_bounds(const struct core_evaluated *ev);

@@ -324,7 +324,8 @@ static void compute_targets(struct cycle *c)
             capped = *e;
             capped.target_data_rate = core__round3(e->target_data_rate * flow[i]);
             capped.catch_up_data_rate = core__round3(e->catch_up_data_rate * flow[i]);
-            core__thresholds(&capped, cfg, c->backlog, restart_ms, c->var[i].rse);
+            core__thresholds(&capped, cfg, c->backlog, restart_ms, c->var[i].rse,
+                             !c->var[i].moving);
             o->outside_bounds = core__outside_bounds(&capped);
             sized = &capped;
         }

@@ -220,14 +220,23 @@ void core_util_bounds(const struct core_config *cfg, bool backlog, double *upper
 /* The rate thresholds (core/README.md, Evaluation) from the vertex's (rounded) TDR and
  * catch-up rate; with governor.bounds.confidence widened by z x rse on either side. */
 void core__thresholds(struct core_evaluated *ev, const struct core_config *cfg, bool backlog,
-                      int64_t restart_ms, double rse)
+                      int64_t restart_ms, double rse, bool settled)
 {
     double upper, lower;
     core_util_bounds(cfg, backlog, &upper, &lower);
     double up = core__capacity_cfg(cfg, ev, upper, false, restart_ms);
     double down = core__capacity_cfg(cfg, ev, lower, true, restart_ms);
     double widen = cfg->bounds_z > 0 && rse > 0 ? 1.0 + cfg->bounds_z * rse : 1.0;
-    ev->scale_up_rate_threshold = core__round3(widen > 1.0 ? up / widen : up);
+    if (widen > 1.0) {
+        up /= widen;
+        /* Noise never hides an overload: a vertex that cannot keep up with the mean of what
+         * arrives (at 100% busy) is outside whatever the variability, unless the arrivals are
+         * in a transition (governor.rates.level-shift), whose level is not known yet. */
+        double keep_up = core__capacity_cfg(cfg, ev, 1.0, false, restart_ms);
+        if (settled && keep_up > up)
+            up = keep_up;
+    }
+    ev->scale_up_rate_threshold = core__round3(up);
     ev->scale_down_rate_threshold = core__round3(widen > 1.0 ? down * widen : down);
 }
 
@@ -263,6 +272,17 @@ static double trend(const struct core_window *w, int wi, const struct core_confi
         sure = hi;
     if (sure == 0.0)
         return mean;
+    /* A trend moves each half of the window the same way; a step between them leaves the
+     * halves flat: it is no trend to extrapolate. */
+    int64_t mid = w->s[0].at + (now - w->s[0].at) / 2;
+    int64_t halves[2][2] = {{INT64_MIN, mid}, {mid, now}};
+    for (int k = 0; k < 2; k++) {
+        double bh, seh;
+        int64_t ch;
+        if (!core__w_arrivals_trend(w, wi, halves[k][0], halves[k][1], &bh, &seh, &ch) ||
+            !(sure > 0 ? bh - cfg->trend_z * seh > 0 : bh + cfg->trend_z * seh < 0))
+            return mean;
+    }
     if (sure > 0)
         *growth = sure;
     double level = mean + sure * (double)(now - center) / 1000.0;
@@ -274,12 +294,15 @@ static double trend(const struct core_window *w, int wi, const struct core_confi
  * from its arrivals over the last restart time instead of the whole window, when they differ
  * from those before by more than z standard errors and each half of that span does too (the
  * load moved and stayed moved: a burst shorter than a restart is absorbed by the backlog, not
- * chased). *used gets the statistics the rate comes from (the window's, or the recent span's).
- * Returns the recent rate, or NaN when the window's stands.
+ * chased). *used gets the statistics the rate comes from (the window's, or the recent span's);
+ * *moving says that the arrivals moved beyond z standard errors but the shift is not taken
+ * (not yet held on both halves, or absorbed): the window is in a transition. Returns the recent
+ * rate, or NaN when the window's stands.
  */
 static double level_shift(const struct core_window *w, int wi, const struct core_config *cfg,
-                          int64_t restart_ms, struct core_series_stats *used)
+                          int64_t restart_ms, struct core_series_stats *used, bool *moving)
 {
+    *moving = false;
     int64_t now = w->s[w->n - 1].at;
     core__w_arrivals(w, wi, INT64_MIN, now, used);
     if (!(cfg->level_shift_z > 0) || used->n < 5)
@@ -297,8 +320,50 @@ static double level_shift(const struct core_window *w, int wi, const struct core
     double v_new = isnan(recent.var) || recent.var < old.var ? old.var : recent.var;
     double se = sqrt(old.var / old.n_eff + v_new / recent.n_eff);
     double z = cfg->level_shift_z, d = recent.mean - old.mean;
+    /* A transition: the newest interval lies beyond z standard deviations of the intervals
+     * before the recent span (a step begun whose level the window does not know yet). */
+    {
+        struct core_series_stats newest;
+        core__w_arrivals(w, wi, w->n >= 2 ? w->s[w->n - 2].at : now, now, &newest);
+        double sd = sqrt(old.var);
+        if (sd < 0.01 * fabs(old.mean))
+            sd = 0.01 * fabs(old.mean);
+        if (newest.n >= 1 && fabs(newest.mean - old.mean) > z * sd)
+            *moving = true;
+    }
     if (!(fabs(d) > z * se))
         return NAN;
+    /* A rise is chased only when absorbing it puts the lag objective at risk: the lag now,
+     * plus its growth over as long again as the rise has lasted (a load that moved is
+     * expected to stay moved about as long as it has), reaches governor.slo.lag (else
+     * backlog-processing.lag-threshold). A rise the job keeps up with, or absorbs in its
+     * backlog within the objective, is left to the window's mean. */
+    if (d > 0) {
+        double lag = core__w_latest(w, wi, offsetof(struct core_vmetrics, lag));
+        if (isnan(lag))
+            lag = 0.0;
+        double lag_s = recent.mean > 0 ? lag / recent.mean : 0.0;
+        double lag_then = lag_s;
+        int64_t first_at = INT64_MIN, last_at = INT64_MIN;
+        double lag0 = NAN;
+        for (int k = 0; k < w->n; k++)
+            if (w->s[k].at >= split && !isnan(w->s[k].v[wi].lag)) {
+                if (first_at == INT64_MIN) {
+                    first_at = w->s[k].at;
+                    lag0 = w->s[k].v[wi].lag;
+                }
+                last_at = w->s[k].at;
+            }
+        if (last_at > first_at && recent.mean > 0) {
+            double per_s = (lag - lag0) / ((double)(last_at - first_at) / 1000.0) / recent.mean;
+            lag_then = lag_s + (per_s > 0 ? per_s : 0.0) * (double)span / 1000.0;
+        }
+        int64_t slo = cfg->slo_lag_ms >= 0 ? cfg->slo_lag_ms : cfg->backlog_lag_threshold_ms;
+        if (!(lag_then >= (double)slo / 1000.0)) {
+            *moving = true;
+            return NAN;
+        }
+    }
     /* Both halves of the recent span, each on its own, on the same side. */
     core__w_arrivals(w, wi, split, split + span / 2, &first);
     core__w_arrivals(w, wi, split + span / 2, now, &second);
@@ -307,6 +372,7 @@ static double level_shift(const struct core_window *w, int wi, const struct core
     if (first.n < 1 || second.n < 1 || !((first.mean - old.mean) * (d > 0 ? 1 : -1) > z * se1) ||
         !((second.mean - old.mean) * (d > 0 ? 1 : -1) > z * se2))
         return NAN;
+    *moving = false;
     *used = recent;
     return recent.mean < 0 ? 0.0 : recent.mean;
 }
@@ -395,6 +461,7 @@ void core__evaluate(const struct core_state *st, const struct core_sample *sm,
     bool variability =
         cfg->level_shift_z > 0 || cfg->bounds_z > 0 || cfg->trend_z > 0;
     double *growth = core__xcalloc((size_t)(t->n > 0 ? t->n : 1), sizeof *growth);
+    bool *moving = core__xcalloc((size_t)(t->n > 0 ? t->n : 1), sizeof *moving);
     /* The relative standard error of each vertex's target data rate (by sample index). */
     double *rse_tdr = NULL;
     if (variability && t->n > 0) {
@@ -420,7 +487,7 @@ void core__evaluate(const struct core_state *st, const struct core_sample *sm,
             tdr = core__w_rate(w, wi, VM(rec_in)) + core__w_rate(w, wi, VM(lag));
             if (variability && wi >= 0 && !isnan(tdr)) {
                 struct core_series_stats used;
-                double shifted = level_shift(w, wi, cfg, restart_ms, &used);
+                double shifted = level_shift(w, wi, cfg, restart_ms, &used, &moving[i]);
                 if (!isnan(shifted))
                     tdr = shifted;
                 else
@@ -445,6 +512,7 @@ void core__evaluate(const struct core_state *st, const struct core_sample *sm,
                 tdr += ev[u].target_data_rate * r;
                 catch_up += ev[u].catch_up_data_rate * r;
                 growth[i] += growth[u] * r;
+                moving[i] = moving[i] || moving[u];
                 if (rse_tdr && !(rse_tdr[i] >= rse_tdr[u]))
                     rse_tdr[i] = rse_tdr[u];
             }
@@ -475,12 +543,14 @@ void core__evaluate(const struct core_state *st, const struct core_sample *sm,
         if (var) {
             var[i].rse = r_se;
             var[i].growth = growth[i];
+            var[i].moving = moving[i];
         }
-        core__thresholds(e, cfg, bl, restart_ms, r_se);
+        core__thresholds(e, cfg, bl, restart_ms, r_se, !moving[i]);
         run_evaluators(sm, i, cfg, h, bl, e, pe);
     }
     free(rse_tdr);
     free(growth);
+    free(moving);
 
     g->gc_pressure = core__round3(core__w_glatest(w, GM(gc_pressure)));
     g->heap_ratio_avg = core__round3(core__w_gavg(w, GM(heap_ratio)));

@@ -42,18 +42,18 @@ static void upper_bound_ceiling(void)
     struct core_config cfg;
     opt_config_defaults(&cfg);
     struct core_evaluated e = ev_of(1000, 0);
-    core__thresholds(&e, &cfg, false, 0, NAN);
+    core__thresholds(&e, &cfg, false, 0, NAN, true);
     ASSERT_DEQ(e.scale_up_rate_threshold, 1111.0);
     cfg.util_max = 1.0;
-    core__thresholds(&e, &cfg, false, 0, NAN);
+    core__thresholds(&e, &cfg, false, 0, NAN, true);
     ASSERT_DEQ(e.scale_up_rate_threshold, 1000.0);
     cfg.util_max = NAN;
     cfg.util_target = 0.95;
-    core__thresholds(&e, &cfg, false, 0, NAN);
+    core__thresholds(&e, &cfg, false, 0, NAN, true);
     ASSERT_DEQ(e.scale_up_rate_threshold, 1053.0); /* round(1000 / 0.95) */
     opt_config_set_profile(&cfg, CORE_PROFILE_FLINK);
     cfg.util_target = 0.7;
-    core__thresholds(&e, &cfg, false, 0, NAN);
+    core__thresholds(&e, &cfg, false, 0, NAN, true);
     ASSERT_DEQ(e.scale_up_rate_threshold, 1000.0);
 }
 
