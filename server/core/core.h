@@ -204,7 +204,6 @@ struct core_config {
     int64_t source_rate_warm_up_ms; /* governor.source-rate.warm-up */
     double source_rate_max_bp;      /* governor.source-rate.max-backpressure (fraction) */
     bool catch_up_in_headroom;      /* governor.catch-up.in-headroom */
-    bool catch_up_at_ceiling;       /* governor.catch-up.at-ceiling */
     bool scale_down_with_restart;   /* governor.scale-down.with-restart */
     bool scale_down_early;          /* governor.scale-down.early */
     bool scale_down_one_step;       /* governor.scale-down.in-one-step */

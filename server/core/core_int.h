@@ -274,12 +274,6 @@ double core__capacity(const struct core_evaluated *ev, double util, bool with_re
 double core__capacity_cfg(const struct core_config *cfg, const struct core_evaluated *ev,
                           double util, bool with_restart, int64_t restart_ms);
 
-/* The capacity a vertex is sized for (core/README.md, Scaling step 2): core__capacity_cfg at
- * utilization.target, or with governor.catch-up.at-ceiling while the job processes a backlog
- * (TDR + CATCH_UP + restart rate) / governor.utilization.ceiling. */
-double core__capacity_target(const struct core_config *cfg, const struct core_evaluated *ev,
-                             bool backlog, int64_t restart_ms);
-
 /* Sets ev's scale-up and scale-down rate thresholds from its (rounded) TDR and catch-up rate
  * (core/README.md, Evaluation); backlog: the job processes a backlog. rse: the relative
  * standard error governor.bounds.confidence widens them by (NaN: none), never below what
@@ -309,7 +303,7 @@ struct core_scale_result {
  */
 void core__scale_target(const struct core_config *cfg, const struct core_sample *sm,
                         const struct core_topo *t, int i, const struct core_evaluated *ev,
-                        const struct core_vhistory *hist, bool backlog, int64_t restart_ms,
+                        const struct core_vhistory *hist, int64_t restart_ms,
                         const struct core_hooks *h, struct core_decision *d,
                         struct core_plugin_err *pe, struct core_scale_result *out);
 

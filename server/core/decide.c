@@ -329,7 +329,7 @@ static void compute_targets(struct cycle *c)
             o->outside_bounds = core__outside_bounds(&capped);
             sized = &capped;
         }
-        core__scale_target(cfg, c->sm, &c->t, i, sized, hist, c->backlog, restart_ms, c->h, c->d,
+        core__scale_target(cfg, c->sm, &c->t, i, sized, hist, restart_ms, c->h, c->d,
                            &c->pe, &r);
         /* governor.rates.trend: a scale-up on a rising load is sized for the rate expected
          * when the next decision can be made: after the restart, the stabilization and a full
@@ -340,7 +340,7 @@ static void compute_targets(struct cycle *c)
             double h_s = hold_time(c, sized->target_data_rate, c->var[i].growth);
             later.target_data_rate = core__round3(sized->target_data_rate + c->var[i].growth * h_s);
             struct core_scale_result r2;
-            core__scale_target(cfg, c->sm, &c->t, i, &later, hist, c->backlog, restart_ms, c->h,
+            core__scale_target(cfg, c->sm, &c->t, i, &later, hist, restart_ms, c->h,
                                c->d, &c->pe, &r2);
             if (r2.computed && r2.target > r.target) {
                 r = r2;
@@ -471,7 +471,7 @@ static void compute_targets(struct cycle *c)
                 struct core_evaluated steady = *sized;
                 steady.catch_up_data_rate = 0.0;
                 struct core_scale_result r2;
-                core__scale_target(cfg, c->sm, &c->t, i, &steady, hist, c->backlog, restart_ms, c->h, c->d,
+                core__scale_target(cfg, c->sm, &c->t, i, &steady, hist, restart_ms, c->h, c->d,
                                    &c->pe, &r2);
                 if (r2.computed && r2.target < record)
                     record = r2.target;

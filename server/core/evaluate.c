@@ -174,24 +174,6 @@ double core__capacity_cfg(const struct core_config *cfg, const struct core_evalu
     return at_target > drain || isnan(drain) ? at_target : drain;
 }
 
-double core__capacity_target(const struct core_config *cfg, const struct core_evaluated *ev,
-                             bool backlog, int64_t restart_ms)
-{
-    double at_target = core__capacity_cfg(cfg, ev, cfg->util_target, true, restart_ms);
-    if (!cfg->catch_up_at_ceiling || !backlog || !(cfg->util_ceiling > 0) ||
-        !(cfg->util_ceiling <= 1.0))
-        return at_target;
-    /* The backlog and a restart's pile-up are worked off with every subtask at the ceiling,
-     * not at the target: a spike or an outage's catch-up is sized for what it needs to be
-     * worked off, not for the steady headroom on top of it. */
-    double tdr = ev->target_data_rate, cu = ev->catch_up_data_rate;
-    if (isnan(tdr) || isnan(cu))
-        return NAN;
-    int64_t restart_s = restart_ms / 1000, catch_up_s = cfg->catch_up_ms / 1000;
-    double rr = catch_up_s > 0 ? tdr * (double)restart_s / (double)catch_up_s : 0.0;
-    return (double)core__java_round((tdr + cu + rr) / cfg->util_ceiling);
-}
-
 /*
  * Outside the utilization bounds (core/README.md, Evaluation): TPR below the scale-up
  * threshold or above the scale-down threshold. Plain double comparisons: NaN never triggers,

@@ -133,7 +133,7 @@ static int busiest_share_size(int n, int p, double factor)
  */
 void core__scale_target(const struct core_config *cfg, const struct core_sample *sm,
                         const struct core_topo *t, int i, const struct core_evaluated *ev,
-                        const struct core_vhistory *hist, bool backlog, int64_t restart_ms,
+                        const struct core_vhistory *hist, int64_t restart_ms,
                         const struct core_hooks *h, struct core_decision *d,
                         struct core_plugin_err *pe, struct core_scale_result *out)
 {
@@ -150,7 +150,7 @@ void core__scale_target(const struct core_config *cfg, const struct core_sample 
     double tpr = ev->true_processing_rate;
     if (isnan(tpr))
         return;
-    double target = core__capacity_target(cfg, ev, backlog, restart_ms);
+    double target = core__capacity_cfg(cfg, ev, cfg->util_target, true, restart_ms);
     if (isnan(target))
         return;
     double factor = target / tpr;

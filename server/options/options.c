@@ -505,13 +505,6 @@ static const struct opt_row opt_rows[] = {
      .help = "The utilization target's headroom works off the backlog and what piles up during a "
              "restart; capacity is added for them only beyond it (unset: on under the governor "
              "profile)."},
-    {GOV("catch-up.at-ceiling"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
-     CF(catch_up_at_ceiling), .apply = apply_safeguard,
-     .help = "While the job works off a backlog (a spike, an outage's catch-up), a vertex is "
-             "sized for what arrives plus the catch-up and restart rates at "
-             "governor.utilization.ceiling rather than for what arrives at the target: a "
-             "backlog is worked off, not carried as steady headroom (unset: on under the "
-             "governor profile)."},
     {GOV("scale-down.with-restart"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
      CF(scale_down_with_restart), .apply = apply_safeguard,
      .help = "When another vertex's scaling restarts the job anyway, a scale-down waiting out "

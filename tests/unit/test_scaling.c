@@ -94,7 +94,7 @@ static void hist_add(struct core_vhistory *h, int p, double rate)
 
 static void run(struct fx *f, int i)
 {
-    core__scale_target(&f->cfg, &f->sm, &f->t, i, &f->ev[i], &f->hist, false, f->restart_ms, &f->hooks,
+    core__scale_target(&f->cfg, &f->sm, &f->t, i, &f->ev[i], &f->hist, f->restart_ms, &f->hooks,
                        &f->d, &f->pe, &f->r);
 }
 
