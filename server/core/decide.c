@@ -237,6 +237,14 @@ static double *limited_flow(struct cycle *c, const char **limiter)
         if (stop <= 0 && core__curve_limited(cfg, core__history_find(c->st, c->sm->vertices[key].id),
                                              p, e.true_processing_rate, &cv))
             can = core__curve_rate(&cv, cv.stop);
+        /* A vertex at the most subtasks its limits allow passes what it processes there. */
+        const struct core_vertex_in *kv = &c->sm->vertices[key];
+        int most = kv->max_parallelism < cfg->vertex_max_parallelism ? kv->max_parallelism
+                                                                     : cfg->vertex_max_parallelism;
+        if (c->t.is_source[key] && kv->partitions > 0 && kv->partitions < most)
+            most = kv->partitions;
+        if (isnan(can) && cfg->scalability_curve && p >= most)
+            can = e.true_processing_rate;
         if (isnan(can))
             continue;
         double need = e.target_data_rate + e.catch_up_data_rate;
