@@ -81,10 +81,10 @@ enum core_reason {
     CORE_R_JOB_NOT_RUNNING,
     CORE_R_IMPLAUSIBLE_SAMPLE, /* governor's own: the sample was left out (core/README.md, Window)
                                 */
-    CORE_R_EXTERNAL_LIMIT, /* governor's own: more subtasks do not raise what the vertex
-                              processes (core/README.md, Curve) */
-    CORE_R_NOT_APPLIED,    /* governor's own: a scaling the client did not apply, recommended
-                              again instead of executed (core/README.md, Cycle) */
+    CORE_R_EXTERNAL_LIMIT,     /* governor's own: more subtasks do not raise what the vertex
+                                  processes (core/README.md, Curve) */
+    CORE_R_NOT_APPLIED,        /* governor's own: a scaling the client did not apply, recommended
+                                  again instead of executed (core/README.md, Cycle) */
     /* batch jobs and rebalancing (core/README.md, Batch and Rebalance) */
     CORE_R_LOW_BACKLOG,       /* a smaller pool finishes the remaining work in good time */
     CORE_R_UNSPLITTABLE_WORK, /* the pool is capped by what the remaining work splits into */
@@ -107,7 +107,7 @@ const char *core_reason_name(enum core_reason r);
     X(ALIGNED_BY_PLUGIN)                                                                           \
     X(EXCLUDED_VERTEX)                                                                             \
     X(CHANGED_BY_EXECUTOR)                                                                         \
-    X(CAPPED_BY_KEY_SKEW) /* governor's own: core/README.md, Skew */                          \
+    X(CAPPED_BY_KEY_SKEW) /* governor's own: core/README.md, Skew */                               \
     X(CAPPED_AT_KNEE)     /* governor's own: core/README.md, Curve */
 
 /* The bit indexes, and their count. */

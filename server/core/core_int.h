@@ -307,6 +307,18 @@ void core__scale_target(const struct core_config *cfg, const struct core_sample 
                         const struct core_hooks *h, struct core_decision *d,
                         struct core_plugin_err *pe, struct core_scale_result *out);
 
+/*
+ * governor.rates.trend (core/README.md, Scaling): how long a scale-up on a load growing by
+ * `growth` records/s a second (from `tdr`) is sized to hold, seconds. At least until the next
+ * decision can be made (restart_s, the stabilization and a full window); with
+ * governor.scale-down.restart-cost W, the holding time that minimizes what restarts and the
+ * capacity bought ahead cost together, as an order quantity does: a restart costs
+ * W x p x R / (1 - u) subtask-seconds, capacity bought for H ahead p x g x H^2 / 2 (g the
+ * relative growth per second), so H = sqrt(2 W R / ((1 - u) g)), whatever p; at most
+ * governor.rates.trend-horizon.
+ */
+double core__hold_time(const struct core_config *cfg, double restart_s, double tdr, double growth);
+
 /* Observed scalability (core/README.md, Scaling): alpha in [coefficient-min, 1], rounded up to 2
  * decimals; 1 when not enough data. */
 double core__scalability_alpha(const struct core_config *cfg, const struct core_vhistory *hist);

@@ -18,12 +18,12 @@ struct cycle {
     struct core_state *st;
     struct core_decision *d;
     struct core_topo t;
-    struct core_evaluated *ev; /* [n] by sample index */
-    int *vd;                   /* sample index -> index in d->vertices */
-    int *new_p;                /* [n] by sample index */
-    bool *in_summary;          /* [n] changed and kept */
-    bool *unscaled;            /* [n] excluded, or without the rates to compute a target */
-    int *down_to;              /* [n] this cycle's scale-down proposal (0: none) */
+    struct core_evaluated *ev;    /* [n] by sample index */
+    int *vd;                      /* sample index -> index in d->vertices */
+    int *new_p;                   /* [n] by sample index */
+    bool *in_summary;             /* [n] changed and kept */
+    bool *unscaled;               /* [n] excluded, or without the rates to compute a target */
+    int *down_to;                 /* [n] this cycle's scale-down proposal (0: none) */
     struct core_variability *var; /* [n] governor's measures of the window (evaluate.c) */
     struct core_plugin_err pe;
     bool backlog;
@@ -234,8 +234,9 @@ static double *limited_flow(struct cycle *c, const char **limiter)
         if (stop > 0)
             can = core__skew_capacity(cfg, &e, stop > p || cfg->scalability_curve ? stop : p);
         struct core_curve cv;
-        if (stop <= 0 && core__curve_limited(cfg, core__history_find(c->st, c->sm->vertices[key].id),
-                                             p, e.true_processing_rate, &cv))
+        if (stop <= 0 &&
+            core__curve_limited(cfg, core__history_find(c->st, c->sm->vertices[key].id), p,
+                                e.true_processing_rate, &cv))
             can = core__curve_rate(&cv, cv.stop);
         /* A vertex at the most subtasks its limits allow passes what it processes there. */
         const struct core_vertex_in *kv = &c->sm->vertices[key];
@@ -262,30 +263,6 @@ static double *limited_flow(struct cycle *c, const char **limiter)
         if (limited[v])
             flow[v] = 1.0;
     return flow;
-}
-
-/*
- * governor.rates.trend: how long a scale-up on a load growing by `growth` records/s a second
- * (from `tdr`) is sized to hold. At least until the next decision can be made (the restart,
- * the stabilization and a full window); with governor.scale-down.restart-cost W, the holding
- * time that minimizes the restarts' cost plus the capacity bought ahead, as an order quantity
- * does: a restart costs W x p x R / (1 - u) subtask-seconds, capacity bought for time H ahead
- * costs p x g x H^2 / 2 (g the relative growth per second), so H = sqrt(2 W R / ((1 - u) g)),
- * whatever p; at most governor.rates.trend-horizon.
- */
-static double hold_time(struct cycle *c, double tdr, double growth)
-{
-    const struct core_config *cfg = c->cfg;
-    double r_s = (double)core__restart_tracked(c->st, cfg) / 1000.0;
-    double h = r_s + (double)(cfg->stabilization_ms + cfg->metrics_window_ms) / 1000.0;
-    if (cfg->restart_cost_w > 0 && tdr > 0 && growth > 0) {
-        double u = cfg->util_target > 0 && cfg->util_target < 1 ? cfg->util_target : 0.7;
-        double eoq = sqrt(2.0 * cfg->restart_cost_w * r_s / ((1.0 - u) * growth / tdr));
-        if (eoq > h)
-            h = eoq;
-    }
-    double most = (double)cfg->trend_horizon_ms / 1000.0;
-    return h < most ? h : most;
 }
 
 /* Targets (core/README.md, Scaling) and gates (Gating) of every non-excluded vertex; fills
@@ -337,19 +314,19 @@ static void compute_targets(struct cycle *c)
             o->outside_bounds = core__outside_bounds(&capped);
             sized = &capped;
         }
-        core__scale_target(cfg, c->sm, &c->t, i, sized, hist, restart_ms, c->h, c->d,
-                           &c->pe, &r);
+        core__scale_target(cfg, c->sm, &c->t, i, sized, hist, restart_ms, c->h, c->d, &c->pe, &r);
         /* governor.rates.trend: a scale-up on a rising load is sized for the rate expected
          * when the next decision can be made: after the restart, the stabilization and a full
          * window. */
         double ahead = NAN;
         if (r.computed && r.target > p && c->var[i].growth > 0) {
             struct core_evaluated later = *sized;
-            double h_s = hold_time(c, sized->target_data_rate, c->var[i].growth);
+            double h_s = core__hold_time(cfg, (double)core__restart_tracked(st, cfg) / 1000.0,
+                                         sized->target_data_rate, c->var[i].growth);
             later.target_data_rate = core__round3(sized->target_data_rate + c->var[i].growth * h_s);
             struct core_scale_result r2;
-            core__scale_target(cfg, c->sm, &c->t, i, &later, hist, restart_ms, c->h,
-                               c->d, &c->pe, &r2);
+            core__scale_target(cfg, c->sm, &c->t, i, &later, hist, restart_ms, c->h, c->d, &c->pe,
+                               &r2);
             if (r2.computed && r2.target > r.target) {
                 r = r2;
                 ahead = later.target_data_rate;
@@ -417,8 +394,8 @@ static void compute_targets(struct cycle *c)
                     v->id, p, now_r, cv.n, most, cv.stop, core__knee_share(cfg) * 100.0);
             }
         }
-        if (target < p && (o->reason == CORE_R_KEY_PARALLELISM_LIMIT ||
-                           o->reason == CORE_R_EXTERNAL_LIMIT)) {
+        if (target < p &&
+            (o->reason == CORE_R_KEY_PARALLELISM_LIMIT || o->reason == CORE_R_EXTERNAL_LIMIT)) {
             /* Back to the knee after a scale-up that did not pay (or a hot key that emerged
              * above it): the subtasks past it buy nothing, so nothing waits. */
             core__delayed_clear(st, v->id);
@@ -658,9 +635,9 @@ static enum core_reason idle_reason(struct cycle *c)
 /* The job's reason for an executed (or recommended) scaling. */
 static enum core_reason scale_reason(struct cycle *c)
 {
-    static const enum core_reason order[] = {
-        CORE_R_HIGH_BACKLOG,    CORE_R_HIGH_UTILIZATION, CORE_R_KEY_PARALLELISM_LIMIT,
-        CORE_R_EXTERNAL_LIMIT,  CORE_R_LOW_UTILIZATION,  CORE_R_LIMIT_REACHED};
+    static const enum core_reason order[] = {CORE_R_HIGH_BACKLOG,          CORE_R_HIGH_UTILIZATION,
+                                             CORE_R_KEY_PARALLELISM_LIMIT, CORE_R_EXTERNAL_LIMIT,
+                                             CORE_R_LOW_UTILIZATION,       CORE_R_LIMIT_REACHED};
     for (size_t j = 0; j < sizeof order / sizeof order[0]; j++)
         for (int k = 0; k < c->d->n_vertices; k++) {
             const struct core_vdecision *v = &c->d->vertices[k];

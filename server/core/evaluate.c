@@ -440,8 +440,7 @@ void core__evaluate(const struct core_state *st, const struct core_sample *sm,
     bool bl = processing_backlog(st, sm, t, cfg);
     *backlog = bl;
     int64_t catch_up_s = cfg->catch_up_ms / 1000;
-    bool variability =
-        cfg->level_shift_z > 0 || cfg->bounds_z > 0 || cfg->trend_z > 0;
+    bool variability = cfg->level_shift_z > 0 || cfg->bounds_z > 0 || cfg->trend_z > 0;
     double *growth = core__xcalloc((size_t)(t->n > 0 ? t->n : 1), sizeof *growth);
     bool *moving = core__xcalloc((size_t)(t->n > 0 ? t->n : 1), sizeof *moving);
     /* The relative standard error of each vertex's target data rate (by sample index). */

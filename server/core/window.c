@@ -223,8 +223,8 @@ void core__w_arrivals(const struct core_window *w, int vi, int64_t from, int64_t
 
 /* The per-interval arrival rates of source vi over (from, to] (as core__w_arrivals), each at
  * its interval's midpoint (ms): up to max of them into x[] and t[]; returns the count. */
-static int arrivals_series(const struct core_window *w, int vi, int64_t from, int64_t to,
-                           double *x, double *t, int max)
+static int arrivals_series(const struct core_window *w, int vi, int64_t from, int64_t to, double *x,
+                           double *t, int max)
 {
     const size_t in_off = offsetof(struct core_vmetrics, rec_in),
                  lag_off = offsetof(struct core_vmetrics, lag);
@@ -258,7 +258,8 @@ bool core__w_arrivals_trend(const struct core_window *w, int vi, int64_t from, i
     *center = to;
     if (vi < 0 || vi >= w->n_vertices || w->n < 4)
         return false;
-    double *x = core__xmalloc((size_t)w->n * sizeof *x), *t = core__xmalloc((size_t)w->n * sizeof *t);
+    double *x = core__xmalloc((size_t)w->n * sizeof *x),
+           *t = core__xmalloc((size_t)w->n * sizeof *t);
     int n = arrivals_series(w, vi, from, to, x, t, w->n);
     bool ok = false;
     if (n >= 4) {
@@ -646,8 +647,8 @@ static void global_metrics(const struct core_sample *sm, struct core_gmetrics *g
 
 const char *core__restart_name(enum core_restart r)
 {
-    static const char *const n[] = {"none",  "first",    "declared", "vertices",
-                                    "edges", "rescaled", "counters", "jumped", "gap"};
+    static const char *const n[] = {"none",     "first",    "declared", "vertices", "edges",
+                                    "rescaled", "counters", "jumped",   "gap"};
     return (unsigned)r <= CORE_RESTART_GAP ? n[r] : "?";
 }
 
@@ -784,8 +785,7 @@ void core__window_check(const struct core_state *st, const struct core_sample *s
     /* governor.window.refill-after-gap: after no sample for longer than the window, what the
      * window holds describes another time of the job: it refills before anything is decided
      * (without a stabilization: the job did not restart). */
-    if (cfg->window_refill && w->n > 0 &&
-        sm->at - w->s[w->n - 1].at > cfg->metrics_window_ms) {
+    if (cfg->window_refill && w->n > 0 && sm->at - w->s[w->n - 1].at > cfg->metrics_window_ms) {
         char gap[32], win[32];
         core_format_duration(gap, sizeof gap, (sm->at - w->s[w->n - 1].at) / 1000 * 1000);
         core_format_duration(win, sizeof win, cfg->metrics_window_ms);
@@ -827,7 +827,8 @@ void core__window_add(struct core_state *st, const struct core_sample *sm,
         bool declared = chk->restart == CORE_RESTART_FIRST || chk->restart == CORE_RESTART_DECLARED;
         /* After a gap the job has run all along: nothing to stabilize, the window refills. */
         int64_t from = chk->restart == CORE_RESTART_GAP ? core__time_sub(now, cfg->stabilization_ms)
-                                                        : declared ? sm->running_since : now;
+                       : declared                       ? sm->running_since
+                                                        : now;
         restart(w, sm, t, from);
         st->rejected = 0;
     } else if (chk->implausible) {

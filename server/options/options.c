@@ -481,8 +481,8 @@ static const struct opt_row opt_rows[] = {
      CF(window_keep_full), .apply = apply_safeguard,
      .help = "A metric window once full stays full until the job restarts, however irregular "
              "the samples (unset: on under the governor profile)."},
-    {GOV("window.refill-after-gap"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL,
-     .land = L_HOOK, CF(window_refill), .apply = apply_safeguard,
+    {GOV("window.refill-after-gap"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
+     CF(window_refill), .apply = apply_safeguard,
      .help = "After no sample for longer than job.autoscaler.metrics.window, the window starts "
              "over and refills before anything is decided: what it held describes another time "
              "of the job (unset: on under the governor profile)."},
@@ -520,8 +520,8 @@ static const struct opt_row opt_rows[] = {
      .land = L_I64, CF(scale_down_early_ms),
      .help = "How long a scale-down of a vertex below its lower bound waits with "
              "governor.scale-down.early."},
-    {GOV("scale-down.in-one-step"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL,
-     .land = L_HOOK, CF(scale_down_one_step), .apply = apply_safeguard,
+    {GOV("scale-down.in-one-step"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
+     CF(scale_down_one_step), .apply = apply_safeguard,
      .help = "A scale-down goes to the size it is computed for in one step: "
              "job.autoscaler.scale-down.max-factor does not cut it into several, each a restart "
              "(unset: on under the governor profile)."},
@@ -533,7 +533,8 @@ static const struct opt_row opt_rows[] = {
              "time measured and the catch-up it leaves (restart / (1 - utilization.target)); "
              "at the latest proposal. Replaces job.autoscaler.scale-down.interval and "
              "governor.scale-down.early when set. The same weight sizes a scale-up on a rising "
-             "load (governor.rates.trend); 0 turns it off (unset: 4 under the governor profile, off under "
+             "load (governor.rates.trend); 0 turns it off (unset: 4 under the governor profile, "
+             "off under "
              "flink)."},
     {GOV("utilization.ceiling"), .type = T_DOUBLE, .def = "", MINX(0), MAX(1), .flags = F_OPTIONAL,
      .land = L_HOOK, CF(util_ceiling), .apply = apply_profile_double, .gov_def = "0.9",
@@ -588,8 +589,8 @@ static const struct opt_row opt_rows[] = {
              "so all along: a load that moved is sized at its new level, a burst shorter than "
              "a restart is not chased; 0 turns it off (unset: 3 under the governor profile, off "
              "under flink)."},
-    {GOV("rates.trend"), .type = T_DOUBLE, .def = "", MIN(0), .flags = F_OPTIONAL,
-     .land = L_HOOK, CF(trend_z), .apply = apply_profile_double, .gov_def = "2",
+    {GOV("rates.trend"), .type = T_DOUBLE, .def = "", MIN(0), .flags = F_OPTIONAL, .land = L_HOOK,
+     CF(trend_z), .apply = apply_profile_double, .gov_def = "2",
      .help = "When a source's arrivals rise or fall over the window by more than this many "
              "standard errors of their slope, its rate is the window's mean moved to the "
              "window's end along the slope's bound nearer 0, and a scale-up on a rise is sized "
@@ -612,7 +613,7 @@ static const struct opt_row opt_rows[] = {
              "groups or partitions gets the fewest subtasks whose busiest one carries few enough "
              "of them for the target, instead of rounding up to where the least loaded one "
              "gets fewer (unset: on under the governor profile)."},
-    {GOV("not-applied.max"), .type = T_INT, .def = "", MIN(1), MAX(1000000), .flags = F_OPTIONAL,
+    {GOV("not-applied.max"), .type = T_INT, .def = "", MIN(1), MAX(1000), .flags = F_OPTIONAL,
      .land = L_HOOK, CF(not_applied_max), .apply = apply_profile_int, .gov_def = "3",
      .help = "After the client did not apply the same executed scaling this many times in a "
              "row, it is recommended (execute false, reason NOT_APPLIED) instead of executed "

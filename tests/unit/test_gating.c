@@ -47,7 +47,7 @@ static void delayed_scale_down_disabled_and_cleared(void)
 {
     struct core_config cfg;
     opt_config_defaults(&cfg);
-    cfg.restart_cost_w = NAN; /* the interval, not governor.scale-down.restart-cost */
+    cfg.restart_cost_w = NAN;       /* the interval, not governor.scale-down.restart-cost */
     cfg.scale_down_interval_ms = 0; /* <= 0: no delay */
     struct core_state *st = core_state_new();
     bool out;
