@@ -534,8 +534,7 @@ static const struct opt_row opt_rows[] = {
              "at the latest proposal. Replaces job.autoscaler.scale-down.interval and "
              "governor.scale-down.early when set. The same weight sizes a scale-up on a rising "
              "load (governor.rates.trend); 0 turns it off (unset: 4 under the governor profile, "
-             "off under "
-             "flink)."},
+             "off under flink)."},
     {GOV("utilization.ceiling"), .type = T_DOUBLE, .def = "", MINX(0), MAX(1), .flags = F_OPTIONAL,
      .land = L_HOOK, CF(util_ceiling), .apply = apply_profile_double, .gov_def = "0.9",
      .help = "While utilization.max is unset, the upper utilization bound is target + boundary "
@@ -594,10 +593,10 @@ static const struct opt_row opt_rows[] = {
      .help = "When a source's arrivals rise or fall over the window by more than this many "
              "standard errors of their slope, its rate is the window's mean moved to the "
              "window's end along the slope's bound nearer 0, and a scale-up on a rise is sized "
-             "for the rate expected when the next decision can be made (restart, "
-             "stabilization and window later); 0 turns it off (unset: 2 under the governor "
-             "profile, off under "
-             "flink)."},
+             "for the rate expected by the time it is to hold (at least until the next "
+             "decision can be made: restart, stabilization and window later; longer as "
+             "governor.scale-down.restart-cost weighs restarts); 0 turns it off (unset: 2 "
+             "under the governor profile, off under flink)."},
     {GOV("rates.trend-horizon"), .type = T_DURATION, MAX(DUR_MAX), .def = "1 h", MIN(0),
      .land = L_I64, CF(trend_horizon_ms),
      .help = "The furthest ahead governor.rates.trend sizes a scale-up for."},
