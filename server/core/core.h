@@ -219,7 +219,6 @@ struct core_config {
     int not_applied_max;            /* governor.not-applied.max, 0 = off */
     double scalability_share;       /* governor.scalability.share */
     double level_shift_z;           /* governor.rates.level-shift, NaN = off */
-    int64_t slo_lag_ms;             /* governor.slo.lag, -1 = unset */
     double bounds_z;                /* governor.bounds.confidence, NaN = off */
     double trend_z;                 /* governor.rates.trend, NaN = off */
     int64_t trend_horizon_ms;       /* governor.rates.trend-horizon */

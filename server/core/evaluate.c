@@ -277,9 +277,9 @@ static double trend(const struct core_window *w, int wi, const struct core_confi
  * from those before by more than z standard errors and each half of that span does too (the
  * load moved and stayed moved: a burst shorter than a restart is absorbed by the backlog, not
  * chased). *used gets the statistics the rate comes from (the window's, or the recent span's);
- * *moving says that the arrivals moved beyond z standard errors but the shift is not taken
- * (not yet held on both halves, or absorbed): the window is in a transition. Returns the recent
- * rate, or NaN when the window's stands.
+ * *moving says that the newest interval lies beyond z standard deviations of the arrivals
+ * before the recent span and the shift is not taken (not yet held on both halves): the window
+ * is in a transition. Returns the recent rate, or NaN when the window's stands.
  */
 static double level_shift(const struct core_window *w, int wi, const struct core_config *cfg,
                           int64_t restart_ms, struct core_series_stats *used, bool *moving)
@@ -315,37 +315,6 @@ static double level_shift(const struct core_window *w, int wi, const struct core
     }
     if (!(fabs(d) > z * se))
         return NAN;
-    /* A rise is chased only when absorbing it puts the lag objective at risk: the lag now,
-     * plus its growth over as long again as the rise has lasted (a load that moved is
-     * expected to stay moved about as long as it has), reaches governor.slo.lag (else
-     * backlog-processing.lag-threshold). A rise the job keeps up with, or absorbs in its
-     * backlog within the objective, is left to the window's mean. */
-    if (d > 0) {
-        double lag = core__w_latest(w, wi, offsetof(struct core_vmetrics, lag));
-        if (isnan(lag))
-            lag = 0.0;
-        double lag_s = recent.mean > 0 ? lag / recent.mean : 0.0;
-        double lag_then = lag_s;
-        int64_t first_at = INT64_MIN, last_at = INT64_MIN;
-        double lag0 = NAN;
-        for (int k = 0; k < w->n; k++)
-            if (w->s[k].at >= split && !isnan(w->s[k].v[wi].lag)) {
-                if (first_at == INT64_MIN) {
-                    first_at = w->s[k].at;
-                    lag0 = w->s[k].v[wi].lag;
-                }
-                last_at = w->s[k].at;
-            }
-        if (last_at > first_at && recent.mean > 0) {
-            double per_s = (lag - lag0) / ((double)(last_at - first_at) / 1000.0) / recent.mean;
-            lag_then = lag_s + (per_s > 0 ? per_s : 0.0) * (double)span / 1000.0;
-        }
-        int64_t slo = cfg->slo_lag_ms >= 0 ? cfg->slo_lag_ms : cfg->backlog_lag_threshold_ms;
-        if (!(lag_then >= (double)slo / 1000.0)) {
-            *moving = true;
-            return NAN;
-        }
-    }
     /* Both halves of the recent span, each on its own, on the same side. */
     core__w_arrivals(w, wi, split, split + span / 2, &first);
     core__w_arrivals(w, wi, split + span / 2, now, &second);

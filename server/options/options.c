@@ -619,12 +619,10 @@ static const struct opt_row opt_rows[] = {
              "again, until the job's parallelism or load changes (unset: 3 under the governor "
              "profile, never under flink)."},
     {GOV("slo.lag"), .type = T_DURATION, MAX(DUR_MAX), .def = "", MIN(0), .flags = F_OPTIONAL,
-     .land = L_I64, CF(slo_lag_ms),
+     .land = L_NONE,
      .help = "The job's lag objective: its backlog in seconds (a source's lag over its input "
-             "rate) should stay below this. GET /metrics reports governor_job_slo_breach "
-             "against it, and the page draws it; governor.rates.level-shift chases a rise only "
-             "when it puts this at risk (unset: job.autoscaler.backlog-processing.lag-threshold "
-             "stands in there)."},
+             "rate) should stay below this. Not read by the algorithm: GET /metrics reports "
+             "governor_job_slo_breach against it, and the page draws it (unset: none)."},
 
     /* ---- batch jobs ("mode": "BATCH"; core/README.md, Batch) ---- */
     {GOV("batch.min-workers"), .type = T_INT, .def = "1", MIN(1), .land = L_INT,
