@@ -103,7 +103,7 @@ static const struct words reasons[CORE_R__COUNT] = {
                                "processing rate, measured at the parallelisms it ran at, "
                                "flattens (Amdahl's law fitted), as when a sink waits on a "
                                "database. It is held at, or scaled back to, the fewest subtasks "
-                               "within `job.autoscaler.skew.saturation` of the most any "
+                               "reaching `governor.scalability.share` of the most any "
                                "parallelism reaches, and the vertices sharing its sources are "
                                "sized for what it passes (`governor.scalability.curve`).",
                                "Raise the limit outside the job (the database's or the API's "

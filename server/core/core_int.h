@@ -18,6 +18,7 @@
  *   resources.c    CPU/memory quota [Resources]
  *   memory.c       memory tuning [Memory tuning]
  *   skew.c         governor's key-parallelism diagnosis [Skew]
+ *   curve.c        governor's measured scalability curve and its knee [Curve]
  *   explain.c      the human text of each vertex's outcome [Explanations]
  *   decide.c       the cycle [Cycle]
  *   batch.c        batch jobs' pool size and rebalancing advice, apart from the cycle

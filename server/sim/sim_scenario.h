@@ -1,10 +1,12 @@
 /*
  * sim_scenario.h - a simulated job as the scenario file describes it (prefix sim_scenario_):
- * the graph (vertices, their capacity per subtask, scaling efficiency, selectivity, key skew
- * on HASH inputs, an external rate cap), the sources' arrival-rate profiles (constant, step,
- * ramp, daily cycle, spike, noise, outage with or without backlog), scripted failures, the
- * sampling interval, the restart downtime, the lag SLO, the measurement noise and the job
- * options every simulated policy starts from. The format is documented in the README
+ * the graph (vertices, their capacity per subtask, scaling efficiency and Amdahl's serial
+ * share, selectivity, key skew on HASH inputs from some instant on, an external rate cap,
+ * GC-like pauses), the sources' arrival-rate profiles (constant, step, ramp, daily cycle,
+ * spike, noise, outage with or without backlog, periodic bursts, days with peaks), scripted
+ * failures, the client (gaps in its samples, scale-downs it does not apply), the sampling
+ * interval, the restart downtime, the lag SLO, the measurement noise and the job options every
+ * simulated policy starts from. The format is documented in the README
  * ("Simulate before production").
  *
  * Time in a scenario is simulated seconds from t = 0 (the job's start, at `start` epoch
