@@ -231,21 +231,26 @@ static double *limited_flow(struct cycle *c, const char **limiter)
         int stop = c->t.hash_input[key] && p >= 2 && cfg->skew_enabled
                        ? core__skew_limit(cfg, &c->st->w, wi, p, &e)
                        : 0;
+        const char *what = "the hot key of %s";
         if (stop > 0)
             can = core__skew_capacity(cfg, &e, stop > p || cfg->scalability_curve ? stop : p);
         struct core_curve cv;
         if (stop <= 0 &&
             core__curve_limited(cfg, core__history_find(c->st, c->sm->vertices[key].id), p,
-                                e.true_processing_rate, &cv))
+                                e.true_processing_rate, &cv)) {
             can = core__curve_rate(&cv, cv.stop);
+            what = "the external limit of %s";
+        }
         /* A vertex at the most subtasks its limits allow passes what it processes there. */
         const struct core_vertex_in *kv = &c->sm->vertices[key];
         int most = kv->max_parallelism < cfg->vertex_max_parallelism ? kv->max_parallelism
                                                                      : cfg->vertex_max_parallelism;
         if (c->t.is_source[key] && kv->partitions > 0 && kv->partitions < most)
             most = kv->partitions;
-        if (isnan(can) && cfg->scalability_curve && p >= most)
+        if (isnan(can) && cfg->scalability_curve && p >= most) {
             can = e.true_processing_rate;
+            what = "%s at the most subtasks its limits allow";
+        }
         if (isnan(can))
             continue;
         double need = e.target_data_rate + e.catch_up_data_rate;
@@ -256,7 +261,7 @@ static double *limited_flow(struct cycle *c, const char **limiter)
             for (int s = 0; s < n; s++)
                 if (fed[v * n + s] && fed[key * n + s] && can / need < flow[v]) {
                     flow[v] = can / need;
-                    limiter[v] = c->sm->vertices[key].id;
+                    limiter[v] = core__asprintf(c->d, what, c->sm->vertices[key].id);
                 }
     }
     for (int v = 0; v < n; v++)
