@@ -258,8 +258,8 @@ struct load {
     double noise_sd;
     /* bursts / gc / spike / outage / staircase / cycle / ramp / capped sink */
     int n;
-    int64_t at[6], len[6];
-    double factor[6];
+    int64_t at[8], len[8]; /* staircase: up to 7 levels */
+    double factor[8];
     int64_t every, ramp;
     /* cycle */
     int64_t peak_at[2], width[2];
