@@ -47,3 +47,21 @@ add_test(NAME scenarios.agreement COMMAND ${Python3_EXECUTABLE}
          ${CMAKE_SOURCE_DIR}/tests/scenarios ${CMAKE_SOURCE_DIR}/policies
          ${CMAKE_BINARY_DIR}/scenarios/agreement ${AGREE_HORIZON})
 set_tests_properties(scenarios.agreement PROPERTIES TIMEOUT 300)
+# A scenario where each mechanism of the governor profile (issue 23) matters, run with and
+# without it (tests/scenarios/mechanisms.py), and the scorecard's quick form: a few held-out
+# seeds of every family and a sample of the convergence grid (tests/scenarios/scorecard.py,
+# asserting the goal verdicts that hold with margin; the full scorecard is the script).
+add_test(NAME scenarios.mechanisms COMMAND ${Python3_EXECUTABLE}
+         ${CMAKE_SOURCE_DIR}/tests/scenarios/mechanisms.py $<TARGET_FILE:governor>
+         ${CMAKE_SOURCE_DIR}/policies ${CMAKE_BINARY_DIR}/scenarios/mechanisms)
+set_tests_properties(scenarios.mechanisms PROPERTIES TIMEOUT 300)
+if(SANITIZE)
+  set(SCORECARD_ARGS --quick --sanitized)
+else()
+  set(SCORECARD_ARGS --quick)
+endif()
+add_test(NAME scenarios.scorecard COMMAND ${Python3_EXECUTABLE}
+         ${CMAKE_SOURCE_DIR}/tests/scenarios/scorecard.py $<TARGET_FILE:governor> --check
+         --policies ${CMAKE_SOURCE_DIR}/policies --work ${CMAKE_BINARY_DIR}/scenarios/scorecard
+         ${SCORECARD_ARGS})
+set_tests_properties(scenarios.scorecard PROPERTIES TIMEOUT 300)

@@ -101,6 +101,21 @@ static const struct words reasons[CORE_R__COUNT] = {
                                    "third in a row starts a new window.",
                                    "Check the client's counters (units, resets) against its "
                                    "rates."},
+    [CORE_R_EXTERNAL_LIMIT] = {"More subtasks do not raise what the vertex processes: its "
+                               "processing rate, measured at the parallelisms it ran at, "
+                               "flattens (Amdahl's law fitted), as when a sink waits on a "
+                               "database. It is held at, or scaled back to, the fewest subtasks "
+                               "reaching `governor.scalability.share` of the most any "
+                               "parallelism reaches, and the vertices sharing its sources are "
+                               "sized for what it passes (`governor.scalability.curve`).",
+                               "Raise the limit outside the job (the database's or the API's "
+                               "capacity), or accept it."},
+    [CORE_R_NOT_APPLIED] = {"The client did not apply the same executed scaling "
+                            "`governor.not-applied.max` times in a row: it is recommended "
+                            "(`execute` false) instead of executed again, until the job's "
+                            "parallelism or its load changes.",
+                            "Apply `parallelism`, or find why the client does not (a quota, a "
+                            "failed deployment, an operator that reverts it)."},
     [CORE_R_LOW_BACKLOG] = {"Batch: the remaining work needs fewer workers than the pool has "
                             "(`workers = ceil(sqrt(speed-weight x W / worker-overhead))`, W "
                             "the remaining worker-seconds); after "
@@ -154,6 +169,9 @@ static const struct words constraints[CORE_C__COUNT] = {
     [CORE_CB_CAPPED_BY_KEY_SKEW] = {"Capped where a hot key makes more subtasks useless (see "
                                     "KEY_PARALLELISM_LIMIT).",
                                     "Spread the hot key in the job."},
+    [CORE_CB_CAPPED_AT_KNEE] = {"Capped at the knee of the vertex's measured scalability curve "
+                                "(see EXTERNAL_LIMIT).",
+                                "Raise the limit outside the job."},
 };
 
 struct described {

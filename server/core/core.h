@@ -81,6 +81,10 @@ enum core_reason {
     CORE_R_JOB_NOT_RUNNING,
     CORE_R_IMPLAUSIBLE_SAMPLE, /* governor's own: the sample was left out (core/README.md, Window)
                                 */
+    CORE_R_EXTERNAL_LIMIT,     /* governor's own: more subtasks do not raise what the vertex
+                                  processes (core/README.md, Curve) */
+    CORE_R_NOT_APPLIED,        /* governor's own: a scaling the client did not apply, recommended
+                                  again instead of executed (core/README.md, Cycle) */
     /* batch jobs and rebalancing (core/README.md, Batch and Rebalance) */
     CORE_R_LOW_BACKLOG,       /* a smaller pool finishes the remaining work in good time */
     CORE_R_UNSPLITTABLE_WORK, /* the pool is capped by what the remaining work splits into */
@@ -103,7 +107,8 @@ const char *core_reason_name(enum core_reason r);
     X(ALIGNED_BY_PLUGIN)                                                                           \
     X(EXCLUDED_VERTEX)                                                                             \
     X(CHANGED_BY_EXECUTOR)                                                                         \
-    X(CAPPED_BY_KEY_SKEW) /* governor's own: core/README.md, Skew */
+    X(CAPPED_BY_KEY_SKEW) /* governor's own: core/README.md, Skew */                               \
+    X(CAPPED_AT_KNEE)     /* governor's own: core/README.md, Curve */
 
 /* The bit indexes, and their count. */
 enum core_constraint_bit {
@@ -192,6 +197,7 @@ struct core_config {
     bool plausibility;         /* governor.plausibility.enabled: implausible samples left out */
     double plausibility_ratio; /* governor.plausibility.max-ratio: counter rate vs its gauge */
     bool window_keep_full;     /* governor.window.keep-full: a full window stays full */
+    bool window_refill;        /* governor.window.refill-after-gap */
     /* Noisy input, under both profiles (core/README.md, Window) */
     double counter_jitter;  /* governor.counters.jitter: a step back this share is no reset */
     double gauge_tolerance; /* governor.rates.gauge-tolerance: gauge vs counter factor */
@@ -203,13 +209,23 @@ struct core_config {
     bool catch_up_in_headroom;      /* governor.catch-up.in-headroom */
     bool scale_down_with_restart;   /* governor.scale-down.with-restart */
     bool scale_down_early;          /* governor.scale-down.early */
+    bool scale_down_one_step;       /* governor.scale-down.in-one-step */
     int64_t scale_down_early_ms;    /* governor.scale-down.early-after */
     bool align_busiest_share;       /* governor.alignment.busiest-share */
     double util_ceiling;            /* governor.utilization.ceiling, NaN = none */
+    double util_min_target;         /* governor.utilization.min-target, NaN = none */
     bool skew_knee;                 /* governor.skew.knee */
     bool skew_limit_flow;           /* governor.skew.limit-flow */
     bool rates_from_counters;       /* governor.rates.from-counters */
     bool source_stall;              /* governor.source.stall */
+    bool scalability_curve;         /* governor.scalability.curve */
+    int not_applied_max;            /* governor.not-applied.max, 0 = off */
+    double scalability_share;       /* governor.scalability.share */
+    double level_shift_z;           /* governor.rates.level-shift, NaN = off */
+    double bounds_z;                /* governor.bounds.confidence, NaN = off */
+    double trend_z;                 /* governor.rates.trend, NaN = off */
+    int64_t trend_horizon_ms;       /* governor.rates.trend-horizon */
+    double restart_cost_w;          /* governor.scale-down.restart-cost, NaN = off */
     /* Flink cluster keys the algorithm reads */
     int slots_per_tm; /* taskmanager.numberOfTaskSlots, default 1 */
     double tm_cpu;    /* taskmanager.cpu.cores, NaN = unknown */

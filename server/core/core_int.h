@@ -21,6 +21,7 @@
  *   resources.c    CPU/memory quota [Resources]
  *   memory.c       memory tuning [Memory tuning]
  *   skew.c         governor's key-parallelism diagnosis [Skew]
+ *   curve.c        governor's measured scalability curve and its knee [Curve]
  *   explain.c      the human text of each vertex's outcome [Explanations]
  *   decide.c       the cycle [Cycle]
  *   batch.c        batch jobs' pool size and rebalancing advice, apart from the cycle
@@ -158,6 +159,8 @@ enum core_restart {
     CORE_RESTART_RESCALED, /* a parallelism changed under the same running_since */
     CORE_RESTART_COUNTERS, /* a counter went back: the job restarted without saying so */
     CORE_RESTART_JUMPED,   /* CORE_MAX_REJECTED implausible samples in a row */
+    CORE_RESTART_GAP,      /* governor.window.refill-after-gap: no sample for longer than the
+                              window (the job did not restart; the window refills) */
 };
 /* "declared", "rescaled", ... (static). */
 const char *core__restart_name(enum core_restart r);
@@ -244,6 +247,18 @@ double core__window_newest(const struct core_window *w, int series, int64_t *at)
  * core_wrow_k(n_vertices) numbers). Decodes up to it when the window is not decoded. */
 int64_t core__window_at(const struct core_window *w, int k);
 void core__window_get(const struct core_window *w, int k, int64_t *at, struct core_wrow *out);
+/* Sample k (0: the oldest) of a window a decision has decoded (core__window_decode): its
+ * `at`, and its row, in place. */
+static inline int64_t core__wv_at(const struct core_window *w, int k)
+{
+    return w->view->at[w->view->first + k];
+}
+static inline const struct core_wrow *core__wv_row(const struct core_window *w, int k)
+{
+    const struct core_wview *vw = w->view;
+    return (const struct core_wrow *)(const void *)(vw->rows +
+                                                    (size_t)(vw->first + k) * vw->stride);
+}
 /* Drops the n oldest samples (seq0 moves on by n); chunks all of whose rows are gone are
  * freed. */
 void core__window_drop(struct core_window *w, int n);
@@ -254,6 +269,8 @@ size_t core__window_bytes(const struct core_window *w);
 
 /* Releases the window's samples and topology, leaving it empty (state.c). */
 void core__window_free(struct core_window *w);
+/* Forgets the scaling the job did not apply (state.c). */
+void core__unapplied_clear(struct core_state *s);
 /* Forgets the pending executed scaling (state.c). */
 void core__pending_clear(struct core_state *s);
 
@@ -268,6 +285,28 @@ double core__w_avg_rate_fallback(const struct core_window *w, int vi, size_t gau
                                  size_t counter_off);
 /* The latest sample's value of the field, NaN if absent. */
 double core__w_latest(const struct core_window *w, int vi, size_t off);
+/* A series of the window's values (core/README.md, Window: variability): the mean (weighted
+ * by the intervals, for rates), the sample variance of the values, their count and their
+ * effective count after the lag-1 autocorrelation. NaN mean and var with no value (var NaN
+ * with one). */
+struct core_series_stats {
+    double mean, var, n_eff;
+    int n;
+};
+/* The arrivals of source vi (records read plus the backlog's growth, per second) over each
+ * interval between consecutive samples that ends in (from, to]: their mean is the target
+ * data rate over that span. */
+void core__w_arrivals(const struct core_window *w, int vi, int64_t from, int64_t to,
+                      struct core_series_stats *out);
+/* The least-squares line through source vi's per-interval arrival rates over (from, to],
+ * against time: its slope (records/s per second), the slope's standard error (its residuals'
+ * lag-1 autocorrelation counted), and the mean time of the points (ms), where the line passes
+ * through their mean. false (NaN slope) with fewer than four intervals. */
+bool core__w_arrivals_trend(const struct core_window *w, int vi, int64_t from, int64_t to,
+                            double *slope, double *se, int64_t *center);
+/* A gauge's finite values over the window (weights 1). */
+void core__w_gauge_stats(const struct core_window *w, int vi, size_t off,
+                         struct core_series_stats *out);
 /* Global metrics (offsetof(struct core_gmetrics, x)): window mean and latest. */
 double core__w_gavg(const struct core_window *w, size_t off);
 double core__w_glatest(const struct core_window *w, size_t off);
@@ -288,10 +327,18 @@ struct core_global_eval {
  * downstream vertices see the merged values; a failing hook is recorded in pe. Every figure
  * is rounded with core__round3. *backlog says whether the job processes a backlog.
  */
+/* What governor's own mechanisms read of a vertex's window besides its figures
+ * (core/README.md, Evaluation: variability). */
+struct core_variability {
+    double rse;    /* governor.bounds.confidence: relative standard error; NaN: none */
+    double growth; /* governor.rates.trend: records/s per second the TDR grows by (>= 0) */
+    bool moving;   /* governor.rates.level-shift: the arrivals are in a transition */
+};
 void core__evaluate(const struct core_state *st, const struct core_sample *sm,
                     const struct core_topo *t, const struct core_config *cfg, int64_t restart_ms,
                     const struct core_hooks *h, struct core_evaluated *ev, bool *backlog,
-                    struct core_global_eval *g, struct core_plugin_err *pe);
+                    struct core_global_eval *g, struct core_plugin_err *pe,
+                    struct core_variability *var);
 
 /* governor.source.stall (core/README.md, Evaluation): source wi of the window (v: the same
  * vertex in the sample the window ends with) read nothing since the previous sample while
@@ -308,9 +355,11 @@ double core__capacity_cfg(const struct core_config *cfg, const struct core_evalu
                           double util, bool with_restart, int64_t restart_ms);
 
 /* Sets ev's scale-up and scale-down rate thresholds from its (rounded) TDR and catch-up rate
- * (core/README.md, Evaluation); backlog: the job processes a backlog. */
+ * (core/README.md, Evaluation); backlog: the job processes a backlog. rse: the relative
+ * standard error governor.bounds.confidence widens them by (NaN: none), never below what
+ * keeping up takes unless the arrivals are in a transition (settled false). */
 void core__thresholds(struct core_evaluated *ev, const struct core_config *cfg, bool backlog,
-                      int64_t restart_ms);
+                      int64_t restart_ms, double rse, bool settled);
 
 /* Outside the utilization bounds (core/README.md, Evaluation)? */
 bool core__outside_bounds(const struct core_evaluated *ev);
@@ -337,6 +386,18 @@ void core__scale_target(const struct core_config *cfg, const struct core_sample 
                         const struct core_vhistory *hist, int64_t restart_ms,
                         const struct core_hooks *h, struct core_decision *d,
                         struct core_plugin_err *pe, struct core_scale_result *out);
+
+/*
+ * governor.rates.trend (core/README.md, Scaling): how long a scale-up on a load growing by
+ * `growth` records/s a second (from `tdr`) is sized to hold, seconds. At least until the next
+ * decision can be made (restart_s, the stabilization and a full window); with
+ * governor.scale-down.restart-cost W, the holding time that minimizes what restarts and the
+ * capacity bought ahead cost together, as an order quantity does: a restart costs
+ * W x p x R / (1 - u) subtask-seconds, capacity bought for H ahead p x g x H^2 / 2 (g the
+ * relative growth per second), so H = sqrt(2 W R / ((1 - u) g)), whatever p; at most
+ * governor.rates.trend-horizon.
+ */
+double core__hold_time(const struct core_config *cfg, double restart_s, double tdr, double growth);
 
 /* Observed scalability (core/README.md, Scaling): alpha in [coefficient-min, 1], rounded up to 2
  * decimals; 1 when not enough data. */
@@ -386,6 +447,11 @@ void core__tracking_update(struct core_state *st, const struct core_sample *sm,
 void core__tracking_add(struct core_state *st, int64_t now);
 /* Drops the tracking record taken at `at` (a scaling the job did not apply). */
 void core__tracking_forget(struct core_state *st, int64_t at);
+/* The job's restart time as measured (the largest tracked duration, whole seconds, at most
+ * restart.time-tracking.limit), whether or not restart.time-tracking.enabled lets the reference's
+ * formulas use it; restart.time before any is measured. governor's own mechanisms read this one
+ * (core/README.md, History). */
+int64_t core__restart_tracked(const struct core_state *st, const struct core_config *cfg);
 /* The restart time to use, ms (whole seconds; core/README.md, History). */
 int64_t core__restart_time(const struct core_state *st, const struct core_config *cfg);
 
@@ -404,6 +470,9 @@ bool core__ineffective_blocked(const struct core_config *cfg, const struct core_
 int core__delayed_scale_down(struct core_state *st, const struct core_config *cfg, const char *id,
                              int current, int target, bool outside, int64_t now, bool *outside_out);
 void core__delayed_clear(struct core_state *st, const char *id);
+/* Since when the vertex has been proposed a scale-down (its entry's first proposal), -1 when
+ * none. */
+int64_t core__delayed_since(const struct core_state *st, const char *id);
 /* When the vertex's pending scale-down may happen at the earliest, or -1 when none. */
 int64_t core__delayed_until(const struct core_state *st, const struct core_config *cfg,
                             const char *id);
@@ -479,6 +548,33 @@ const char *core__explain_steady(struct core_decision *d, const char *id, int p,
 /* Why a vertex that needs raw subtasks stays at its current parallelism (LIMIT_REACHED). */
 const char *core__explain_limit(struct core_decision *d, const struct core_config *cfg,
                                 const struct core_vertex_in *v, int raw, unsigned constraints);
+
+/* ------------------------------------------------------------------ curve.c */
+
+/* A vertex's measured scalability curve (core/README.md, Curve): p / X(p) = a + b p. */
+struct core_curve {
+    bool fitted;
+    double a, b;  /* the line; b > 0 when fitted */
+    double x_max; /* the most any parallelism reaches: 1 / b (at least the best measured) */
+    int stop;     /* the fewest subtasks reaching `share` of it, not below least_p */
+    int least_p;  /* the fewest subtasks measured */
+    int n;        /* points */
+};
+/* Fits the curve through the history's (starting parallelism, processing rate) points and
+ * (p, tpr) now; false (nothing fitted) with fewer than two parallelisms, or a line that does
+ * not bend (linear scaling or better). hist may be NULL. */
+bool core__curve_fit(const struct core_vhistory *hist, int p, double tpr, double share,
+                     struct core_curve *out);
+/* governor.scalability.curve: the curve of a vertex whose last scaling, a scale-up to p, did
+ * not pay (it raised the processing rate by less than scaling.effectiveness.threshold of what
+ * was expected), fitted as core__curve_fit with share 1 - skew.saturation. false otherwise. */
+bool core__curve_limited(const struct core_config *cfg, const struct core_vhistory *hist, int p,
+                         double tpr, struct core_curve *out);
+/* The share of the most any parallelism reaches that a limited vertex stops at:
+ * governor.scalability.share with the curve on, else 1 - job.autoscaler.skew.saturation. */
+double core__knee_share(const struct core_config *cfg);
+/* X(p) of a fitted curve, records/s; NaN when not fitted. */
+double core__curve_rate(const struct core_curve *c, int p);
 
 /* ------------------------------------------------------------------- skew.c */
 

@@ -28,7 +28,8 @@ struct cycle {
     /* [n] by sample index: the vertex's position in st->hist and st->delayed (-1: none),
      * kept as they change, so no step searches them by id (core__map_state). */
     int *hist_of, *delayed_of;
-    struct core_index excl; /* cfg->exclude_ids, sorted */
+    struct core_index excl;       /* cfg->exclude_ids, sorted */
+    struct core_variability *var; /* [n] governor's measures of the window (evaluate.c) */
     struct core_plugin_err pe;
     bool backlog;
     int64_t now;
@@ -56,6 +57,7 @@ static void init_vertices(struct cycle *c)
     c->hist_of = core__alloc(d, (size_t)n * sizeof *c->hist_of);
     c->delayed_of = core__alloc(d, (size_t)n * sizeof *c->delayed_of);
     c->ev = core__alloc(d, (size_t)n * sizeof *c->ev);
+    c->var = core__alloc(d, (size_t)n * sizeof *c->var);
     for (int k = 0; k < n; k++) {
         int i = c->t.order[k];
         const struct core_vertex_in *v = &c->sm->vertices[i];
@@ -236,25 +238,49 @@ static double *limited_flow(struct cycle *c, const char **limiter)
     bool *limited = core__alloc(c->d, nn * sizeof *limited);
     struct limit *down = core__alloc(c->d, nn * sizeof *down);
     struct limit *up = core__alloc(c->d, nn * sizeof *up);
+    const char **what_of = core__alloc(c->d, nn * sizeof *what_of); /* the limit's phrase */
     const struct limit none = {1.0, n};
     for (int v = 0; v < n; v++)
         down[v] = up[v] = none;
     for (int k = 0; k < n; k++) {
         const char *why = NULL;
         int key = t->order[k], p = c->sm->vertices[key].parallelism;
-        if (!t->hash_input[key] || p < 2 || excluded(c, key, &why))
+        if (excluded(c, key, &why))
             continue;
         struct core_evaluated e = vdec(c, key)->ev;
+        double can = NAN;
         int wi = core__topo_wi(t, &c->st->w, c->sm, key);
-        int stop = core__skew_limit(cfg, &c->st->w, wi, p, &e);
-        if (stop <= 0)
+        int stop = t->hash_input[key] && p >= 2 && cfg->skew_enabled
+                       ? core__skew_limit(cfg, &c->st->w, wi, p, &e)
+                       : 0;
+        const char *what = "the hot key of %s";
+        if (stop > 0)
+            can = core__skew_capacity(cfg, &e, stop > p || cfg->scalability_curve ? stop : p);
+        struct core_curve cv;
+        const struct core_vhistory *kh =
+            c->hist_of[key] >= 0 ? &c->st->hist[c->hist_of[key]] : NULL;
+        if (stop <= 0 && core__curve_limited(cfg, kh, p, e.true_processing_rate, &cv)) {
+            can = core__curve_rate(&cv, cv.stop);
+            what = "the external limit of %s";
+        }
+        /* A vertex at the most subtasks its limits allow passes what it processes there. */
+        const struct core_vertex_in *kv = &c->sm->vertices[key];
+        int most = kv->max_parallelism < cfg->vertex_max_parallelism ? kv->max_parallelism
+                                                                     : cfg->vertex_max_parallelism;
+        if (t->is_source[key] && kv->partitions > 0 && kv->partitions < most)
+            most = kv->partitions;
+        if (isnan(can) && cfg->scalability_curve && p >= most) {
+            can = e.true_processing_rate;
+            what = "%s at the most subtasks its limits allow";
+        }
+        if (isnan(can))
             continue;
-        double can = core__skew_capacity(cfg, &e, stop > p ? stop : p);
         double need = e.target_data_rate + e.catch_up_data_rate;
         if (!(can < need) || !(can > 0))
             continue;
         limited[key] = true;
         down[key] = (struct limit){can / need, k};
+        what_of[key] = what;
     }
     /* down[u]: the least limit at or downstream of u. */
     for (int k = n - 1; k >= 0; k--) {
@@ -276,7 +302,8 @@ static double *limited_flow(struct cycle *c, const char **limiter)
         flow[v] = 1.0;
         if (up[v].share < 1.0) {
             flow[v] = up[v].share;
-            limiter[v] = c->sm->vertices[t->order[up[v].rank]].id;
+            int key = t->order[up[v].rank];
+            limiter[v] = core__asprintf(c->d, what_of[key], c->sm->vertices[key].id);
         }
         if (limited[v])
             flow[v] = 1.0;
@@ -323,7 +350,7 @@ static void compute_targets(struct cycle *c)
     int64_t restart_ms = core__restart_time(st, cfg);
     double *flow = NULL;
     const char **limiter = core__alloc(c->d, (size_t)c->sm->n_vertices * sizeof *limiter);
-    if (cfg->skew_enabled && cfg->skew_limit_flow)
+    if ((cfg->skew_enabled || cfg->scalability_curve) && cfg->skew_limit_flow)
         flow = limited_flow(c, limiter);
     const char **stall = cfg->source_stall ? stalled_sources(c) : NULL;
     for (int k = 0; k < c->sm->n_vertices; k++) {
@@ -358,15 +385,33 @@ static void compute_targets(struct cycle *c)
             capped = *e;
             capped.target_data_rate = core__round3(e->target_data_rate * flow[i]);
             capped.catch_up_data_rate = core__round3(e->catch_up_data_rate * flow[i]);
-            core__thresholds(&capped, cfg, c->backlog, restart_ms);
+            core__thresholds(&capped, cfg, c->backlog, restart_ms, c->var[i].rse,
+                             !c->var[i].moving);
             o->outside_bounds = core__outside_bounds(&capped);
             sized = &capped;
             c->sized_note[i] = core__asprintf(c->d,
-                                              "sized for the %.0f%% of what arrives that the "
-                                              "hot key of %s lets through",
+                                              "sized for the %.0f%% of what arrives that %s lets "
+                                              "through",
                                               flow[i] * 100.0, limiter[i]);
         }
         core__scale_target(cfg, c->sm, &c->t, i, sized, hist, restart_ms, c->h, c->d, &c->pe, &r);
+        /* governor.rates.trend: a scale-up on a rising load is sized for the rate expected
+         * when the next decision can be made: after the restart, the stabilization and a full
+         * window. */
+        double ahead = NAN;
+        if (r.computed && r.target > p && c->var[i].growth > 0) {
+            struct core_evaluated later = *sized;
+            double h_s = core__hold_time(cfg, (double)core__restart_tracked(st, cfg) / 1000.0,
+                                         sized->target_data_rate, c->var[i].growth);
+            later.target_data_rate = core__round3(sized->target_data_rate + c->var[i].growth * h_s);
+            struct core_scale_result r2;
+            core__scale_target(cfg, c->sm, &c->t, i, &later, hist, restart_ms, c->h, c->d, &c->pe,
+                               &r2);
+            if (r2.computed && r2.target > r.target) {
+                r = r2;
+                ahead = later.target_data_rate;
+            }
+        }
         o->raw_target = r.computed ? r.raw : p;
         o->constraints |= r.constraints;
         if (!r.computed) {
@@ -386,9 +431,17 @@ static void compute_targets(struct cycle *c)
                 char bound[32];
                 core__fmt_rate(bound, sizeof bound, e->key_rate_bound);
                 if (target > psat) {
-                    target = psat > p ? psat : p;
+                    /* governor.scalability.curve: past the knee, back to it. */
+                    target = psat > p || cfg->scalability_curve ? psat : p;
                     o->constraints |= CORE_C_CAPPED_BY_KEY_SKEW;
                 }
+                /* governor.scalability.curve: a step to the knee that buys less than the
+                 * saturation share is not worth a restart (the knee's estimate moves with
+                 * the busy times it is read from). */
+                if (cfg->scalability_curve && target > p &&
+                    !(core__skew_capacity(cfg, e, target) >
+                      core__skew_capacity(cfg, e, p) * (2.0 - core__knee_share(cfg))))
+                    target = p;
                 o->reason = CORE_R_KEY_PARALLELISM_LIMIT;
                 o->message = core__asprintf(
                     c->d,
@@ -396,14 +449,48 @@ static void compute_targets(struct cycle *c)
                     "more than %s (needs %.0f/s); past %d subtask%s more buy under %.0f%%; "
                     "salting the hot key over %.0f subtask%s would lift the limit",
                     v->id, e->hot_key_share * 100.0, bound, need, psat, core__plural(psat),
-                    cfg->skew_saturation * 100.0, e->salting_fanout,
+                    (1.0 - core__knee_share(cfg)) * 100.0, e->salting_fanout,
                     core__plural((long)e->salting_fanout));
             }
+        }
+        /* governor.scalability.curve (core/README.md, Curve): a vertex that needs more than
+         * its measured curve reaches stops at the curve's knee, and is scaled back to it
+         * after a scale-up that did not pay. */
+        if (target > p && cfg->scalability_curve && o->reason != CORE_R_KEY_PARALLELISM_LIMIT) {
+            struct core_curve cv;
+            if (core__curve_limited(cfg, hist, p, e->true_processing_rate, &cv) &&
+                cv.stop < target) {
+                char most[40], now_r[40];
+                core__fmt_rate(most, sizeof most, cv.x_max);
+                core__fmt_rate(now_r, sizeof now_r, e->true_processing_rate);
+                target = cv.stop;
+                o->constraints |= CORE_C_CAPPED_AT_KNEE;
+                o->reason = CORE_R_EXTERNAL_LIMIT;
+                o->message = core__asprintf(
+                    c->d,
+                    "%s: EXTERNAL limit: what it processes does not grow with its subtasks as "
+                    "it should (%d subtasks process %s; measured at %d parallelisms it reaches "
+                    "at most about %s at any): more subtasks wait on something outside the job "
+                    "(a sink's database, an API); %d reach %.0f%% of that",
+                    v->id, p, now_r, cv.n, most, cv.stop, core__knee_share(cfg) * 100.0);
+            }
+        }
+        if (target < p &&
+            (o->reason == CORE_R_KEY_PARALLELISM_LIMIT || o->reason == CORE_R_EXTERNAL_LIMIT)) {
+            /* Back to the knee after a scale-up that did not pay (or a hot key that emerged
+             * above it): the subtasks past it buy nothing, so nothing waits. */
+            delayed_clear(c, i);
+            e->expected_processing_rate = core__round3(e->true_processing_rate);
+            o->target = target;
+            o->outside_bounds = outside;
+            c->new_p[i] = target;
+            c->in_summary[i] = true;
+            continue;
         }
         if (target == p) {
             /* No change clears a pending scale-down (core/README.md, Gating). */
             delayed_clear(c, i);
-            if (o->reason == CORE_R_KEY_PARALLELISM_LIMIT)
+            if (o->reason == CORE_R_KEY_PARALLELISM_LIMIT || o->reason == CORE_R_EXTERNAL_LIMIT)
                 continue;
             if (r.raw != p && outside) {
                 o->reason = CORE_R_LIMIT_REACHED;
@@ -422,7 +509,7 @@ static void compute_targets(struct cycle *c)
                     c->d, "%s: the last scale-up did not raise throughput as expected", v->id);
                 continue;
             }
-            if (o->reason != CORE_R_KEY_PARALLELISM_LIMIT)
+            if (o->reason != CORE_R_KEY_PARALLELISM_LIMIT && o->reason != CORE_R_EXTERNAL_LIMIT)
                 o->reason = up_reason(c, e);
         } else if (r.raw >= p && (o->constraints & CORE_C_CAPPED_AT_PARTITIONS)) {
             /* A source running more subtasks than it has partitions, whose load asks for no
@@ -488,6 +575,14 @@ static void compute_targets(struct cycle *c)
                                             sized, restart_ms);
         if (c->sized_note[i])
             o->message = core__asprintf(c->d, "%s; %s", o->message, c->sized_note[i]);
+        if (!isnan(ahead) && target > p) {
+            char rate[40];
+            core__fmt_rate(rate, sizeof rate, ahead);
+            o->message = core__asprintf(c->d,
+                                        "%s; sized for the %s the rise measured over the "
+                                        "window reaches when the next decision can be made",
+                                        o->message, rate);
+        }
     }
 }
 
@@ -544,7 +639,7 @@ static void delayed_inside(struct cycle *c)
         struct core_vdecision *o = vdec(c, i);
         if (o->reason != CORE_R_SCALE_DOWN_DELAYED || o->outside_bounds)
             continue;
-        core__fmt_utc(until, sizeof until, core__delayed_until(c->st, c->cfg, o->id));
+        core__fmt_utc(until, sizeof until, core__delayed_until_at(c->st, c->cfg, c->delayed_of[i]));
         o->reason = CORE_R_WITHIN_TARGET;
         o->message =
             core__asprintf(c->d,
@@ -558,12 +653,90 @@ static void delayed_inside(struct cycle *c)
     }
 }
 
+/*
+ * governor.scale-down.restart-cost (core/README.md, Gating): a summary of scale-downs alone
+ * restarts the job for them only. It is kept when what they save, the subtasks they remove
+ * times the time the lower load has lasted (since the latest of their first proposals: a load
+ * is expected to hold about as long as it has), exceeds W times what the restart costs: every
+ * subtask of the job after it, idle for the restart time R and the catch-up it leaves, which
+ * the headroom 1 - utilization.target works off: R / (1 - target) in all. Otherwise the
+ * scale-downs wait (SCALE_DOWN_DELAYED) and their proposals go on accumulating.
+ */
+/* A scale-down the restart cost weighs: a delayed one applied, or a vertex back to its knee. */
+static bool down_for_cost(const struct core_vdecision *o)
+{
+    return o->target < o->current &&
+           (o->reason == CORE_R_LOW_UTILIZATION || o->reason == CORE_R_KEY_PARALLELISM_LIMIT ||
+            o->reason == CORE_R_EXTERNAL_LIMIT);
+}
+
+static void restart_cost(struct cycle *c)
+{
+    const struct core_config *cfg = c->cfg;
+    int n = c->sm->n_vertices;
+    double saved = 0, after = 0;
+    int64_t since = INT64_MIN;
+    bool any = false;
+    for (int i = 0; i < n; i++) {
+        const struct core_vdecision *o = vdec(c, i);
+        if (!c->in_summary[i]) {
+            after += c->sm->vertices[i].parallelism;
+            continue;
+        }
+        after += o->target;
+        if (o->target > o->current)
+            return; /* a scale-up restarts the job anyway */
+        if (!down_for_cost(o))
+            continue;
+        any = true;
+        saved += o->current - o->target;
+        /* Since when the lower size has been asked for: a scale-down's first proposal; for a
+         * vertex back to its knee, since it runs at its parallelism. */
+        int64_t first = c->delayed_of[i] >= 0 ? c->st->delayed[c->delayed_of[i]].first_trigger : -1;
+        if (o->reason != CORE_R_LOW_UTILIZATION) {
+            const struct core_vhistory *h = c->hist_of[i] >= 0 ? &c->st->hist[c->hist_of[i]] : NULL;
+            first = h && h->n ? h->e[h->n - 1].at : c->st->w.started_at;
+        }
+        if (first > since)
+            since = first;
+    }
+    if (!any || since == INT64_MIN)
+        return;
+    double u = cfg->util_target > 0 && cfg->util_target < 1 ? cfg->util_target : 0.7;
+    double r_s = (double)core__restart_tracked(c->st, cfg) / 1000.0;
+    double cost = cfg->restart_cost_w * after * r_s / (1.0 - u);
+    double age = (double)(c->now - since) / 1000.0;
+    if (saved * age >= cost)
+        return;
+    char tr[32];
+    core_format_duration(tr, sizeof tr, (int64_t)llround(r_s) * 1000);
+    for (int i = 0; i < n; i++) {
+        struct core_vdecision *o = vdec(c, i);
+        if (!c->in_summary[i] || !down_for_cost(o))
+            continue;
+        o->message = core__asprintf(
+            c->d,
+            "%s: a scale-down to %d waits: %.0f subtask%s fewer for the %.0f s the lower load "
+            "has lasted saved %.0f subtask-seconds, less than governor.scale-down.restart-cost "
+            "(%g) x %.0f subtasks x %s / (1 - %.2f) = %.0f that the restart costs",
+            o->id, o->target, saved, core__plural((long)saved), age, saved * age,
+            cfg->restart_cost_w, after, tr, u, cost);
+        /* A vertex outside its bounds waits (SCALE_DOWN_DELAYED); one inside them, riding
+         * along, has nothing due (WITHIN_TARGET). */
+        if (o->reason == CORE_R_LOW_UTILIZATION)
+            o->reason = o->outside_bounds ? CORE_R_SCALE_DOWN_DELAYED : CORE_R_WITHIN_TARGET;
+        o->target = o->current;
+        c->new_p[i] = o->current;
+        c->in_summary[i] = false;
+    }
+}
+
 /* The job's reason when nothing is executed: the most telling vertex reason. */
 static enum core_reason idle_reason(struct cycle *c)
 {
-    static const enum core_reason order[] = {CORE_R_KEY_PARALLELISM_LIMIT,
-                                             CORE_R_INEFFECTIVE_SCALING, CORE_R_SCALE_DOWN_DELAYED,
-                                             CORE_R_LIMIT_REACHED};
+    static const enum core_reason order[] = {
+        CORE_R_NOT_APPLIED,         CORE_R_KEY_PARALLELISM_LIMIT, CORE_R_EXTERNAL_LIMIT,
+        CORE_R_INEFFECTIVE_SCALING, CORE_R_SCALE_DOWN_DELAYED,    CORE_R_LIMIT_REACHED};
     for (size_t j = 0; j < sizeof order / sizeof order[0]; j++)
         for (int k = 0; k < c->d->n_vertices; k++)
             if (c->d->vertices[k].reason == order[j])
@@ -574,9 +747,9 @@ static enum core_reason idle_reason(struct cycle *c)
 /* The job's reason for an executed (or recommended) scaling. */
 static enum core_reason scale_reason(struct cycle *c)
 {
-    static const enum core_reason order[] = {CORE_R_HIGH_BACKLOG, CORE_R_HIGH_UTILIZATION,
-                                             CORE_R_KEY_PARALLELISM_LIMIT, CORE_R_LOW_UTILIZATION,
-                                             CORE_R_LIMIT_REACHED};
+    static const enum core_reason order[] = {CORE_R_HIGH_BACKLOG,          CORE_R_HIGH_UTILIZATION,
+                                             CORE_R_KEY_PARALLELISM_LIMIT, CORE_R_EXTERNAL_LIMIT,
+                                             CORE_R_LOW_UTILIZATION,       CORE_R_LIMIT_REACHED};
     for (size_t j = 0; j < sizeof order / sizeof order[0]; j++)
         for (int k = 0; k < c->d->n_vertices; k++) {
             const struct core_vdecision *v = &c->d->vertices[k];
@@ -738,6 +911,48 @@ static bool run_executors(struct cycle *c)
     return false;
 }
 
+/*
+ * governor.not-applied.max (core/README.md, Cycle: applied or not): the client did not apply
+ * this very scaling (the same vertices, from the same parallelism to the same one) the last
+ * N times it was executed: it is recommended, not executed again, with reason NOT_APPLIED,
+ * until the job's parallelism or its load changes (another scaling is then decided and
+ * executed). Returns true when the decision is a recommendation.
+ */
+static bool not_applied_again(struct cycle *c)
+{
+    const struct core_unapplied *u = &c->st->unapplied;
+    struct core_decision *d = c->d;
+    int max = c->cfg->not_applied_max;
+    if (max <= 0 || u->count < max)
+        return false;
+    int moved = 0;
+    for (int k = 0; k < d->n_vertices; k++) {
+        const struct core_vdecision *v = &d->vertices[k];
+        if (v->target == v->current)
+            continue;
+        moved++;
+        bool found = false;
+        for (int j = 0; j < u->n && !found; j++)
+            found = strcmp(u->v[j].id, v->id) == 0 && u->v[j].from == v->current &&
+                    u->v[j].to == v->target;
+        if (!found)
+            return false;
+    }
+    if (moved != u->n)
+        return false;
+    d->reason = CORE_R_NOT_APPLIED;
+    core__event(d, "Warning", "ScalingNotApplied", map_key(c),
+                "Scaling recommended, not executed: the client did not apply it the last %d "
+                "times (governor.not-applied.max %d): %s",
+                u->count, max, report_entries(c));
+    d->message = core__asprintf(d,
+                                "recommended, not executed: the client did not apply this "
+                                "scaling the last %d times (governor.not-applied.max); it is "
+                                "executed again once the job's parallelism or load changes: %s",
+                                u->count, join_messages(c, PICK_CHANGED));
+    return true;
+}
+
 /* The executed scaling goes into the history and tracking, and is pending until the next
  * running sample shows whether the job applied it (core/README.md, Cycle step 14). */
 static void record_execution(struct cycle *c)
@@ -821,7 +1036,25 @@ static void resolve_pending(struct cycle *c)
         core__event(c->d, "Normal", "ScalingApplied", NULL,
                     "The scaling decided at %s was applied: %s", when, moves);
         core__delayed_clear_all(st);
+        core__unapplied_clear(st);
     } else {
+        /* governor.not-applied.max: the same scaling not applied again counts on. */
+        struct core_unapplied *u = &st->unapplied;
+        bool same = u->count > 0 && u->n == pd->n;
+        for (int k = 0; same && k < pd->n; k++)
+            same = strcmp(u->v[k].id, pd->v[k].id) == 0 && u->v[k].from == pd->v[k].from &&
+                   u->v[k].to == pd->v[k].to;
+        if (same) {
+            u->count++;
+        } else {
+            core__unapplied_clear(st);
+            core__grow(&u->v, &u->cap, pd->n, sizeof *u->v);
+            for (int k = 0; k < pd->n; k++)
+                u->v[k] = (struct core_pending_vertex){core__strdup(pd->v[k].id), pd->v[k].from,
+                                                       pd->v[k].to};
+            u->n = pd->n;
+            u->count = 1;
+        }
         c->not_applied = core__asprintf(c->d,
                                         "the scaling decided at %s (%s) was not applied: the "
                                         "job %s",
@@ -917,7 +1150,8 @@ static void decide_collected(struct cycle *c, const struct core_window_status *w
     struct core_global_eval g;
     int64_t restart_ms = core__restart_time(c->st, cfg);
 
-    core__evaluate(c->st, c->sm, &c->t, cfg, restart_ms, c->h, c->ev, &c->backlog, &g, &c->pe);
+    core__evaluate(c->st, c->sm, &c->t, cfg, restart_ms, c->h, c->ev, &c->backlog, &g, &c->pe,
+                   c->var);
     for (int i = 0; i < c->sm->n_vertices; i++) {
         struct core_vdecision *o = vdec(c, i);
         o->ev = c->ev[i];
@@ -950,6 +1184,8 @@ static void decide_collected(struct cycle *c, const struct core_window_status *w
     if (cfg->scale_down_with_restart)
         ride_along(c);
     delayed_inside(c);
+    if (cfg->restart_cost_w > 0)
+        restart_cost(c);
 
     /* Without a kept vertex outside its bounds the summary is dropped (core/README.md, Cycle
      * step 9). */
@@ -1025,6 +1261,8 @@ static void decide_collected(struct cycle *c, const struct core_window_status *w
         d->message = "executors left every vertex at its current parallelism";
         return;
     }
+    if (not_applied_again(c))
+        return;
     d->reason = scale_reason(c); /* the moves the executors left */
     core__event(d, "Normal", "ScalingReport", NULL,
                 "Scaling execution enabled, begin scaling vertices:%s", report_entries(c));

@@ -266,16 +266,132 @@ void core_util_bounds(const struct core_config *cfg, bool backlog, double *upper
 }
 
 /* The rate thresholds (core/README.md, Evaluation) from the vertex's (rounded) TDR and
- * catch-up rate. */
+ * catch-up rate; with governor.bounds.confidence widened by z x rse on either side. */
 void core__thresholds(struct core_evaluated *ev, const struct core_config *cfg, bool backlog,
-                      int64_t restart_ms)
+                      int64_t restart_ms, double rse, bool settled)
 {
     double upper, lower;
     core_util_bounds(cfg, backlog, &upper, &lower);
-    ev->scale_up_rate_threshold =
-        core__round3(core__capacity_cfg(cfg, ev, upper, false, restart_ms));
-    ev->scale_down_rate_threshold =
-        core__round3(core__capacity_cfg(cfg, ev, lower, true, restart_ms));
+    double up = core__capacity_cfg(cfg, ev, upper, false, restart_ms);
+    double down = core__capacity_cfg(cfg, ev, lower, true, restart_ms);
+    double widen = cfg->bounds_z > 0 && rse > 0 ? 1.0 + cfg->bounds_z * rse : 1.0;
+    if (widen > 1.0) {
+        up /= widen;
+        /* Noise never hides an overload: a vertex that cannot keep up with the mean of what
+         * arrives (at 100% busy) is outside whatever the variability, unless the arrivals are
+         * in a transition (governor.rates.level-shift), whose level is not known yet. */
+        double keep_up = core__capacity_cfg(cfg, ev, 1.0, false, restart_ms);
+        if (settled && keep_up > up)
+            up = keep_up;
+    }
+    ev->scale_up_rate_threshold = core__round3(up);
+    ev->scale_down_rate_threshold = core__round3(widen > 1.0 ? down * widen : down);
+}
+
+/* sqrt(var / n_eff) / mean: the relative standard error of a series' mean; NaN when unknown. */
+static double rel_se(const struct core_series_stats *x)
+{
+    if (!(x->mean > 0) || !(x->n_eff > 0) || isnan(x->var))
+        return NAN;
+    return sqrt(x->var / x->n_eff) / x->mean;
+}
+
+/*
+ * governor.rates.trend (core/README.md, Evaluation): when source wi's arrivals rise or fall over
+ * the window beyond z standard errors of their slope, the target data rate is the window's
+ * mean moved along the slope's confidence bound nearer 0 from the window's middle to its end
+ * (the mean lags a moving load by half a window), and a rise's lower bound goes to *growth
+ * (records/s per second, for sizing a scale-up). Returns the rate (the mean when no trend).
+ */
+static double trend(const struct core_window *w, int wi, const struct core_config *cfg, double mean,
+                    double *growth)
+{
+    *growth = 0.0;
+    if (!(cfg->trend_z > 0))
+        return mean;
+    double b, se;
+    int64_t center, now = core__wv_at(w, w->n - 1);
+    if (!core__w_arrivals_trend(w, wi, INT64_MIN, now, &b, &se, &center) || !(se >= 0))
+        return mean;
+    double lo = b - cfg->trend_z * se, hi = b + cfg->trend_z * se, sure = 0.0;
+    if (lo > 0)
+        sure = lo;
+    else if (hi < 0)
+        sure = hi;
+    if (sure == 0.0)
+        return mean;
+    /* A trend moves each half of the window the same way; a step between them leaves the
+     * halves flat: it is no trend to extrapolate. */
+    int64_t mid = core__wv_at(w, 0) + (now - core__wv_at(w, 0)) / 2;
+    int64_t halves[2][2] = {{INT64_MIN, mid}, {mid, now}};
+    for (int k = 0; k < 2; k++) {
+        double bh, seh;
+        int64_t ch;
+        if (!core__w_arrivals_trend(w, wi, halves[k][0], halves[k][1], &bh, &seh, &ch) ||
+            !(sure > 0 ? bh - cfg->trend_z * seh > 0 : bh + cfg->trend_z * seh < 0))
+            return mean;
+    }
+    if (sure > 0)
+        *growth = sure;
+    double level = mean + sure * (double)(now - center) / 1000.0;
+    return level > 0 ? level : 0.0;
+}
+
+/*
+ * governor.rates.level-shift (core/README.md, Evaluation): the target data rate of source wi
+ * from its arrivals over the last restart time instead of the whole window, when they differ
+ * from those before by more than z standard errors and each half of that span does too (the
+ * load moved and stayed moved: a burst shorter than a restart is absorbed by the backlog, not
+ * chased). *used gets the statistics the rate comes from (the window's, or the recent span's);
+ * *moving says that the newest interval lies beyond z standard deviations of the arrivals
+ * before the recent span and the shift is not taken (not yet held on both halves): the window
+ * is in a transition. Returns the recent rate, or NaN when the window's stands.
+ */
+static double level_shift(const struct core_window *w, int wi, const struct core_config *cfg,
+                          int64_t restart_ms, struct core_series_stats *used, bool *moving)
+{
+    *moving = false;
+    int64_t now = core__wv_at(w, w->n - 1);
+    core__w_arrivals(w, wi, INT64_MIN, now, used);
+    if (!(cfg->level_shift_z > 0) || used->n < 5)
+        return NAN;
+    int64_t span = restart_ms < 60000 ? 60000 : restart_ms;
+    int64_t half_window = cfg->metrics_window_ms / 2;
+    if (span > half_window)
+        span = half_window;
+    int64_t split = now - span;
+    struct core_series_stats old, recent, first, second;
+    core__w_arrivals(w, wi, INT64_MIN, split, &old);
+    core__w_arrivals(w, wi, split, now, &recent);
+    if (old.n < 3 || recent.n < 2 || !(old.var >= 0))
+        return NAN;
+    double v_new = isnan(recent.var) || recent.var < old.var ? old.var : recent.var;
+    double se = sqrt(old.var / old.n_eff + v_new / recent.n_eff);
+    double z = cfg->level_shift_z, d = recent.mean - old.mean;
+    /* A transition: the newest interval lies beyond z standard deviations of the intervals
+     * before the recent span (a step begun whose level the window does not know yet). */
+    {
+        struct core_series_stats newest;
+        core__w_arrivals(w, wi, w->n >= 2 ? core__wv_at(w, w->n - 2) : now, now, &newest);
+        double sd = sqrt(old.var);
+        if (sd < 0.01 * fabs(old.mean))
+            sd = 0.01 * fabs(old.mean);
+        if (newest.n >= 1 && fabs(newest.mean - old.mean) > z * sd)
+            *moving = true;
+    }
+    if (!(fabs(d) > z * se))
+        return NAN;
+    /* Both halves of the recent span, each on its own, on the same side. */
+    core__w_arrivals(w, wi, split, split + span / 2, &first);
+    core__w_arrivals(w, wi, split + span / 2, now, &second);
+    double se1 = sqrt(old.var / old.n_eff + v_new / (first.n_eff > 0 ? first.n_eff : 1));
+    double se2 = sqrt(old.var / old.n_eff + v_new / (second.n_eff > 0 ? second.n_eff : 1));
+    if (first.n < 1 || second.n < 1 || !((first.mean - old.mean) * (d > 0 ? 1 : -1) > z * se1) ||
+        !((second.mean - old.mean) * (d > 0 ? 1 : -1) > z * se2))
+        return NAN;
+    *moving = false;
+    *used = recent;
+    return recent.mean < 0 ? 0.0 : recent.mean;
 }
 
 static void ev_blank(struct core_evaluated *ev)
@@ -352,12 +468,23 @@ static void run_evaluators(const struct core_sample *sm, int i, const struct cor
 void core__evaluate(const struct core_state *st, const struct core_sample *sm,
                     const struct core_topo *t, const struct core_config *cfg, int64_t restart_ms,
                     const struct core_hooks *h, struct core_evaluated *ev, bool *backlog,
-                    struct core_global_eval *g, struct core_plugin_err *pe)
+                    struct core_global_eval *g, struct core_plugin_err *pe,
+                    struct core_variability *var)
 {
     const struct core_window *w = &st->w;
     bool bl = processing_backlog(st, sm, t, cfg);
     *backlog = bl;
     int64_t catch_up_s = cfg->catch_up_ms / 1000;
+    bool variability = cfg->level_shift_z > 0 || cfg->bounds_z > 0 || cfg->trend_z > 0;
+    double *growth = core__xcalloc((size_t)(t->n > 0 ? t->n : 1), sizeof *growth);
+    bool *moving = core__xcalloc((size_t)(t->n > 0 ? t->n : 1), sizeof *moving);
+    /* The relative standard error of each vertex's target data rate (by sample index). */
+    double *rse_tdr = NULL;
+    if (variability && t->n > 0) {
+        rse_tdr = core__xcalloc((size_t)t->n, sizeof *rse_tdr);
+        for (int i = 0; i < t->n; i++)
+            rse_tdr[i] = NAN;
+    }
 
     for (int oi = 0; oi < t->n; oi++) {
         int i = t->order[oi];
@@ -374,6 +501,15 @@ void core__evaluate(const struct core_state *st, const struct core_sample *sm,
             double lag = core__w_latest(w, wi, VM(lag));
             e->lag = core__round3(lag);
             tdr = core__w_rate(w, wi, VM(rec_in)) + core__w_rate(w, wi, VM(lag));
+            if (variability && wi >= 0 && !isnan(tdr)) {
+                struct core_series_stats used;
+                double shifted = level_shift(w, wi, cfg, restart_ms, &used, &moving[i]);
+                if (!isnan(shifted))
+                    tdr = shifted;
+                else
+                    tdr = trend(w, wi, cfg, tdr, &growth[i]);
+                rse_tdr[i] = rel_se(&used);
+            }
             tdr = tdr < 0 ? 0.0 : tdr; /* NaN stays NaN, as Math.max(0, NaN) */
             if (isnan(lag))
                 lag = 0.0;
@@ -393,6 +529,10 @@ void core__evaluate(const struct core_state *st, const struct core_sample *sm,
                 double r = edge_ratio(st, sm, t, &f, k);
                 tdr += ev[u].target_data_rate * r;
                 catch_up += ev[u].catch_up_data_rate * r;
+                growth[i] += growth[u] * r;
+                moving[i] = moving[i] || moving[u];
+                if (rse_tdr && !(rse_tdr[i] >= rse_tdr[u]))
+                    rse_tdr[i] = rse_tdr[u];
             }
             fanin_deinit(&f);
         }
@@ -404,9 +544,32 @@ void core__evaluate(const struct core_state *st, const struct core_sample *sm,
         e->true_processing_rate = core__round3(tpr);
         e->load = core__round3(load);
 
-        core__thresholds(e, cfg, bl, restart_ms);
+        /* governor.bounds.confidence: the larger of the relative standard errors of what
+         * arrives and of the busy time the true processing rate divides by. */
+        double r_se = NAN;
+        if (cfg->bounds_z > 0) {
+            r_se = rse_tdr ? rse_tdr[i] : NAN;
+            /* While a backlog is worked off, busy time moves with the backlog (idle in an
+             * outage, saturated after it), not with noise: only the arrivals count then. */
+            if (!bl) {
+                struct core_series_stats busy;
+                core__w_gauge_stats(w, wi, VM(load), &busy);
+                double rl = rel_se(&busy);
+                if (!(r_se >= rl))
+                    r_se = rl;
+            }
+        }
+        if (var) {
+            var[i].rse = r_se;
+            var[i].growth = growth[i];
+            var[i].moving = moving[i];
+        }
+        core__thresholds(e, cfg, bl, restart_ms, r_se, !moving[i]);
         run_evaluators(sm, i, cfg, h, bl, e, pe);
     }
+    free(rse_tdr);
+    free(growth);
+    free(moving);
 
     g->gc_pressure = core__round3(core__w_glatest(w, GM(gc_pressure)));
     g->heap_ratio_avg = core__round3(core__w_gavg(w, GM(heap_ratio)));

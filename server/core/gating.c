@@ -129,7 +129,12 @@ int core__delayed_scale_down_at(struct core_state *st, const struct core_config 
      * within it. (A proposal made inside the bounds, say while a backlog was worked off,
      * sends it back to the whole interval.) */
     int64_t interval = cfg->scale_down_interval_ms;
-    if (cfg->scale_down_early && cfg->scale_down_early_ms < interval) {
+    /* governor.scale-down.restart-cost: no fixed wait; whether the scale-down is worth its
+     * restart is the cycle's to judge, from when it was first proposed (core/README.md,
+     * Gating). */
+    if (cfg->restart_cost_w > 0)
+        interval = 0;
+    else if (cfg->scale_down_early && cfg->scale_down_early_ms < interval) {
         int64_t since = core__time_sub(now, cfg->scale_down_early_ms);
         bool low = true;
         for (int k = 0; k < e->n; k++)
@@ -150,6 +155,14 @@ int core__delayed_scale_down_at(struct core_state *st, const struct core_config 
     }
     *outside_out = e->r[0].outside_bounds;
     return e->r[0].parallelism;
+}
+
+int64_t core__delayed_since(const struct core_state *st, const char *id)
+{
+    for (int i = 0; i < st->n_delayed; i++)
+        if (strcmp(st->delayed[i].id, id) == 0)
+            return st->delayed[i].first_trigger;
+    return -1;
 }
 
 /* When the vertex's pending scale-down may happen at the earliest, or -1 when none. */

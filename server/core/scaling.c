@@ -161,7 +161,8 @@ void core__scale_target(const struct core_config *cfg, const struct core_sample 
 
     /* Step 5: a NaN factor (0 / 0) skips both comparisons, as in Java. */
     unsigned c = 0;
-    double min_f = 1.0 - cfg->scale_down_max_factor;
+    /* governor.scale-down.in-one-step: a scale-down goes where it is sized in one restart. */
+    double min_f = cfg->scale_down_one_step ? 0.0 : 1.0 - cfg->scale_down_max_factor;
     double max_f = 1.0 + cfg->scale_up_max_factor;
     if (factor < min_f) {
         factor = min_f;
@@ -238,4 +239,17 @@ void core__scale_target(const struct core_config *cfg, const struct core_sample 
     int busy_p = partitions > 0 && partitions < p ? partitions : p;
     int busy_np = partitions > 0 && partitions < np ? partitions : np;
     out->expected_rate = core__round3(tpr / (double)busy_p * (double)busy_np);
+}
+
+double core__hold_time(const struct core_config *cfg, double restart_s, double tdr, double growth)
+{
+    double h = restart_s + (double)(cfg->stabilization_ms + cfg->metrics_window_ms) / 1000.0;
+    if (cfg->restart_cost_w > 0 && tdr > 0 && growth > 0) {
+        double u = cfg->util_target > 0 && cfg->util_target < 1 ? cfg->util_target : 0.7;
+        double eoq = sqrt(2.0 * cfg->restart_cost_w * restart_s / ((1.0 - u) * growth / tdr));
+        if (eoq > h)
+            h = eoq;
+    }
+    double most = (double)cfg->trend_horizon_ms / 1000.0;
+    return h < most ? h : most;
 }

@@ -90,7 +90,7 @@ int core__skew_limit(const struct core_config *cfg, const struct core_window *w,
         return 0;
     double mu = rate / lavg / current;
     double bound = mu / h;
-    double s = cfg->skew_saturation;
+    double s = 1.0 - core__knee_share(cfg);
     double psat = ceil((1.0 - h) / (h * s) - 1e-9);
     if (psat < 1.0)
         psat = 1.0;

@@ -35,6 +35,15 @@ void core__window_free(struct core_window *w)
     w->seq0 = next;
 }
 
+/* Forgets the scaling the job did not apply. */
+void core__unapplied_clear(struct core_state *s)
+{
+    for (int i = 0; i < s->unapplied.n; i++)
+        free(s->unapplied.v[i].id);
+    s->unapplied.n = 0;
+    s->unapplied.count = 0;
+}
+
 /* Forgets the pending scaling (core/README.md, Cycle: applied or not). */
 void core__pending_clear(struct core_state *s)
 {
@@ -64,6 +73,8 @@ static void release(struct core_state *s)
     core__pending_clear(s);
     free(s->pending.v);
     core_batch_state_reset(&s->batch);
+    core__unapplied_clear(s);
+    free(s->unapplied.v);
 }
 
 void core_state_free(struct core_state *s)
@@ -179,6 +190,22 @@ static void put_batch(struct wbuf *b, const struct core_batch_state *bs)
     }
 }
 
+/* The scaling the job did not apply, an optional tail: "N", the count and the moves, only
+ * while some was not applied (a blob without it has none). */
+static void put_unapplied(struct wbuf *b, const struct core_unapplied *u)
+{
+    if (u->count <= 0)
+        return;
+    put(b, "N", 1);
+    put_i32(b, u->count);
+    put_i32(b, u->n);
+    for (int i = 0; i < u->n; i++) {
+        put_str(b, u->v[i].id);
+        put_i32(b, u->v[i].from);
+        put_i32(b, u->v[i].to);
+    }
+}
+
 static void encode(const struct core_state *st, bool samples, unsigned char **out, size_t *len)
 {
     struct wbuf b = {0};
@@ -238,6 +265,7 @@ static void encode(const struct core_state *st, bool samples, unsigned char **ou
         put_i32(&b, st->pending.v[i].to);
     }
     put_batch(&b, &st->batch);
+    put_unapplied(&b, &st->unapplied);
     *out = b.p;
     *len = b.n;
 }
@@ -368,17 +396,41 @@ static void load_ext(struct rbuf *b, struct core_state *st, bool v2)
     }
 }
 
-/* The optional tail of put_batch. */
-static void get_batch(struct rbuf *b, struct core_batch_state *bs)
+/* The optional tail of put_unapplied, its tag read. */
+static void get_unapplied(struct rbuf *b, struct core_state *st)
+{
+    struct core_unapplied *u = &st->unapplied;
+    int count = get_i32(b);
+    int nv = get_count(b, 12);
+    core__grow(&u->v, &u->cap, nv, sizeof *u->v);
+    for (int i = 0; i < nv && !b->bad; i++) {
+        struct core_pending_vertex *v = &u->v[i];
+        v->id = get_str(b);
+        u->n = i + 1;
+        v->from = get_i32(b);
+        v->to = get_i32(b);
+    }
+    u->count = count > 0 ? count : 1;
+}
+
+/* The optional tails: put_batch's ("B"), then put_unapplied's ("N"), each absent or once. */
+static void get_tails(struct rbuf *b, struct core_state *st)
 {
     char tag;
     if (b->bad || b->off == b->n)
         return;
     get(b, &tag, 1);
+    if (tag == 'N') {
+        get_unapplied(b, st);
+        if (b->off != b->n)
+            b->bad = true;
+        return;
+    }
     if (tag != 'B' && tag != 'C') {
         b->bad = true;
         return;
     }
+    struct core_batch_state *bs = &st->batch;
     bs->running_since = get_i64(b);
     bs->last_at = get_i64(b);
     get(b, &bs->worker_s, sizeof bs->worker_s);
@@ -386,23 +438,31 @@ static void get_batch(struct rbuf *b, struct core_batch_state *bs)
     bs->last_change_at = get_i64(b);
     bs->down_count = get_i32(b);
     bs->down_target = get_i32(b);
-    if (tag == 'B')
-        return;
-    bs->requested = get_i32(b);
-    bs->requested_from = get_i32(b);
-    bs->requested_at = get_i64(b);
-    int n = get_count(b, 8 + 4 * sizeof(double));
-    core__grow(&bs->stages, &bs->cap_stages, n, sizeof *bs->stages);
-    for (int i = 0; i < n; i++) {
-        struct core_batch_stage_acc *a = &bs->stages[i];
-        a->id = get_str(b);
-        bs->n_stages = i + 1;
-        get(b, &a->ws, sizeof a->ws);
-        get(b, &a->done_m, sizeof a->done_m);
-        get(b, &a->done_max, sizeof a->done_max);
-        get(b, &a->busy_max, sizeof a->busy_max);
-        a->state = get_i32(b);
+    if (tag == 'C') {
+        bs->requested = get_i32(b);
+        bs->requested_from = get_i32(b);
+        bs->requested_at = get_i64(b);
+        int n = get_count(b, 8 + 4 * sizeof(double));
+        core__grow(&bs->stages, &bs->cap_stages, n, sizeof *bs->stages);
+        for (int i = 0; i < n; i++) {
+            struct core_batch_stage_acc *a = &bs->stages[i];
+            a->id = get_str(b);
+            bs->n_stages = i + 1;
+            get(b, &a->ws, sizeof a->ws);
+            get(b, &a->done_m, sizeof a->done_m);
+            get(b, &a->done_max, sizeof a->done_max);
+            get(b, &a->busy_max, sizeof a->busy_max);
+            a->state = get_i32(b);
+        }
     }
+    if (b->bad || b->off == b->n)
+        return;
+    get(b, &tag, 1);
+    if (tag != 'N') {
+        b->bad = true;
+        return;
+    }
+    get_unapplied(b, st);
 }
 
 int core_state_decode(const unsigned char *in, size_t len, struct core_state *st, bool *meta,
@@ -478,7 +538,7 @@ int core_state_decode(const unsigned char *in, size_t len, struct core_state *st
     }
     load_ext(&b, st, v2);
     if (!v2)
-        get_batch(&b, &st->batch);
+        get_tails(&b, st);
     if (b.bad || b.off != b.n) {
         snprintf(err, err_len, "truncated or corrupt state blob (at byte %zu of %zu)", b.off, b.n);
         core_state_clear(st);

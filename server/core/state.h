@@ -16,7 +16,8 @@
  *  - delayed scale-down entries per vertex (Gating);
  *  - the event de-duplication table (Events);
  *  - the last executed scaling until the job is seen to apply it or not (Cycle), and how many
- *    samples in a row were left out as implausible (Window).
+ *    samples in a row were left out as implausible (Window);
+ *  - the last scaling the job did not apply, and how many times in a row (Cycle).
  */
 #ifndef GOVERNOR_CORE_STATE_H
 #define GOVERNOR_CORE_STATE_H
@@ -218,6 +219,14 @@ struct core_pending {
     struct core_pending_vertex *v;
 };
 
+/* governor.not-applied.max (core/README.md, Cycle: applied or not): the last executed scaling
+ * the job did not apply, and how many times in a row the same one was not applied. */
+struct core_unapplied {
+    int count; /* 0 = none */
+    int n, cap;
+    struct core_pending_vertex *v;
+};
+
 struct core_state {
     int64_t last_at; /* INT64_MIN = no sample yet */
     int rejected;    /* samples left out as implausible in a row (core/README.md, Window) */
@@ -232,6 +241,7 @@ struct core_state {
     int n_events, cap_events;
     struct core_event_seen *events;
     struct core_batch_state batch; /* a batch job's pool (core/README.md, Batch) */
+    struct core_unapplied unapplied;
 };
 
 #endif

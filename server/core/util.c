@@ -409,6 +409,8 @@ const char *core_reason_name(enum core_reason r)
                                     "PLUGIN_ERROR",
                                     "JOB_NOT_RUNNING",
                                     "IMPLAUSIBLE_SAMPLE",
+                                    "EXTERNAL_LIMIT",
+                                    "NOT_APPLIED",
                                     "LOW_BACKLOG",
                                     "UNSPLITTABLE_WORK",
                                     "STRAGGLERS",

@@ -156,6 +156,196 @@ double core__w_rate(const struct core_window *w, int vi, size_t off)
 }
 
 /* avgWithRateFallback: avg(gauge) unless NaN or infinite, then rate(counter). */
+/*
+ * Series statistics (core/README.md, Window: variability): the mean of values x_k with
+ * weights d_k (sum of x_k d_k over sum of d_k), the unweighted sample variance of the x_k,
+ * and their effective count n (1 - rho) / (1 + rho), rho the lag-1 autocorrelation clamped to
+ * [0, 0.9]: consecutive samples of a load that moves over minutes are not independent, and
+ * the mean of n of them is known only as well as that of fewer.
+ */
+struct series {
+    double sum_xd, sum_d, sum_x, sum_xx, sum_lag, prev;
+    int n;
+};
+
+static void series_add(struct series *a, double x, double d)
+{
+    if (a->n > 0)
+        a->sum_lag += x * a->prev;
+    a->sum_xd += x * d;
+    a->sum_d += d;
+    a->sum_x += x;
+    a->sum_xx += x * x;
+    a->prev = x;
+    a->n++;
+}
+
+/* first, last: the first and last x (for the lag-1 sums). */
+static void series_stats(const struct series *a, double first, double last,
+                         struct core_series_stats *out)
+{
+    out->n = a->n;
+    out->mean = a->sum_d > 0 ? a->sum_xd / a->sum_d : NAN;
+    out->var = NAN;
+    out->n_eff = a->n;
+    if (a->n < 2)
+        return;
+    double m = a->sum_x / a->n;
+    double ss = a->sum_xx - a->n * m * m;
+    out->var = ss > 0 ? ss / (a->n - 1) : 0.0;
+    if (a->n < 3 || !(ss > 0))
+        return;
+    /* sum over k of (x_k - m)(x_{k+1} - m), from the running sums */
+    double c1 = a->sum_lag - m * (2.0 * a->sum_x - first - last) + (a->n - 1) * m * m;
+    double rho = c1 / ss;
+    rho = rho < 0 ? 0 : rho > 0.9 ? 0.9 : rho;
+    out->n_eff = a->n * (1.0 - rho) / (1.0 + rho);
+    if (out->n_eff < 1)
+        out->n_eff = 1;
+}
+
+void core__w_arrivals(const struct core_window *w, int vi, int64_t from, int64_t to,
+                      struct core_series_stats *out)
+{
+    const size_t in_off = offsetof(struct core_vmetrics, rec_in),
+                 lag_off = offsetof(struct core_vmetrics, lag);
+    struct series a = {0};
+    double first = NAN, last = NAN;
+    out->n = 0;
+    out->mean = out->var = NAN;
+    out->n_eff = 0;
+    if (vi < 0 || vi >= w->n_vertices)
+        return;
+    int prev = -1;
+    for (int k = 0; k < w->n; k++) {
+        const struct core_vmetrics *m = &core__wv_row(w, k)->v[vi];
+        double in = vfield(m, in_off), lag = vfield(m, lag_off);
+        if (isnan(in))
+            continue;
+        if (isnan(lag))
+            lag = 0.0;
+        if (prev >= 0 && core__wv_at(w, k) > from && core__wv_at(w, k) <= to &&
+            core__wv_at(w, k) > core__wv_at(w, prev)) {
+            const struct core_vmetrics *p = &core__wv_row(w, prev)->v[vi];
+            double plag = vfield(p, lag_off);
+            if (isnan(plag))
+                plag = 0.0;
+            double d = (double)(core__wv_at(w, k) - core__wv_at(w, prev)) / 1000.0;
+            double x = (in - vfield(p, in_off) + lag - plag) / d;
+            if (isnan(first))
+                first = x;
+            last = x;
+            series_add(&a, x, d);
+        }
+        prev = k;
+    }
+    series_stats(&a, first, last, out);
+}
+
+/* The per-interval arrival rates of source vi over (from, to] (as core__w_arrivals), each at
+ * its interval's midpoint (ms): up to max of them into x[] and t[]; returns the count. */
+static int arrivals_series(const struct core_window *w, int vi, int64_t from, int64_t to, double *x,
+                           double *t, int max)
+{
+    const size_t in_off = offsetof(struct core_vmetrics, rec_in),
+                 lag_off = offsetof(struct core_vmetrics, lag);
+    int n = 0, prev = -1;
+    for (int k = 0; k < w->n && n < max; k++) {
+        const struct core_vmetrics *m = &core__wv_row(w, k)->v[vi];
+        double in = vfield(m, in_off), lag = vfield(m, lag_off);
+        if (isnan(in))
+            continue;
+        if (isnan(lag))
+            lag = 0.0;
+        if (prev >= 0 && core__wv_at(w, k) > from && core__wv_at(w, k) <= to &&
+            core__wv_at(w, k) > core__wv_at(w, prev)) {
+            const struct core_vmetrics *p = &core__wv_row(w, prev)->v[vi];
+            double plag = vfield(p, lag_off);
+            if (isnan(plag))
+                plag = 0.0;
+            double d = (double)(core__wv_at(w, k) - core__wv_at(w, prev)) / 1000.0;
+            x[n] = (in - vfield(p, in_off) + lag - plag) / d;
+            t[n] = (double)(core__wv_at(w, k) + core__wv_at(w, prev)) / 2.0;
+            n++;
+        }
+        prev = k;
+    }
+    return n;
+}
+
+bool core__w_arrivals_trend(const struct core_window *w, int vi, int64_t from, int64_t to,
+                            double *slope, double *se, int64_t *center)
+{
+    *slope = *se = NAN;
+    *center = to;
+    if (vi < 0 || vi >= w->n_vertices || w->n < 4)
+        return false;
+    double *x = core__xmalloc((size_t)w->n * sizeof *x),
+           *t = core__xmalloc((size_t)w->n * sizeof *t);
+    int n = arrivals_series(w, vi, from, to, x, t, w->n);
+    bool ok = false;
+    if (n >= 4) {
+        double t0 = t[0], mt = 0, mx = 0;
+        for (int k = 0; k < n; k++) {
+            t[k] = (t[k] - t0) / 1000.0; /* seconds from the first midpoint */
+            mt += t[k];
+            mx += x[k];
+        }
+        mt /= n;
+        mx /= n;
+        double stt = 0, stx = 0;
+        for (int k = 0; k < n; k++) {
+            stt += (t[k] - mt) * (t[k] - mt);
+            stx += (t[k] - mt) * (x[k] - mx);
+        }
+        if (stt > 0) {
+            double b = stx / stt, a = mx - b * mt;
+            /* Residuals: their variance, and their lag-1 autocorrelation for the effective
+             * count (a load that wanders for minutes is not n independent points). */
+            double rss = 0, c1 = 0, prev = 0;
+            for (int k = 0; k < n; k++) {
+                double e = x[k] - a - b * t[k];
+                rss += e * e;
+                if (k > 0)
+                    c1 += e * prev;
+                prev = e;
+            }
+            double rho = rss > 0 ? c1 / rss : 0.0;
+            rho = rho < 0 ? 0 : rho > 0.9 ? 0.9 : rho;
+            double inflate = (1.0 + rho) / (1.0 - rho);
+            *slope = b;
+            *se = sqrt(rss / (n - 2) / stt * inflate);
+            *center = (int64_t)t0 + (int64_t)llround(mt * 1000.0);
+            ok = true;
+        }
+    }
+    free(x);
+    free(t);
+    return ok;
+}
+
+void core__w_gauge_stats(const struct core_window *w, int vi, size_t off,
+                         struct core_series_stats *out)
+{
+    struct series a = {0};
+    double first = NAN, last = NAN;
+    out->n = 0;
+    out->mean = out->var = NAN;
+    out->n_eff = 0;
+    if (vi < 0 || vi >= w->n_vertices)
+        return;
+    for (int k = 0; k < w->n; k++) {
+        double x = vfield(&core__wv_row(w, k)->v[vi], off);
+        if (!isfinite(x))
+            continue;
+        if (isnan(first))
+            first = x;
+        last = x;
+        series_add(&a, x, 1.0);
+    }
+    series_stats(&a, first, last, out);
+}
+
 double core__w_avg_rate_fallback(const struct core_window *w, int vi, size_t gauge_off,
                                  size_t counter_off)
 {
@@ -556,9 +746,9 @@ static void global_metrics(const struct core_sample *sm, struct core_gmetrics *g
 
 const char *core__restart_name(enum core_restart r)
 {
-    static const char *const n[] = {"none",  "first",    "declared", "vertices",
-                                    "edges", "rescaled", "counters", "jumped"};
-    return (unsigned)r <= CORE_RESTART_JUMPED ? n[r] : "?";
+    static const char *const n[] = {"none",     "first",    "declared", "vertices", "edges",
+                                    "rescaled", "counters", "jumped",   "gap"};
+    return (unsigned)r <= CORE_RESTART_GAP ? n[r] : "?";
 }
 
 __attribute__((format(printf, 2, 3))) static void why(struct core_window_check *chk,
@@ -695,6 +885,22 @@ void core__window_check(const struct core_state *st, const struct core_sample *s
         chk->implausible = false;
         return;
     }
+    /* governor.window.refill-after-gap: after no sample for longer than the window, what the
+     * window holds describes another time of the job: it refills before anything is decided
+     * (without a stabilization: the job did not restart). */
+    int64_t newest = INT64_MIN;
+    if (w->n > 0)
+        core__window_newest(w, 0, &newest);
+    if (cfg->window_refill && w->n > 0 && sm->at - newest > cfg->metrics_window_ms) {
+        char gap[32], win[32];
+        core_format_duration(gap, sizeof gap, (sm->at - newest) / 1000 * 1000);
+        core_format_duration(win, sizeof win, cfg->metrics_window_ms);
+        chk->implausible = false;
+        chk->restart = CORE_RESTART_GAP;
+        why(chk, "no sample for %s, longer than the metric window (%s): the window refills", gap,
+            win);
+        return;
+    }
     /* Counters that keep disagreeing have moved to a new base: start over from it. */
     if (chk->implausible && st->rejected + 1 >= CORE_MAX_REJECTED) {
         chk->implausible = false;
@@ -725,7 +931,11 @@ void core__window_add(struct core_state *st, const struct core_sample *sm,
         /* A restart the client declared counts from its running_since; one it did not, from
          * the first sample that shows it. */
         bool declared = chk->restart == CORE_RESTART_FIRST || chk->restart == CORE_RESTART_DECLARED;
-        restart(w, sm, t, declared ? sm->running_since : now);
+        /* After a gap the job has run all along: nothing to stabilize, the window refills. */
+        int64_t from = chk->restart == CORE_RESTART_GAP ? core__time_sub(now, cfg->stabilization_ms)
+                       : declared                       ? sm->running_since
+                                                        : now;
+        restart(w, sm, t, from);
         st->rejected = 0;
     } else if (chk->implausible) {
         st->rejected++;

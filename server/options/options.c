@@ -311,6 +311,8 @@ static void apply_safeguard(struct core_config *c, const struct opt_row *r, cons
 static void apply_profile_double(struct core_config *c, const struct opt_row *r,
                                  const struct val *v, const char *text, enum opt_layer layer,
                                  const struct opt_job *j);
+static void apply_profile_int(struct core_config *c, const struct opt_row *r, const struct val *v,
+                              const char *text, enum opt_layer layer, const struct opt_job *j);
 static bool adjust_mode_set(const struct opt_job *j);
 static int parse_row_value(const struct opt_row *r, const char *t, struct val *v, char **errp);
 
@@ -494,6 +496,11 @@ static const struct opt_row opt_rows[] = {
      CF(window_keep_full), .apply = apply_safeguard,
      .help = "A metric window once full stays full until the job restarts, however irregular "
              "the samples (unset: on under the governor profile)."},
+    {GOV("window.refill-after-gap"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
+     CF(window_refill), .apply = apply_safeguard,
+     .help = "After no sample for longer than job.autoscaler.metrics.window, the window starts "
+             "over and refills before anything is decided: what it held describes another time "
+             "of the job (unset: on under the governor profile)."},
     {GOV("source-rate.guard"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
      CF(source_rate_guard), .apply = apply_safeguard,
      .help = "A source's observed processing rate is measured only from samples where it reads "
@@ -528,12 +535,33 @@ static const struct opt_row opt_rows[] = {
      .land = L_I64, CF(scale_down_early_ms),
      .help = "How long a scale-down of a vertex below its lower bound waits with "
              "governor.scale-down.early."},
+    {GOV("scale-down.in-one-step"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
+     CF(scale_down_one_step), .apply = apply_safeguard,
+     .help = "A scale-down goes to the size it is computed for in one step: "
+             "job.autoscaler.scale-down.max-factor does not cut it into several, each a restart "
+             "(unset: on under the governor profile)."},
+    {GOV("scale-down.restart-cost"), .type = T_DOUBLE, .def = "", MIN(0), .flags = F_OPTIONAL,
+     .land = L_HOOK, CF(restart_cost_w), .apply = apply_profile_double, .gov_def = "4",
+     .help = "A scale-down that no scale-up's restart carries is executed once the "
+             "subtask-seconds it would have saved since it was first proposed exceed this many "
+             "times what its restart costs: the job's subtasks after it, idle for the restart "
+             "time measured and the catch-up it leaves (restart / (1 - utilization.target)); "
+             "at the latest proposal. Replaces job.autoscaler.scale-down.interval and "
+             "governor.scale-down.early when set. The same weight sizes a scale-up on a rising "
+             "load (governor.rates.trend); 0 turns it off (unset: 4 under the governor profile, "
+             "off under flink)."},
     {GOV("utilization.ceiling"), .type = T_DOUBLE, .def = "", MINX(0), MAX(1), .flags = F_OPTIONAL,
      .land = L_HOOK, CF(util_ceiling), .apply = apply_profile_double, .gov_def = "0.9",
      .help = "While utilization.max is unset, the upper utilization bound is target + boundary "
              "but at most this (and never below the target): a vertex busy all the time falls "
              "behind before a window mean can pass 1.0 (unset: 0.9 under the governor profile, "
              "none under flink)."},
+    {GOV("utilization.min-target"), .type = T_DOUBLE, .def = "", MIN(0), MAX(1),
+     .flags = F_OPTIONAL, .land = L_HOOK, CF(util_min_target), .apply = apply_profile_double,
+     .gov_def = "0.1",
+     .help = "job.autoscaler.utilization.target below this is refused, naming this option: a "
+             "target of 0.01 sizes every vertex for a hundred times what arrives (unset: 0.1 "
+             "under the governor profile, none under flink)."},
     {GOV("skew.knee"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
      CF(skew_knee), .apply = apply_safeguard,
      .help = "A hot-key vertex stops at the knee of its capacity curve: the fewest subtasks "
@@ -544,6 +572,20 @@ static const struct opt_row opt_rows[] = {
      .help = "When a hot key holds a vertex below what arrives, the vertices that share its "
              "sources are sized for the flow it can pass, not for a catch-up it makes "
              "impossible (unset: on under the governor profile)."},
+    {GOV("scalability.curve"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
+     CF(scalability_curve), .apply = apply_safeguard,
+     .help = "A vertex's processing rate against its parallelism is fitted (Amdahl's law) from "
+             "the rates its history recorded and the one measured now, or read off a hot key's "
+             "share; a vertex that needs more than it can reach stops at the fewest subtasks "
+             "reaching governor.scalability.share of the most any parallelism reaches, and is "
+             "scaled back there after a scale-up that did not pay (EXTERNAL_LIMIT, or "
+             "KEY_PARALLELISM_LIMIT for a hot key); the vertices sharing its sources are sized "
+             "for the flow it passes (unset: on under the governor profile)."},
+    {GOV("scalability.share"), .type = T_DOUBLE, .def = "0.9", MINX(0), MAXX(1), .land = L_DOUBLE,
+     CF(scalability_share),
+     .help = "With governor.scalability.curve, a limited vertex (an external limit, a hot key) "
+             "stops at the fewest subtasks reaching this share of the most any parallelism "
+             "reaches (instead of 1 - job.autoscaler.skew.saturation)."},
     {GOV("rates.from-counters"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
      CF(rates_from_counters), .apply = apply_safeguard,
      .help = "A vertex's true processing rate divides the input its counters count over the "
@@ -554,12 +596,43 @@ static const struct opt_row opt_rows[] = {
      .help = "A source that read nothing since the previous sample while its backlog grew, "
              "neither busy nor back-pressured, is stalled outside the job: its backlog asks "
              "for no catch-up until it reads again (unset: on under the governor profile)."},
+    {GOV("rates.level-shift"), .type = T_DOUBLE, .def = "", MIN(0), .flags = F_OPTIONAL,
+     .land = L_HOOK, CF(level_shift_z), .apply = apply_profile_double, .gov_def = "3",
+     .help = "A source's arrivals over the last restart time replace the window's mean when they "
+             "differ from the samples before by more than this many standard errors and did "
+             "so all along: a load that moved is sized at its new level, a burst shorter than "
+             "a restart is not chased; 0 turns it off (unset: 3 under the governor profile, off "
+             "under flink)."},
+    {GOV("rates.trend"), .type = T_DOUBLE, .def = "", MIN(0), .flags = F_OPTIONAL, .land = L_HOOK,
+     CF(trend_z), .apply = apply_profile_double, .gov_def = "2",
+     .help = "When a source's arrivals rise or fall over the window by more than this many "
+             "standard errors of their slope, its rate is the window's mean moved to the "
+             "window's end along the slope's bound nearer 0, and a scale-up on a rise is sized "
+             "for the rate expected by the time it is to hold (at least until the next "
+             "decision can be made: restart, stabilization and window later; longer as "
+             "governor.scale-down.restart-cost weighs restarts); 0 turns it off (unset: 2 "
+             "under the governor profile, off under flink)."},
+    {GOV("rates.trend-horizon"), .type = T_DURATION, MAX(DUR_MAX), .def = "1 h", MIN(0),
+     .land = L_I64, CF(trend_horizon_ms),
+     .help = "The furthest ahead governor.rates.trend sizes a scale-up for."},
+    {GOV("bounds.confidence"), .type = T_DOUBLE, .def = "", MIN(0), .flags = F_OPTIONAL,
+     .land = L_HOOK, CF(bounds_z), .apply = apply_profile_double, .gov_def = "2",
+     .help = "A vertex is outside its utilization bounds only by more than this many relative "
+             "standard errors of the window's arrivals or busy time (the larger): the bounds "
+             "widen with the variability the window measured, instead of a fixed dead band "
+             "(0: none; unset: 2 under the governor profile, off under flink)."},
     {GOV("alignment.busiest-share"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
      CF(align_busiest_share), .apply = apply_safeguard,
      .help = "Under BALANCED alignment and the MAX busy-time aggregator, a vertex with key "
              "groups or partitions gets the fewest subtasks whose busiest one carries few enough "
              "of them for the target, instead of rounding up to where the least loaded one "
              "gets fewer (unset: on under the governor profile)."},
+    {GOV("not-applied.max"), .type = T_INT, .def = "", MIN(1), MAX(1000), .flags = F_OPTIONAL,
+     .land = L_HOOK, CF(not_applied_max), .apply = apply_profile_int, .gov_def = "3",
+     .help = "After the client did not apply the same executed scaling this many times in a "
+             "row, it is recommended (execute false, reason NOT_APPLIED) instead of executed "
+             "again, until the job's parallelism or load changes (unset: 3 under the governor "
+             "profile, never under flink)."},
     {GOV("slo.lag"), .type = T_DURATION, MAX(DUR_MAX), .def = "", MIN(0), .flags = F_OPTIONAL,
      .land = L_NONE,
      .help = "The job's lag objective: its backlog in seconds (a source's lag over its input "
@@ -891,6 +964,23 @@ static void apply_profile_double(struct core_config *c, const struct opt_row *r,
             x = g.d;
     }
     memcpy((char *)c + r->off, &x, sizeof x);
+}
+
+/* A count of the governor profile (an int at r->off): unset, the row's gov_def under the
+ * governor profile, 0 (off) under flink. */
+static void apply_profile_int(struct core_config *c, const struct opt_row *r, const struct val *v,
+                              const char *text, enum opt_layer layer, const struct opt_job *j)
+{
+    (void)text, (void)layer, (void)j;
+    int x = (int)v->i;
+    if (v->unset) {
+        struct val g = {.unset = true};
+        x = 0;
+        if (c->profile == CORE_PROFILE_GOVERNOR && r->gov_def &&
+            parse_row_value(r, r->gov_def, &g, NULL) == 0 && !g.unset)
+            x = (int)g.i;
+    }
+    *(int *)((char *)c + r->off) = x;
 }
 
 /* ----------------------------------------------------- display of a value -- */
@@ -1648,6 +1738,17 @@ int opt_job_resolve(struct opt_job *j, struct core_config *cfg, char **errp)
                     "%sutilization.target: \"%s\" is out of range (0, 1] (0 is accepted only "
                     "with governor.profile = flink)",
                     JOB_PREFIX, row_text(j, util_target_row(), NULL));
+    /* governor.utilization.min-target: a target below the floor (0.01 sends every vertex
+     * towards its maximum in one decision) is refused, naming the floor. */
+    if (isfinite(cfg->util_min_target) && cfg->util_target < cfg->util_min_target) {
+        char fl[32];
+        snprintf(fl, sizeof fl, "%g", cfg->util_min_target);
+        return fail(errp,
+                    "%sutilization.target: \"%s\" is below %sutilization.min-target (%s): a "
+                    "target that low sizes every vertex for many times what arrives; lower "
+                    "%sutilization.min-target to allow it",
+                    JOB_PREFIX, row_text(j, util_target_row(), NULL), GOV_PREFIX, fl, GOV_PREFIX);
+    }
     /* Spec 6.4, in its order (first error wins). The single-value ranges of the ungated
      * rows were checked when each value was set; what is left are the bounds that depend on
      * another option and the ranges that count only when their feature is on. */
@@ -1702,7 +1803,8 @@ void opt_config_set_profile(struct core_config *cfg, enum core_profile p)
     struct val unset = {.unset = true};
     cfg->profile = p;
     for (int i = 0; i < N_ROWS; i++)
-        if (opt_rows[i].apply == apply_safeguard || opt_rows[i].apply == apply_profile_double)
+        if (opt_rows[i].apply == apply_safeguard || opt_rows[i].apply == apply_profile_double ||
+            opt_rows[i].apply == apply_profile_int)
             opt_rows[i].apply(cfg, &opt_rows[i], &unset, NULL, OPT_BUILTIN, NULL);
 }
 

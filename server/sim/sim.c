@@ -11,6 +11,7 @@
 #include "plugin/plugin.h"
 #include "sim/sim.h"
 #include "sim/sim_batch.h"
+#include "sim/sim_family.h"
 #include "sim/sim_model.h"
 #include "sim/sim_out.h"
 #include "sim/sim_report.h"
@@ -28,14 +29,21 @@ static void usage(FILE *f)
     fprintf(f, "usage: governor simulate SCENARIO.json [SCENARIO.json ...] [--policies DIR]\n"
                "         [--set KEY=VALUE ...] [--only NAME[,NAME...]] [--out DIR] [--seed N]\n"
                "         [--horizon DURATION] [--trace DIR] [--markdown]\n"
+               "       governor simulate --family NAME[,NAME...] --seeds A..B [--emit DIR]\n"
+               "         [the same flags]\n"
                "  Runs each scenario's simulated job in a closed loop with the decision pipeline\n"
                "  (in process) under each policy, prints the figures table, and writes\n"
                "  OUT/<scenario>.json and OUT/<scenario>.svg (--out, default ./simulate-out;\n"
-               "  never over a scenario of the run). Policies: governor (the options as set), "
-               "flink (the same with\n"
-               "  governor.profile = flink), hpa (the hpa_eval + hpa_exec plugins of --policies,\n"
-               "  with a 5 min scale-down interval, on the flink profile's figures), fixed\n"
-               "  (sized for the peak with hindsight).\n"
+               "  never over a scenario of the run). Policies: governor (the options as set),\n"
+               "  flink (the same with governor.profile = flink), hpa (Kubernetes HPA's rule per\n"
+               "  vertex: ceil(p x busy / target), 10%% tolerance, 5 min downscale\n"
+               "  stabilization), fixed (sized for the peak with hindsight).\n"
+               "  --family LIST    instead of files, each family's scenario for every seed of\n"
+               "                   --seeds (inclusive); one row per seed and policy, then the\n"
+               "                   means; OUT/<family>.json holds every run (no charts)\n"
+               "  --seeds A..B     the seeds of --family (A..B, or one number)\n"
+               "  --emit DIR       write each family scenario as DIR/<family>-<seed>.json, a\n"
+               "                   scenario file that runs alone with the same figures\n"
                "  --policies DIR   plugins, as the server loads them (default ./policies)\n"
                "  --set KEY=VALUE  a job option for every policy, over the scenario's config\n"
                "  --only LIST      run these policies only (comma-separated)\n"
@@ -43,7 +51,10 @@ static void usage(FILE *f)
                "  --horizon D      simulate at most D (\"2 h\", or seconds) of each scenario\n"
                "  --trace DIR      write DIR/<scenario>.<policy>.jsonl: each sample with \"job\"\n"
                "                   and its decision (replayable with governor replay)\n"
-               "  --markdown       print the table as markdown\n");
+               "  --markdown       print the table as markdown\n"
+               "  Families:\n");
+    for (int i = 0; i < sim_family_count(); i++)
+        fprintf(f, "    %-12s %s\n", sim_family_name(i), sim_family_about(i));
 }
 
 struct args {
@@ -51,11 +62,44 @@ struct args {
     int n_scenarios;
     const char **sets;
     int n_sets;
-    const char *policies, *out, *trace, *only;
-    bool policies_given, markdown, seed_given;
-    uint64_t seed;
+    const char *policies, *out, *trace, *only, *family, *emit;
+    bool policies_given, markdown, seed_given, seeds_given;
+    uint64_t seed, seed_lo, seed_hi;
     int64_t horizon;
 };
+
+/* A seed: a non-negative decimal integer. */
+static int parse_seed(const char *t, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(t, &end, 10);
+    if (errno || end == t || *end || t[0] == '-' || t[0] == '+' || t[0] == ' ')
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* --family: every name must be a family. */
+static int check_families(const char *list, char **errp)
+{
+    for (const char *p = list; *p;) {
+        const char *c = strchr(p, ',');
+        size_t len = c ? (size_t)(c - p) : strlen(p);
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), p);
+        if (sim_family_find(name) < 0) {
+            *errp = xasprintf("--family: \"%.*s\" is not a family (governor simulate --help "
+                              "lists them)",
+                              (int)len, p);
+            return -1;
+        }
+        if (!c)
+            break;
+        p = c + 1;
+    }
+    return 0;
+}
 
 static bool wanted(const struct args *a, const char *name)
 {
@@ -144,6 +188,25 @@ static int parse_args(int argc, char **argv, struct args *a, char **errp)
                 return -1;
             }
             a->horizon = ms / 1000;
+        } else if (strcmp(s, "--family") == 0 && has) {
+            a->family = argv[++i];
+            if (check_families(a->family, errp) < 0)
+                return -1;
+        } else if (strcmp(s, "--seeds") == 0 && has) {
+            const char *t = argv[++i], *dots = strstr(t, "..");
+            char lo[32];
+            snprintf(lo, sizeof lo, "%.*s", dots ? (int)(dots - t) : (int)strlen(t), t);
+            if ((dots && (dots - t) >= (long)sizeof lo) || parse_seed(lo, &a->seed_lo) < 0 ||
+                parse_seed(dots ? dots + 2 : t, &a->seed_hi) < 0 || a->seed_hi < a->seed_lo ||
+                a->seed_hi - a->seed_lo >= 100000) {
+                *errp = xasprintf("--seeds wants A..B (0 <= A <= B, at most 100000 seeds) or "
+                                  "one seed, got \"%s\"",
+                                  t);
+                return -1;
+            }
+            a->seeds_given = true;
+        } else if (strcmp(s, "--emit") == 0 && has) {
+            a->emit = argv[++i];
         } else if (strcmp(s, "--markdown") == 0) {
             a->markdown = true;
         } else if (s[0] != '-' || strcmp(s, "-") == 0) {
@@ -153,7 +216,23 @@ static int parse_args(int argc, char **argv, struct args *a, char **errp)
             return -1;
         }
     }
-    if (a->n_scenarios == 0) {
+    if (a->family && a->n_scenarios > 0) {
+        *errp = xstrdup("give scenario files or --family, not both");
+        return -1;
+    }
+    if (a->family && !a->seeds_given) {
+        *errp = xstrdup("--family needs --seeds A..B");
+        return -1;
+    }
+    if (!a->family && (a->seeds_given || a->emit)) {
+        *errp = xasprintf("%s is for --family", a->emit ? "--emit" : "--seeds");
+        return -1;
+    }
+    if (a->family && a->seed_given) {
+        *errp = xstrdup("--seed is for scenario files; a family's seeds are --seeds");
+        return -1;
+    }
+    if (a->n_scenarios == 0 && !a->family) {
         *errp = xstrdup("no scenario given");
         return -1;
     }
@@ -215,23 +294,11 @@ static struct opt_job *policy_layers(const struct opt_job *base, const char *pol
 {
     struct opt_job *j = opt_job_clone(base);
     static const char *const flink[][2] = {{"governor.profile", "flink"}};
-    static const char *const hpa[][2] = {
-        /* HPA's rule on the reference's figures: governor's own improvements are what the
-         * baseline is there to be compared with, so they must not move it. */
-        {"governor.profile", "flink"},
-        {"job.autoscaler.metrics.custom-evaluators", "hpa_eval"},
-        {"job.autoscaler.scaling.custom-executors", "hpa_exec"},
-        /* Kubernetes HPA's default downscale stabilization window. */
-        {"job.autoscaler.scale-down.interval", "5 min"},
-    };
     const char *const(*kv)[2] = NULL;
     size_t n = 0;
     if (strcmp(policy, "flink") == 0) {
         kv = flink;
         n = sizeof flink / sizeof flink[0];
-    } else if (strcmp(policy, "hpa") == 0) {
-        kv = hpa;
-        n = sizeof hpa / sizeof hpa[0];
     }
     for (size_t i = 0; i < n; i++) {
         char *e = NULL;
@@ -288,37 +355,34 @@ static FILE *open_out(const char *dir, const char *name, const char *ext, char *
     return sim_out_open(dir, name, ext, out_inputs, n_out_inputs, errp);
 }
 
-/* Runs one scenario under every wanted policy; prints its rows and writes its files. */
-static int run_scenario(const struct sim_scenario *sc, const struct args *a, struct plugin_set *set,
-                        char **errp)
+/* Runs one scenario under every wanted policy into runs[0..*n) (each new, the caller frees
+ * them). -1 with *errp when a run fails; the runs made so far are in runs[]. */
+static int run_policies(const struct sim_scenario *sc, const struct args *a, struct plugin_set *set,
+                        struct sim_result **runs, int *n, char **errp)
 {
     int rc = -1;
-    struct sim_result *runs[N_POLICIES] = {0};
     struct opt_job *layers[N_POLICIES] = {0};
-    int n = 0;
+    *n = 0;
     int *fixed = xcalloc((size_t)sc->n, sizeof *fixed);
-    FILE *f = NULL;
     struct opt_job *base = base_layers(sc, a, errp);
     if (!base)
         goto out;
-    bool hpa_ok =
-        set && plugin_set_find(set, "hpa_eval") >= 0 && plugin_set_find(set, "hpa_exec") >= 0;
-    sim_model_fixed_size(sc, util_target(base), fixed);
+    double util = util_target(base);
+    sim_model_fixed_size(sc, util, fixed);
     for (int k = 0; k < N_POLICIES; k++) {
         const char *name = policy_names[k];
         if (!wanted(a, name))
             continue;
-        if (strcmp(name, "hpa") == 0 && !hpa_ok) {
-            fprintf(stderr,
-                    "governor simulate: %s: hpa skipped: %s has no hpa_eval and hpa_exec "
-                    "plugins\n",
-                    sc->name, a->policies);
-            continue;
-        }
         struct sim_policy pol = {.name = name, .set = set};
         if (strcmp(name, "fixed") == 0) {
             pol.fixed = true;
             pol.fixed_p = fixed;
+        } else if (strcmp(name, "hpa") == 0) {
+            /* Kubernetes HPA's defaults: 10% tolerance, a 5 min downscale stabilization
+             * window, a 5 min CPU initialization period; the job's utilization target. */
+            pol.hpa = true;
+            pol.hpa_rule = (struct sim_hpa){
+                .target = util, .tolerance = 0.1, .stabilization = 300, .init_period = 300};
         } else {
             if (!(layers[k] = policy_layers(base, name, errp)))
                 goto out;
@@ -332,7 +396,7 @@ static int run_scenario(const struct sim_scenario *sc, const struct args *a, str
             if (!trace)
                 goto out;
         }
-        int r = sim_run(sc, &pol, a->horizon, trace, &runs[n], errp);
+        int r = sim_run(sc, &pol, a->horizon, trace, &runs[*n], errp);
         if (trace)
             fclose(trace);
         if (r < 0) {
@@ -341,8 +405,26 @@ static int run_scenario(const struct sim_scenario *sc, const struct args *a, str
             free(e);
             goto out;
         }
-        n++;
+        (*n)++;
     }
+    rc = 0;
+out:
+    for (int k = 0; k < N_POLICIES; k++)
+        opt_job_free(layers[k]);
+    opt_job_free(base);
+    free(fixed);
+    return rc;
+}
+
+/* Runs one scenario under every wanted policy; prints its rows and writes its files. */
+static int run_scenario(const struct sim_scenario *sc, const struct args *a, struct plugin_set *set,
+                        char **errp)
+{
+    int rc = -1, n = 0;
+    struct sim_result *runs[N_POLICIES] = {0};
+    FILE *f = NULL;
+    if (run_policies(sc, a, set, runs, &n, errp) < 0)
+        goto out;
     sim_report_table_rows(stdout, a->markdown, sc, runs, n);
     fflush(stdout);
     if (!(f = open_out(a->out, sc->name, ".json", errp)))
@@ -359,13 +441,199 @@ static int run_scenario(const struct sim_scenario *sc, const struct args *a, str
     f = NULL;
     rc = 0;
 out:
-    for (int k = 0; k < N_POLICIES; k++) {
+    for (int k = 0; k < N_POLICIES; k++)
         sim_result_free(runs[k]);
-        opt_job_free(layers[k]);
-    }
-    opt_job_free(base);
-    free(fixed);
     return rc;
+}
+
+/* The means over a family's seeds, per policy (index of policy_names). */
+struct means {
+    int n[N_POLICIES];
+    double max_lag[N_POLICIES], p95[N_POLICIES], slo[N_POLICIES], hours[N_POLICIES],
+        rescales[N_POLICIES];
+};
+
+static int policy_index(const char *name)
+{
+    for (int k = 0; k < N_POLICIES; k++)
+        if (strcmp(policy_names[k], name) == 0)
+            return k;
+    return 0;
+}
+
+/* Runs family fi for every seed of --seeds: one row per seed and policy, then the means;
+ * OUT/<family>.json holds every run's report and the means. */
+static int run_family(int fi, const struct args *a, struct plugin_set *set, char **errp)
+{
+    int rc = -1;
+    const char *fam = sim_family_name(fi);
+    struct means mn;
+    memset(&mn, 0, sizeof mn);
+    json_t *all = json_array();
+    FILE *f = NULL;
+    for (uint64_t seed = a->seed_lo;; seed++) {
+        json_t *doc = sim_family_scenario(fi, seed);
+        struct sim_scenario *sc = NULL;
+        if (sim_scenario_parse(doc, NULL, &sc, errp) < 0) {
+            json_decref(doc);
+            goto out;
+        }
+        if (a->emit) {
+            char *path = xasprintf("%s/%s.json", a->emit, sc->name);
+            int bad = json_dump_file(doc, path, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
+            if (bad)
+                *errp = xasprintf("cannot write %s", path);
+            free(path);
+            if (bad) {
+                json_decref(doc);
+                sim_scenario_free(sc);
+                goto out;
+            }
+        }
+        json_decref(doc);
+        struct sim_result *runs[N_POLICIES] = {0};
+        int n = 0;
+        int r = run_policies(sc, a, set, runs, &n, errp);
+        if (r == 0) {
+            sim_report_table_rows(stdout, a->markdown, sc, runs, n);
+            fflush(stdout);
+            json_array_append_new(all, sim_report_json(sc, runs, n));
+            for (int i = 0; i < n; i++) {
+                struct sim_figures fg;
+                sim_report_figures(sc, runs[i], &fg);
+                int k = policy_index(runs[i]->policy);
+                mn.n[k]++;
+                mn.max_lag[k] += fg.max_lag;
+                mn.p95[k] += fg.p95_lag;
+                mn.slo[k] += fg.minutes_over_slo;
+                mn.hours[k] += fg.subtask_hours;
+                mn.rescales[k] += fg.rescales;
+            }
+        }
+        for (int i = 0; i < N_POLICIES; i++)
+            sim_result_free(runs[i]);
+        sim_scenario_free(sc);
+        if (r < 0)
+            goto out;
+        if (seed == a->seed_hi)
+            break;
+    }
+    json_t *summary = json_object();
+    for (int k = 0; k < N_POLICIES; k++) {
+        if (!mn.n[k])
+            continue;
+        double c = mn.n[k];
+        json_object_set_new(summary, policy_names[k],
+                            json_pack("{s:i, s:f, s:f, s:f, s:f, s:f}", "seeds", mn.n[k],
+                                      "max_lag_s", mn.max_lag[k] / c, "p95_lag_s", mn.p95[k] / c,
+                                      "minutes_over_slo", mn.slo[k] / c, "subtask_hours",
+                                      mn.hours[k] / c, "rescales", mn.rescales[k] / c));
+        if (a->markdown)
+            printf("| %s (mean of %d) | %s | %.0f | %.0f | %.1f | %.1f | %.2f | - |\n", fam,
+                   mn.n[k], policy_names[k], mn.max_lag[k] / c, mn.p95[k] / c, mn.slo[k] / c,
+                   mn.hours[k] / c, mn.rescales[k] / c);
+        else
+            printf("%-18s %-9s %10.0f %10.0f %9.1f %11.1f %8.2f %10s\n", fam, policy_names[k],
+                   mn.max_lag[k] / c, mn.p95[k] / c, mn.slo[k] / c, mn.hours[k] / c,
+                   mn.rescales[k] / c, "mean");
+    }
+    fflush(stdout);
+    json_t *out_doc = json_pack("{s:s, s:s, s:[I, I], s:o, s:o}", "family", fam, "about",
+                                sim_family_about(fi), "seeds", (json_int_t)a->seed_lo,
+                                (json_int_t)a->seed_hi, "summary", summary, "runs", all);
+    all = NULL;
+    if (!(f = open_out(a->out, fam, ".json", errp))) {
+        json_decref(out_doc);
+        goto out;
+    }
+    json_dumpf(out_doc, f, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
+    fputc('\n', f);
+    fclose(f);
+    json_decref(out_doc);
+    rc = 0;
+out:
+    json_decref(all);
+    return rc;
+}
+
+/* Loads the policies directory as sim_main does (NULL: none); -1 when --policies named one
+ * that does not load. */
+static int load_policies(const struct args *a, struct plugin_set **set)
+{
+    struct plugin_limits lim;
+    char *err = NULL;
+    plugin_limits_offline(&lim, NULL);
+    if (plugin_set_load(a->policies, &lim, set, &err) < 0) {
+        *set = NULL;
+        if (a->policies_given) {
+            fprintf(stderr, "governor simulate: --policies: %s\n", err);
+            free(err);
+            return -1;
+        }
+        fprintf(stderr, "governor simulate: no plugins (%s): native hooks only\n", err);
+        free(err);
+    }
+    return 0;
+}
+
+/* --family: every family of the list over every seed. */
+static int family_main(const struct args *a)
+{
+    int code = 0;
+    char *err = NULL;
+    struct plugin_set *set = NULL;
+    /* The options of --set are checked before anything runs. */
+    {
+        struct opt_job *j = opt_job_new();
+        for (int i = 0; i < a->n_sets && !err; i++) {
+            const char *kv = a->sets[i], *eq = strchr(kv, '=');
+            char *k = xasprintf("%.*s", (int)(eq - kv), kv), *e = NULL;
+            if (opt_job_set(j, OPT_JOB, k, eq + 1, &e) < 0) {
+                err = xasprintf("--set: %s", e);
+                free(e);
+            }
+            free(k);
+        }
+        struct core_config cfg;
+        char *e = NULL;
+        if (!err && opt_job_resolve(j, &cfg, &e) < 0) {
+            err = xasprintf("--set: %s", e);
+            free(e);
+        }
+        opt_job_free(j);
+        if (err) {
+            fprintf(stderr, "governor simulate: %s\n", err);
+            free(err);
+            return 2;
+        }
+    }
+    if (load_policies(a, &set) < 0)
+        return 2;
+    const char *dirs[] = {a->out, a->trace, a->emit};
+    for (int i = 0; i < 3; i++)
+        if (dirs[i] && mkdir_p(dirs[i]) < 0) {
+            fprintf(stderr, "governor simulate: cannot create %s: %s\n", dirs[i], strerror(errno));
+            plugin_set_unref(set);
+            return 2;
+        }
+    sim_report_table_header(stdout, a->markdown);
+    for (const char *p = a->family; *p;) {
+        const char *c = strchr(p, ',');
+        size_t len = c ? (size_t)(c - p) : strlen(p);
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), p);
+        if (run_family(sim_family_find(name), a, set, &err) < 0) {
+            fprintf(stderr, "governor simulate: %s: %s\n", name, err);
+            free(err);
+            err = NULL;
+            code = 1;
+        }
+        if (!c)
+            break;
+        p = c + 1;
+    }
+    plugin_set_unref(set);
+    return code;
 }
 
 int sim_main(int argc, char **argv)
@@ -402,6 +670,10 @@ int sim_main(int argc, char **argv)
         code = sim_batch_main(a.scenarios[0], a.out, a.trace, a.seed_given ? &a.seed : NULL);
         goto out;
     }
+    if (a.family) {
+        code = family_main(&a);
+        goto out;
+    }
     /* Every scenario is checked before anything runs. */
     scs = xcalloc((size_t)a.n_scenarios, sizeof *scs);
     for (; n_sc < a.n_scenarios; n_sc++) {
@@ -431,18 +703,9 @@ int sim_main(int argc, char **argv)
             goto out;
         }
     }
-    struct plugin_limits lim;
-    plugin_limits_offline(&lim, NULL);
-    if (plugin_set_load(a.policies, &lim, &set, &err) < 0) {
-        if (a.policies_given) {
-            fprintf(stderr, "governor simulate: --policies: %s\n", err);
-            code = 2;
-            goto out;
-        }
-        fprintf(stderr, "governor simulate: no plugins (%s): native hooks only\n", err);
-        free(err);
-        err = NULL;
-        set = NULL;
+    if (load_policies(&a, &set) < 0) {
+        code = 2;
+        goto out;
     }
     const char *dirs[] = {a.out, a.trace};
     for (int i = 0; i < 2; i++)

@@ -81,10 +81,23 @@ static void shares(const struct sim_vertex *x, int p, double h, double *smin, do
     *smin = (1.0 - h) * lo;
 }
 
-/* One subtask's rate when busy all the time, at parallelism p. */
+/* One subtask's rate when busy all the time, at parallelism p: sub-linear by the scaling
+ * exponent and by Amdahl's serial share. */
 static double subtask_rate(const struct sim_vertex *x, int p)
 {
-    return x->capacity * pow((double)p, x->scaling - 1.0);
+    double r = x->capacity * pow((double)p, x->scaling - 1.0);
+    if (x->serial > 0)
+        r /= 1.0 + x->serial * (double)(p - 1);
+    return r;
+}
+
+/* The share of second t a vertex's subtasks spend in pauses (0 outside them). */
+static double paused(const struct sim_vertex *x, int64_t t)
+{
+    const struct sim_pauses *g = &x->pauses;
+    if (!(g->share > 0) || t < g->at)
+        return 0.0;
+    return (t - g->at) % g->every < g->duration ? g->share : 0.0;
 }
 
 double sim_model_vertex_capacity(const struct sim_scenario *sc, int v, int p, double hot)
@@ -96,8 +109,15 @@ double sim_model_vertex_capacity(const struct sim_scenario *sc, int v, int p, do
     return c < x->rate_cap ? c : x->rate_cap;
 }
 
-/* The hot-key share of v's input for the flows ld (records/s into each vertex). */
-static double hot_share(const struct sim_scenario *sc, int v, const double *ld)
+/* The hot key's share of input i of x at second t (0 before it appears). */
+static double edge_hot(const struct sim_input *in, int64_t t)
+{
+    return t >= in->hot_key_at ? in->hot_key : 0.0;
+}
+
+/* The hot-key share of v's input at second t for the flows ld (records/s into each
+ * vertex). */
+static double hot_share(const struct sim_scenario *sc, int v, const double *ld, int64_t t)
 {
     const struct sim_vertex *x = &sc->v[v];
     double all = 0, hot = 0;
@@ -105,13 +125,13 @@ static double hot_share(const struct sim_scenario *sc, int v, const double *ld)
         int f = x->inputs[i].from;
         double flow = ld[f] * sc->v[f].selectivity;
         all += flow;
-        hot += flow * x->inputs[i].hot_key;
+        hot += flow * edge_hot(&x->inputs[i], t);
     }
     if (all > 0)
         return hot / all;
     /* Nothing flows: the edges' mean, so that capacities stay defined. */
     for (int i = 0; i < x->n_inputs; i++)
-        hot += x->inputs[i].hot_key;
+        hot += edge_hot(&x->inputs[i], t);
     return x->n_inputs ? hot / x->n_inputs : 0.0;
 }
 
@@ -167,7 +187,7 @@ struct sim_model *sim_model_new(const struct sim_scenario *sc, const int *p)
     for (int i = 0; i < n; i++) {
         struct vrun *r = &m->v[i];
         r->p = p ? p[i] : sc->v[i].parallelism;
-        r->hot = hot_share(sc, i, m->ld);
+        r->hot = hot_share(sc, i, m->ld, 0);
         if (is_source(&sc->v[i])) {
             r->cap_arr = sc->horizon + 2;
             r->arr = xcalloc((size_t)r->cap_arr, sizeof *r->arr);
@@ -271,7 +291,8 @@ static void run_second(struct sim_model *m)
         m->desired[s] = 0;
         if (!is_source(&sc->v[s]) || sim_scenario_outage(sc, s, m->t))
             continue;
-        double x = sim_model_vertex_capacity(sc, s, m->v[s].p, 0.0);
+        double x =
+            sim_model_vertex_capacity(sc, s, m->v[s].p, 0.0) * (1.0 - paused(&sc->v[s], m->t));
         m->desired[s] = m->v[s].backlog < x ? m->v[s].backlog : x;
     }
     for (int v = 0; v < n; v++) {
@@ -281,7 +302,7 @@ static void run_second(struct sim_model *m)
     }
     for (int v = 0; v < n; v++)
         if (!is_source(&sc->v[v]))
-            m->v[v].hot = hot_share(sc, v, m->ld);
+            m->v[v].hot = hot_share(sc, v, m->ld, m->t);
     /* Back-pressure: a source reads no faster than its slowest downstream vertex takes. */
     for (int s = 0; s < n; s++) {
         m->theta[s] = 1.0;
@@ -291,7 +312,9 @@ static void run_second(struct sim_model *m)
         for (int v = 0; v < n; v++) {
             if (v == s || m->gain[s * n + v] <= 0 || m->ld[v] <= 0)
                 continue;
-            double ratio = sim_model_vertex_capacity(sc, v, m->v[v].p, m->v[v].hot) / m->ld[v];
+            double c = sim_model_vertex_capacity(sc, v, m->v[v].p, m->v[v].hot) *
+                       (1.0 - paused(&sc->v[v], m->t));
+            double ratio = c / m->ld[v];
             if (ratio < m->theta[s]) {
                 m->theta[s] = ratio;
                 m->wlim[s] = v;
@@ -327,8 +350,10 @@ static void run_second(struct sim_model *m)
         double mu = subtask_rate(x, p), smin, smax;
         shares(x, p, is_source(x) ? 0.0 : r->hot, &smin, &smax);
         double ext = isfinite(x->rate_cap) ? lam / x->rate_cap : 0.0;
-        double bmin = fmax(lam * smin / mu, ext), bavg = fmax(lam / (p * mu), ext),
-               bmax = fmax(lam * smax / mu, ext);
+        /* Pauses count as busy time on top of the work. */
+        double g = paused(x, m->t);
+        double bmin = g + fmax(lam * smin / mu, ext), bavg = g + fmax(lam / (p * mu), ext),
+               bmax = g + fmax(lam * smax / mu, ext);
         bmin = fmin(bmin, 1.0);
         bavg = fmin(bavg, 1.0);
         bmax = fmin(bmax, 1.0);
@@ -561,7 +586,8 @@ void sim_model_fixed_size(const struct sim_scenario *sc, double util, int *p)
             p[v] = x->fixed;
             continue;
         }
-        double hot = x->n_inputs ? hot_share(sc, v, mean) : 0.0;
+        /* The hot key as it is once it has appeared: the peak's requirement. */
+        double hot = x->n_inputs ? hot_share(sc, v, mean, INT64_MAX) : 0.0;
         int best = 0;
         double top = 0;
         for (int q = 1; q <= x->max_parallelism; q++) {

@@ -7,10 +7,12 @@
  * throttles the sources that feed it (back-pressure), so a source's read rate is the rate
  * its slowest downstream vertex sustains, and the vertices between it and that bottleneck
  * spend the rest of their time back-pressured. A vertex of p subtasks processes at most
- * capacity x p^scaling records/s spread evenly, but the subtask with the largest share of
- * its input saturates first: on a HASH input the hottest key's share sits on one subtask
- * and the rest is spread by key groups (max_parallelism of them), on a source by
- * partitions; an external rate cap limits a vertex whatever its parallelism. While the job
+ * capacity x p^scaling / (1 + serial (p - 1)) records/s spread evenly, but the subtask with
+ * the largest share of its input saturates first: on a HASH input the hottest key's share
+ * (from the second it appears) sits on one subtask and the rest is spread by key groups
+ * (max_parallelism of them), on a source by partitions; an external rate cap limits a vertex
+ * whatever its parallelism; during a pause its subtasks lose `share` of their time, which
+ * counts as busy. While the job
  * restarts (a rescale, or a scripted failure) nothing is processed and the lag grows.
  *
  * What the job reports (sim_model_sample, the decide request): busy time

@@ -111,6 +111,7 @@ json_t *sim_report_json(const struct sim_scenario *sc, struct sim_result *const 
         json_object_set_new(p, "minutes_over_slo", num(r3(f.minutes_over_slo)));
         json_object_set_new(p, "subtask_hours", num(r3(f.subtask_hours)));
         json_object_set_new(p, "rescales", json_integer(f.rescales));
+        json_object_set_new(p, "executed", json_integer(r->executed));
         json_object_set_new(p, "decisions", json_integer(r->decisions));
         json_t *rec = json_array();
         for (int k = 0; k < f.n_marks; k++)
@@ -152,7 +153,7 @@ void sim_report_table_header(FILE *out, bool markdown)
                      "|---|---|---:|---:|---:|---:|---:|---:|\n");
         return;
     }
-    fprintf(out, "%-14s %-9s %10s %10s %9s %11s %8s %10s\n", "scenario", "policy", "max lag s",
+    fprintf(out, "%-18s %-9s %10s %10s %9s %11s %8s %10s\n", "scenario", "policy", "max lag s",
             "p95 lag s", "min>SLO", "subtask-h", "rescales", "recovery s");
 }
 
@@ -179,7 +180,7 @@ void sim_report_table_rows(FILE *out, bool markdown, const struct sim_scenario *
                     runs[i]->policy, f.max_lag, f.p95_lag, f.minutes_over_slo, f.subtask_hours,
                     f.rescales, rec);
         else
-            fprintf(out, "%-14s %-9s %10.0f %10.0f %9.1f %11.1f %8d %10s\n", sc->name,
+            fprintf(out, "%-18s %-9s %10.0f %10.0f %9.1f %11.1f %8d %10s\n", sc->name,
                     runs[i]->policy, f.max_lag, f.p95_lag, f.minutes_over_slo, f.subtask_hours,
                     f.rescales, rec);
     }

@@ -24,11 +24,29 @@
 
 struct plugin_set;
 
+/* The HPA-style rule (Kubernetes' horizontal pod autoscaler, per vertex): every interval,
+ * desired = ceil(p x u / target) where u is the vertex's average busy time over its subtasks
+ * in the last minute of samples (noise included), nothing while |u / target - 1| <=
+ * tolerance; a scale-up at most to max(2 p, p + 4) (HPA's default scale-up policy), a
+ * scale-down only to the highest desired of the last `stabilization` seconds (HPA's
+ * downscale stabilization window); within [1, max_parallelism]. Any change restarts the job
+ * (a Flink rescale). Nothing is decided while the job restarts; samples of the first
+ * `init_period` seconds after it runs again are not used (HPA's CPU initialization period),
+ * so the first decision after a restart comes a minute of samples later. */
+struct sim_hpa {
+    double target;         /* utilization target (the job's utilization.target) */
+    double tolerance;      /* 0.1 */
+    int64_t stabilization; /* seconds, 300 */
+    int64_t init_period;   /* seconds, 300 */
+};
+
 /* How a run decides. */
 struct sim_policy {
     const char *name;
-    bool fixed;                   /* no decisions: the parallelism in fixed_p throughout */
-    const int *fixed_p;           /* fixed: one size per vertex (borrowed) */
+    bool fixed;         /* no decisions: the parallelism in fixed_p throughout */
+    const int *fixed_p; /* fixed: one size per vertex (borrowed) */
+    bool hpa;           /* the HPA-style rule with hpa_rule, no pipeline */
+    struct sim_hpa hpa_rule;
     const struct opt_job *layers; /* the pipeline's options, server layer (borrowed) */
     struct plugin_set *set;       /* the pipeline's plugins (borrowed; may be NULL) */
 };
@@ -43,13 +61,16 @@ struct sim_result {
     double *capacity;
     int *par;        /* par[v * n + k]: vertex v's deployed parallelism */
     int rescales;    /* decisions applied (each one a restart) */
+    int executed;    /* decisions with execute: true (the client may not apply one) */
     int decisions;   /* samples decided on */
     json_t *reasons; /* {"WITHIN_TARGET": 412, ...}: the job's reason, counted */
 };
 
 /*
  * Runs sc under pol for min(horizon, sc->horizon) seconds (horizon <= 0: the scenario's).
- * trace (may be NULL) gets one JSON line per sample: the request with "job" and the
+ * A pipeline policy sends no sample during the scenario's client gaps, and its client
+ * applies what the scenario's client.applies says. trace (may be NULL) gets one JSON line
+ * per sample: the request with "job" and the
  * decision under "decision" (so the file replays through `governor replay`). On success
  * *out is new. A sample the pipeline refuses (a bad option in the scenario's config, or a
  * defect) ends the run: -1 with *errp (new) naming the time and the field.

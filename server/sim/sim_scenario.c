@@ -16,6 +16,8 @@
 /* Random streams of the arrival noise: one per (vertex, term). */
 #define STREAM_ARRIVAL 0x100000u
 
+#define TERM_TYPES "constant, step, ramp, daily, spike, noise, outage, periodic, peaks"
+
 #define NAME_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-"
 
 static bool name_ok(const char *s)
@@ -121,7 +123,7 @@ static int parse_term(json_t *t, const char *path, struct sim_term *out, char **
     memset(out, 0, sizeof *out);
     out->backlog = true;
     if (!type)
-        return fail(errp, p, "required: one of constant, step, ramp, daily, spike, noise, outage");
+        return fail(errp, p, "required: one of " TERM_TYPES);
     const double big = 1e12;
     if (strcmp(type, "constant") == 0) {
         out->kind = SIM_T_CONSTANT;
@@ -194,8 +196,52 @@ static int parse_term(json_t *t, const char *path, struct sim_term *out, char **
         }
         return 0;
     }
-    return fail(errp, p, "\"%s\" is not one of constant, step, ramp, daily, spike, noise, outage",
-                type);
+    if (strcmp(type, "periodic") == 0) {
+        out->kind = SIM_T_PERIODIC;
+        int64_t d = 0;
+        if (get_dur(t, path, "at", false, 0, &out->at, errp) < 0 ||
+            get_dur(t, path, "duration", true, 1, &d, errp) < 0 ||
+            get_dur(t, path, "every", false, 0, &out->every, errp) < 0 ||
+            get_dur(t, path, "ramp", false, 0, &out->ramp, errp) < 0 ||
+            get_num(t, path, "factor", true, 0, 1e6, false, &out->factor, errp) < 0)
+            return -1;
+        out->until = out->at + d;
+        if (out->every > 0 && out->every < d) {
+            snprintf(p, sizeof p, "%s.every", path);
+            return fail(errp, p, "must be at least \"duration\" (or 0: once)");
+        }
+        if (2 * out->ramp > d) {
+            snprintf(p, sizeof p, "%s.ramp", path);
+            return fail(errp, p, "must be at most half of \"duration\"");
+        }
+        return 0;
+    }
+    if (strcmp(type, "peaks") == 0) {
+        out->kind = SIM_T_PEAKS;
+        out->period = 86400;
+        if (get_num(t, path, "base", true, 0, big, false, &out->base, errp) < 0 ||
+            get_dur(t, path, "period", false, 60, &out->period, errp) < 0)
+            return -1;
+        json_t *ps = json_object_get(t, "peaks");
+        snprintf(p, sizeof p, "%s.peaks", path);
+        if (!json_is_array(ps) || json_array_size(ps) < 1 || json_array_size(ps) > SIM_MAX_PEAKS)
+            return fail(errp, p, "required: an array of 1 to %d peaks", SIM_MAX_PEAKS);
+        out->n_peaks = (int)json_array_size(ps);
+        for (int k = 0; k < out->n_peaks; k++) {
+            char pp[200];
+            snprintf(pp, sizeof pp, "%s.peaks[%d]", path, k);
+            json_t *pk = json_array_get(ps, (size_t)k);
+            if (!json_is_object(pk))
+                return fail(errp, pp, "must be an object");
+            struct sim_peak *q = &out->peaks[k];
+            if (get_dur(pk, pp, "at", true, 0, &q->at, errp) < 0 ||
+                get_dur(pk, pp, "width", true, 1, &q->width, errp) < 0 ||
+                get_num(pk, pp, "rate", true, 0, big, false, &q->rate, errp) < 0)
+                return -1;
+        }
+        return 0;
+    }
+    return fail(errp, p, "\"%s\" is not one of " TERM_TYPES, type);
 }
 
 static int parse_vertex(struct sim_scenario *sc, int i, json_t *jv, char **errp)
@@ -224,8 +270,30 @@ static int parse_vertex(struct sim_scenario *sc, int i, json_t *jv, char **errp)
         get_num(jv, path, "scaling", false, 0, 1, true, &v->scaling, errp) < 0 ||
         get_num(jv, path, "selectivity", false, 0, 1e6, false, &v->selectivity, errp) < 0 ||
         get_num(jv, path, "rate_cap", false, 0, 1e12, true, &rc, errp) < 0 ||
+        get_num(jv, path, "serial", false, 0, 1, false, &v->serial, errp) < 0 ||
         get_int(jv, path, "fixed", false, 1, 100000, &v->fixed, errp) < 0)
         return -1;
+    if (v->serial >= 1) {
+        snprintf(p, sizeof p, "%s.serial", path);
+        return fail(errp, p, "must be below 1");
+    }
+    json_t *gc = json_object_get(jv, "pauses");
+    if (gc && !json_is_null(gc)) {
+        snprintf(p, sizeof p, "%s.pauses", path);
+        if (!json_is_object(gc))
+            return fail(errp, p, "must be an object");
+        struct sim_pauses *q = &v->pauses;
+        if (get_dur(gc, p, "at", false, 0, &q->at, errp) < 0 ||
+            get_dur(gc, p, "every", true, 1, &q->every, errp) < 0 ||
+            get_dur(gc, p, "duration", true, 1, &q->duration, errp) < 0 ||
+            get_num(gc, p, "share", true, 0, 1, false, &q->share, errp) < 0)
+            return -1;
+        if (q->share >= 1 || q->duration > q->every) {
+            char pp[160];
+            snprintf(pp, sizeof pp, "%s.%s", p, q->share >= 1 ? "share" : "duration");
+            return fail(errp, pp, q->share >= 1 ? "must be below 1" : "must be at most \"every\"");
+        }
+    }
     v->rate_cap = rc;
     if (v->parallelism > v->max_parallelism) {
         snprintf(p, sizeof p, "%s.parallelism", path);
@@ -263,7 +331,8 @@ static int parse_vertex(struct sim_scenario *sc, int i, json_t *jv, char **errp)
         v->inputs[k].from = f;
         const char *ship = json_string_value(json_object_get(in, "ship"));
         v->inputs[k].ship = ship ? core_ship_parse(ship) : CORE_SHIP_REBALANCE;
-        if (get_num(in, ip, "hot_key", false, 0, 1, false, &v->inputs[k].hot_key, errp) < 0)
+        if (get_num(in, ip, "hot_key", false, 0, 1, false, &v->inputs[k].hot_key, errp) < 0 ||
+            get_dur(in, ip, "hot_key_at", false, 0, &v->inputs[k].hot_key_at, errp) < 0)
             return -1;
         if (v->inputs[k].hot_key >= 1) {
             snprintf(fp, sizeof fp, "%s.hot_key", ip);
@@ -298,6 +367,61 @@ static int parse_vertex(struct sim_scenario *sc, int i, json_t *jv, char **errp)
             return -1;
     }
     return 0;
+}
+
+/* "client": {"gaps": [{"at", "duration"}], "applies": "all" | "scale-ups"}. */
+static int parse_client(struct sim_scenario *sc, json_t *c, char **errp)
+{
+    if (!c || json_is_null(c))
+        return 0;
+    if (!json_is_object(c))
+        return fail(errp, "client", "must be an object");
+    const char *key;
+    json_t *val;
+    json_object_foreach(c, key, val)
+    {
+        if (strcmp(key, "gaps") != 0 && strcmp(key, "applies") != 0) {
+            char p[300];
+            snprintf(p, sizeof p, "client.%s", key);
+            return fail(errp, p, "unknown field (gaps, applies)");
+        }
+    }
+    json_t *ap = json_object_get(c, "applies");
+    if (ap && !json_is_null(ap)) {
+        const char *a = json_string_value(ap);
+        if (a && strcmp(a, "all") == 0)
+            sc->applies = SIM_APPLY_ALL;
+        else if (a && strcmp(a, "scale-ups") == 0)
+            sc->applies = SIM_APPLY_SCALE_UPS;
+        else
+            return fail(errp, "client.applies", "must be \"all\" or \"scale-ups\"");
+    }
+    json_t *gs = json_object_get(c, "gaps");
+    if (!gs || json_is_null(gs))
+        return 0;
+    if (!json_is_array(gs))
+        return fail(errp, "client.gaps", "must be an array");
+    sc->n_gaps = (int)json_array_size(gs);
+    sc->gaps = xcalloc((size_t)(sc->n_gaps ? sc->n_gaps : 1), sizeof *sc->gaps);
+    for (int i = 0; i < sc->n_gaps; i++) {
+        char p[64];
+        snprintf(p, sizeof p, "client.gaps[%d]", i);
+        json_t *g = json_array_get(gs, (size_t)i);
+        if (!json_is_object(g))
+            return fail(errp, p, "must be an object");
+        if (get_dur(g, p, "at", true, 0, &sc->gaps[i].at, errp) < 0 ||
+            get_dur(g, p, "duration", true, 1, &sc->gaps[i].duration, errp) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+bool sim_scenario_gap(const struct sim_scenario *sc, int64_t t)
+{
+    for (int i = 0; i < sc->n_gaps; i++)
+        if (t >= sc->gaps[i].at && t < sc->gaps[i].at + sc->gaps[i].duration)
+            return true;
+    return false;
 }
 
 int sim_scenario_parse(json_t *doc, const char *name_hint, struct sim_scenario **out, char **errp)
@@ -411,6 +535,8 @@ int sim_scenario_parse(json_t *doc, const char *name_hint, struct sim_scenario *
                 goto fail;
         }
     }
+    if (parse_client(sc, json_object_get(doc, "client"), errp) < 0)
+        goto fail;
     *out = sc;
     return 0;
 fail:
@@ -459,10 +585,32 @@ void sim_scenario_free(struct sim_scenario *sc)
     }
     free(sc->v);
     free(sc->failures);
+    free(sc->gaps);
     json_decref(sc->config);
     free(sc->name);
     free(sc->about);
     free(sc);
+}
+
+/* A periodic term's factor at second t: 1 outside its windows, `factor` inside, moving
+ * linearly over `ramp` seconds at either edge. */
+static double periodic_factor(const struct sim_term *m, int64_t t)
+{
+    if (t < m->at)
+        return 1.0;
+    int64_t d = m->until - m->at, k = t - m->at;
+    if (m->every > 0)
+        k %= m->every;
+    else if (k >= d)
+        return 1.0;
+    if (k >= d)
+        return 1.0;
+    double w = 1.0;
+    if (m->ramp > 0) {
+        double in = (double)(k + 1) / (double)m->ramp, out = (double)(d - k) / (double)m->ramp;
+        w = fmin(1.0, fmin(in, out));
+    }
+    return 1.0 + (m->factor - 1.0) * w;
 }
 
 double sim_scenario_arrival(const struct sim_scenario *sc, int v, int64_t t)
@@ -505,6 +653,20 @@ double sim_scenario_arrival(const struct sim_scenario *sc, int v, int64_t t)
             if (!m->backlog && t >= m->at && t < m->until)
                 r = 0;
             break;
+        case SIM_T_PERIODIC:
+            r *= periodic_factor(m, t);
+            break;
+        case SIM_T_PEAKS: {
+            r = m->base;
+            for (int q = 0; q < m->n_peaks; q++) {
+                int64_t d = ((t - m->peaks[q].at) % m->period + m->period) % m->period;
+                if (d > m->period / 2)
+                    d -= m->period;
+                double z = (double)d / (double)m->peaks[q].width;
+                r += m->peaks[q].rate * exp(-0.5 * z * z);
+            }
+            break;
+        }
         }
     }
     return r;

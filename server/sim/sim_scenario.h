@@ -1,11 +1,13 @@
 /*
  * sim_scenario.h - a simulated job as the scenario file describes it (prefix sim_scenario_):
- * the graph (vertices, their capacity per subtask, scaling efficiency, selectivity, key skew
- * on HASH inputs, an external rate cap), the sources' arrival-rate profiles (constant, step,
- * ramp, daily cycle, spike, noise, outage with or without backlog), scripted failures, the
- * sampling interval, the restart downtime, the lag SLO, the measurement noise and the job
- * options every simulated policy starts from. The format is documented in docs/simulate.md
- * ("Scenario format").
+ * the graph (vertices, their capacity per subtask, scaling efficiency and Amdahl's serial
+ * share, selectivity, key skew on HASH inputs from some instant on, an external rate cap,
+ * GC-like pauses), the sources' arrival-rate profiles (constant, step, ramp, daily cycle,
+ * spike, noise, outage with or without backlog, periodic bursts, days with peaks), scripted
+ * failures, the client (gaps in its samples, scale-downs it does not apply), the sampling
+ * interval, the restart downtime, the lag SLO, the measurement noise and the job options every
+ * simulated policy starts from. The format is documented in docs/simulate.md ("Scenario
+ * format").
  *
  * Time in a scenario is simulated seconds from t = 0 (the job's start, at `start` epoch
  * ms). A duration is a JSON number of seconds or a string as the options take it
@@ -33,7 +35,17 @@ enum sim_term_kind {
     SIM_T_SPIKE,    /* rate x factor during [at, at + duration) */
     SIM_T_NOISE,    /* rate x max(0, 1 + sd N(0, 1)), one draw per `every` */
     SIM_T_OUTAGE,   /* the source reads nothing during [at, at + duration) */
+    SIM_T_PERIODIC, /* rate x factor during [at + k every, at + k every + duration), ramped */
+    SIM_T_PEAKS,    /* rate = base + sum of daily bumps (two-peak days) */
 };
+
+/* One bump of a `peaks` term: + rate x exp(-d^2 / (2 width^2)), d the distance (s) from `at`
+ * within the period, taken around the period's end. */
+struct sim_peak {
+    int64_t at, width;
+    double rate;
+};
+#define SIM_MAX_PEAKS 4
 
 /* One term of a source's arrival profile; the terms apply in order to a rate starting at 0. */
 struct sim_term {
@@ -44,14 +56,27 @@ struct sim_term {
     double sd;            /* noise */
     int64_t at, until;    /* step, ramp, spike, outage (until = at + duration) */
     int64_t peak, period; /* daily */
-    int64_t every;        /* noise */
+    int64_t every;        /* noise; periodic: the period (0 = once) */
+    int64_t ramp;         /* periodic: seconds to move linearly to and from the factor */
     bool backlog;         /* outage: records keep arriving and wait (default true) */
+    double base;          /* peaks */
+    struct sim_peak peaks[SIM_MAX_PEAKS];
+    int n_peaks;
 };
 
 struct sim_input {
     int from; /* index of an earlier vertex */
     enum core_ship ship;
-    double hot_key; /* HASH: share of the edge's records on its hottest key, [0, 1) */
+    double hot_key;     /* HASH: share of the edge's records on its hottest key, [0, 1) */
+    int64_t hot_key_at; /* the hot key appears at this second (default 0: from the start) */
+};
+
+/* GC-like pauses of a vertex: every `every` seconds from `at`, for `duration` seconds, its
+ * subtasks spend `share` of their time in pauses that count as busy time, so they process
+ * (1 - share) of their rate; the arrivals do not change. */
+struct sim_pauses {
+    int64_t at, every, duration;
+    double share; /* 0: none */
 };
 
 struct sim_vertex {
@@ -60,9 +85,11 @@ struct sim_vertex {
     int partitions;     /* sources: splits to spread over subtasks; 0 = even spread */
     double capacity;    /* records/s one subtask processes busy all the time, at p = 1 */
     double scaling;     /* efficiency exponent: p subtasks process capacity x p^scaling */
+    double serial;      /* Amdahl's serial share: and / (1 + serial (p - 1)) on top */
     double selectivity; /* records out per record in */
     double rate_cap;    /* external limit on the whole vertex, records/s; +inf = none */
     int fixed;          /* the fixed baseline's size; 0 = sized for the peak with hindsight */
+    struct sim_pauses pauses;
     struct sim_input *inputs;
     int n_inputs; /* 0: a source */
     struct sim_term *terms;
@@ -72,6 +99,17 @@ struct sim_vertex {
 /* A scripted failure: the whole job restarts at `at` and is down for `downtime`. */
 struct sim_failure {
     int64_t at, downtime;
+};
+
+/* A gap in what the client sends: no sample during [at, at + duration) (the job runs on). */
+struct sim_gap {
+    int64_t at, duration;
+};
+
+/* What the client applies of an executed decision. */
+enum sim_applies {
+    SIM_APPLY_ALL,       /* every executed decision (default) */
+    SIM_APPLY_SCALE_UPS, /* a decision that lowers any vertex is not applied */
 };
 
 struct sim_scenario {
@@ -90,6 +128,10 @@ struct sim_scenario {
     int n;
     struct sim_failure *failures;
     int n_failures;
+    /* "client": how the client that sends the samples behaves */
+    struct sim_gap *gaps;
+    int n_gaps;
+    enum sim_applies applies;
 };
 
 /*
@@ -105,6 +147,8 @@ void sim_scenario_free(struct sim_scenario *sc);
 
 /* The arrival rate of source v (records/s) during the second [t, t + 1), outages aside. */
 double sim_scenario_arrival(const struct sim_scenario *sc, int v, int64_t t);
+/* True while the client sends no sample at second t (client.gaps). */
+bool sim_scenario_gap(const struct sim_scenario *sc, int64_t t);
 /* True while an outage keeps source v from reading at second t. */
 bool sim_scenario_outage(const struct sim_scenario *sc, int v, int64_t t);
 

@@ -93,12 +93,12 @@ class Job:
 
 
 # clicks runs under the shipped `freeze` executor, limiting each scale-up to 1.5x and vetoing
-# any scaling from 10:30 to 10:59 UTC, so its decisions depend on the policies: replaying them
+# any scaling from 10:10 to 10:29 UTC, so its decisions depend on the policies: replaying them
 # needs the same policies directory.
 PLUGIN_CONFIG = {"job.autoscaler.scaling.custom-executors": "step",
                  "job.autoscaler.scaling.custom-executor.step.class": "freeze",
                  "job.autoscaler.scaling.custom-executor.step.max-factor": "1.5",
-                 "job.autoscaler.scaling.custom-executor.step.freeze": "* 30-59 10 * * ?"}
+                 "job.autoscaler.scaling.custom-executor.step.freeze": "* 10-29 10 * * ?"}
 
 
 def jobs():

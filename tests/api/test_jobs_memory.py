@@ -33,7 +33,10 @@ from gov import PG, Server, Checks, Probe, lock_store, sample  # noqa: E402
 c = Checks()
 N = 1000 if PG else 3000  # PostgreSQL's commits take longer: fewer names prove the same
 CFG = {"job.autoscaler.metrics.window": "3 min", "job.autoscaler.stabilization.interval": "1 min",
-       "job.autoscaler.scale-down.interval": "10 min"}
+       "job.autoscaler.scale-down.interval": "10 min",
+       # the delayed scale-down is made when its delay ends (not weighed against a restart, nor
+       # its highest proposal one made inside bounds the window's variability widened)
+       "governor.scale-down.restart-cost": "0", "governor.bounds.confidence": "0"}
 
 
 def trace(k, i):

@@ -39,6 +39,10 @@ CFG.update({"governor." + k: "false" for k in (
     "skew.knee", "skew.limit-flow", "rates.from-counters", "source.stall",
     "alignment.busiest-share")})
 CFG["governor.utilization.ceiling"] = "1.0"
+CFG.update({"governor.rates.level-shift": "0", "governor.bounds.confidence": "0",
+            "governor.rates.trend": "0", "governor.scale-down.restart-cost": "0",
+            "governor.scale-down.in-one-step": "false", "governor.scalability.curve": "false",
+            "governor.window.refill-after-gap": "false", "governor.not-applied.max": "1000"})
 
 
 def trace(k, i):

@@ -25,7 +25,9 @@ sys.path.insert(0, os.path.dirname(__file__))
 from gov import Server, Checks, sample  # noqa: E402
 
 CFG = {"job.autoscaler.metrics.window": "3 min", "job.autoscaler.stabilization.interval": "1 min",
-       "job.autoscaler.scale-down.interval": "10 min"}
+       "job.autoscaler.scale-down.interval": "10 min",
+       # the delay is the reference's: the restart's cost (governor profile) would wait longer
+       "governor.scale-down.restart-cost": "0"}
 N = 40
 
 

@@ -18,8 +18,9 @@ import shutil
 import subprocess
 import sys
 
-UP_REASONS = {"HIGH_BACKLOG", "HIGH_UTILIZATION", "KEY_PARALLELISM_LIMIT"}
-DOWN_REASONS = {"LOW_UTILIZATION", "LIMIT_REACHED"}  # LIMIT_REACHED: idle source subtasks
+UP_REASONS = {"HIGH_BACKLOG", "HIGH_UTILIZATION", "KEY_PARALLELISM_LIMIT", "EXTERNAL_LIMIT"}
+# LIMIT_REACHED: idle source subtasks; the two limits: a vertex back to its knee.
+DOWN_REASONS = {"LOW_UTILIZATION", "LIMIT_REACHED", "KEY_PARALLELISM_LIMIT", "EXTERNAL_LIMIT"}
 MOVE_REASONS = {"HIGH_BACKLOG", "HIGH_UTILIZATION", "LOW_UTILIZATION"}
 # Job reasons an action cannot have.
 NOT_FOR = {"SCALE_UP": {"LOW_UTILIZATION", "SCALE_DOWN_DELAYED", "WITHIN_TARGET"},
@@ -108,6 +109,7 @@ def agreement(d):
         out.append("reason %s but no moving vertex has it (%s)" % (d["reason"], sorted(moved)))
     if d["action"] == "NO_CHANGE" and d["reason"] in {"SCALE_DOWN_DELAYED", "LIMIT_REACHED",
                                                       "KEY_PARALLELISM_LIMIT",
+                                                      "EXTERNAL_LIMIT",
                                                       "INEFFECTIVE_SCALING"} \
             and not any(v["reason"] == d["reason"] for v in vs):
         out.append("job reason %s but no vertex has it" % d["reason"])

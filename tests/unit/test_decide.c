@@ -323,6 +323,7 @@ static void delayed_scale_down_waits_for_the_application(void)
     struct fx f;
     fx_init(&f);
     f.cfg.scale_down_interval_ms = 60000;
+    f.cfg.restart_cost_w = NAN; /* the interval, not governor.scale-down.restart-cost */
     char err[256];
     for (int t = 0; t <= 240; t += 30) {
         fx_sample(&f, t);
@@ -377,7 +378,134 @@ static void implausible_sample_decides_nothing(void)
     }
 }
 
+/*
+ * governor.not-applied.max (3 under the governor profile): agg 2 -> 4 is executed at 180 s and
+ * the job keeps running agg at 2. It is executed again at 210 and 240 s (not applied once,
+ * twice), and at 270 s, not applied the third time, it is recommended (execute false, reason
+ * NOT_APPLIED), and stays so while nothing changes; the count survives the state's binary
+ * form. Once the job runs agg at another parallelism (3: a restart) it is decided afresh. Under
+ * the flink profile it is executed every time.
+ */
+static void not_applied_is_recommended_after_three(void)
+{
+    for (int flink = 0; flink <= 1; flink++) {
+        struct fx f;
+        fx_init(&f);
+        if (flink)
+            opt_config_set_profile(&f.cfg, CORE_PROFILE_FLINK);
+        ASSERT_EQ(fx_run(&f), 0);
+        ASSERT(f.d.execute);
+        for (int t = 210; t <= 300; t += 30) {
+            fx_more(&f, t, 2, 0);
+            bool recommended = !flink && t >= 270;
+            ASSERT_EQ(f.d.execute, !recommended);
+            ASSERT_EQ(vd(&f.d, "agg")->target, 4);
+            if (recommended) {
+                ASSERT_EQ(f.d.reason, CORE_R_NOT_APPLIED);
+                ASSERT_CONTAINS(f.d.message, "recommended, not executed: the client did not "
+                                             "apply this scaling the last 3 times");
+                ASSERT_EQ(f.st->unapplied.count, 3);
+            }
+        }
+        if (!flink) {
+            unsigned char *blob;
+            size_t len;
+            char err[128];
+            core_state_encode(f.st, &blob, &len);
+            struct core_state *back = core_state_new();
+            ASSERT_EQ(core_state_decode(blob, len, back, NULL, err, sizeof err), 0);
+            ASSERT_EQ(back->unapplied.count, 3);
+            ASSERT_EQ(back->unapplied.n, 1);
+            ASSERT_STR(back->unapplied.v[0].id, "agg");
+            ASSERT_EQ(back->unapplied.v[0].to, 4);
+            core_state_free(back);
+            free(blob);
+        }
+        fx_more(&f, 360, 3, 0); /* the job runs agg at 3: the window restarts */
+        ASSERT(f.d.reason != CORE_R_NOT_APPLIED);
+        fx_deinit(&f);
+    }
+}
+
+/*
+ * governor.window.refill-after-gap: agg inside its bounds (busy 600 ms/s) decides WITHIN_TARGET
+ * at 180 s; the next sample comes 200 s later, longer than the 2 min window: the window starts
+ * over (a RestartInferred warning names the gap) and refills before anything is decided, without
+ * a stabilization (the job did not restart): COLLECTING_METRICS until 120 s of samples (at
+ * 500 s), then a decision. Without it the window kept full (governor.window.keep-full) decides
+ * from 410 s on two samples 30 s apart, the gap trimmed away.
+ */
+static void window_refills_after_a_gap(void)
+{
+    for (int refill = 1; refill >= 0; refill--) {
+        struct fx f;
+        fx_init(&f);
+        f.cfg.window_refill = refill;
+        char err[256];
+        for (int t = 0; t <= 180; t += 30) {
+            fx_sample(&f, t);
+            f.v[0].pending_records = 0; /* the source keeps up */
+            f.v[1].busy_min = f.v[1].busy_avg = f.v[1].busy_max = 600;
+            ASSERT_EQ(core_decide(f.st, &f.sm, &f.cfg, &f.hooks, &f.d, err, sizeof err), 0);
+        }
+        ASSERT_EQ(f.d.reason, CORE_R_WITHIN_TARGET);
+        for (int t = 380; t <= 500; t += 30) {
+            fx_sample(&f, t);
+            f.v[0].pending_records = 0;
+            f.v[1].busy_min = f.v[1].busy_avg = f.v[1].busy_max = 600;
+            ASSERT_EQ(core_decide(f.st, &f.sm, &f.cfg, &f.hooks, &f.d, err, sizeof err), 0);
+            if (t == 380 && refill) {
+                const struct core_event *e = event(&f.d, "RestartInferred");
+                ASSERT(e != NULL);
+                ASSERT_CONTAINS(e->message, "no sample for 200 s, longer than the metric window "
+                                            "(2 min): the window refills");
+            }
+            bool collecting = refill ? t < 500 : t < 410;
+            ASSERT_EQ(f.d.reason, collecting ? CORE_R_COLLECTING_METRICS : CORE_R_WITHIN_TARGET);
+        }
+        fx_deinit(&f);
+    }
+}
+
+/*
+ * governor.scale-down.restart-cost (W = 4): the source keeps up (no backlog); agg busy 200
+ * ms/s processes 5000/s where 1000/s arrive: 2 -> 1 (ceil(1000 / 0.7 / 5000 x 2) = 1). With a
+ * restart time of 30 s the restart costs
+ * W x 3 subtasks after it (src 2, agg 1) x 30 s / (1 - 0.7) = 1200 subtask-seconds, and the
+ * scale-down saves 1 subtask: it waits until the lower load has lasted 1200 s since it was
+ * first proposed at 180 s, and is executed at 1380 s.
+ */
+static void scale_down_waits_for_what_it_saves(void)
+{
+    struct fx f;
+    fx_init(&f);
+    f.cfg.restart_time_ms = 30000;
+    char err[256];
+    int executed_at = -1;
+    for (int t = 0; t <= 1500 && executed_at < 0; t += 30) {
+        fx_sample(&f, t);
+        f.v[0].pending_records = 0; /* the source keeps up */
+        f.v[1].busy_min = f.v[1].busy_avg = f.v[1].busy_max = 200;
+        ASSERT_EQ(core_decide(f.st, &f.sm, &f.cfg, &f.hooks, &f.d, err, sizeof err), 0);
+        if (t == 600) {
+            ASSERT_EQ(vd(&f.d, "agg")->reason, CORE_R_SCALE_DOWN_DELAYED);
+            ASSERT_CONTAINS(vd(&f.d, "agg")->message,
+                            "1 subtask fewer for the 420 s the lower load has lasted saved 420 "
+                            "subtask-seconds, less than governor.scale-down.restart-cost (4) x 3 "
+                            "subtasks x 30 s / (1 - 0.70) = 1200");
+        }
+        if (f.d.execute)
+            executed_at = t;
+    }
+    ASSERT_EQ(executed_at, 1380);
+    ASSERT_EQ(vd(&f.d, "agg")->target, 1);
+    ASSERT_EQ(f.d.reason, CORE_R_LOW_UTILIZATION);
+    fx_deinit(&f);
+}
+
 TEST_MAIN(TEST_ENTRY(unapplied_scaling_is_said_and_forgotten),
+          TEST_ENTRY(not_applied_is_recommended_after_three),
+          TEST_ENTRY(window_refills_after_a_gap), TEST_ENTRY(scale_down_waits_for_what_it_saves),
           TEST_ENTRY(delayed_scale_down_waits_for_the_application),
           TEST_ENTRY(implausible_sample_decides_nothing), TEST_ENTRY(native_decision_scales_agg),
           TEST_ENTRY(executor_veto), TEST_ENTRY(executor_changes_target),

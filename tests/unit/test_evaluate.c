@@ -113,7 +113,7 @@ static void run(struct ef *f, const struct core_hooks *h)
 {
     win_put(&f->win, &f->st->w);
     core__evaluate(f->st, &f->s, &f->t, &f->cfg, f->restart_ms, h, f->ev, &f->backlog, &f->g,
-                   &f->pe);
+                   &f->pe, NULL);
 }
 
 /* A source "s" (p 2) into "a" (p 4). */

@@ -10,6 +10,7 @@ static void delayed_scale_down_takes_max_in_window(void)
      * t=40 -> 72, t=59 -> 64, t=60 -> 70: window [0, 60] max = 90, flag of the t=10 entry. */
     struct core_config cfg;
     opt_config_defaults(&cfg);
+    cfg.restart_cost_w = NAN; /* the interval, not governor.scale-down.restart-cost */
     cfg.scale_down_interval_ms = 60000;
     struct core_state *st = core_state_new();
     bool out;
@@ -30,6 +31,7 @@ static void delayed_scale_down_evicts_old_maximum(void)
      * 65 at t=71 keeps 70@60 (greater) and appends. Max in [11, 71] is 70. */
     struct core_config cfg;
     opt_config_defaults(&cfg);
+    cfg.restart_cost_w = NAN; /* the interval, not governor.scale-down.restart-cost */
     cfg.scale_down_interval_ms = 60000;
     struct core_state *st = core_state_new();
     bool out;
@@ -45,6 +47,7 @@ static void delayed_scale_down_disabled_and_cleared(void)
 {
     struct core_config cfg;
     opt_config_defaults(&cfg);
+    cfg.restart_cost_w = NAN;       /* the interval, not governor.scale-down.restart-cost */
     cfg.scale_down_interval_ms = 0; /* <= 0: no delay */
     struct core_state *st = core_state_new();
     bool out;
@@ -68,6 +71,7 @@ static void delayed_proposal_never_above_current(void)
      * proposal instead of applying 7 (a scale-up) once the old wait is over. */
     struct core_config cfg;
     opt_config_defaults(&cfg);
+    cfg.restart_cost_w = NAN; /* the interval, not governor.scale-down.restart-cost */
     cfg.scale_down_interval_ms = 60000;
     struct core_state *st = core_state_new();
     bool out;
@@ -231,6 +235,7 @@ static void time_arithmetic_saturates(void)
 
     struct core_config cfg;
     opt_config_defaults(&cfg);
+    cfg.restart_cost_w = NAN; /* the interval, not governor.scale-down.restart-cost */
     cfg.scale_down_interval_ms = INT64_MAX;
     struct core_state *st = core_state_new();
     bool out;

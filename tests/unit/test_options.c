@@ -132,6 +132,9 @@ static const char *config_diff(const struct core_config *a, const struct core_co
     B(catch_up_in_headroom) B(scale_down_with_restart) B(scale_down_early);
     B(scale_down_early_ms) B(align_busiest_share) D(util_ceiling);
     B(skew_knee) B(skew_limit_flow) B(rates_from_counters) B(source_stall);
+    B(window_refill) D(level_shift_z) D(bounds_z) D(trend_z) B(trend_horizon_ms);
+    D(restart_cost_w) B(scale_down_one_step) D(util_min_target);
+    B(scalability_curve) D(scalability_share) B(not_applied_max);
     B(slots_per_tm) D(tm_cpu);
     B(tm.process_size) B(tm.flink_size) B(tm.task_heap) B(tm.managed_size);
     B(tm.framework_heap) B(tm.framework_offheap) B(tm.task_offheap) B(tm.metaspace);
@@ -263,10 +266,10 @@ static void every_error_names_the_key(void)
         }
         free(e);
     }
-    /* Only the free-text row vertex.exclude.ids takes "?? junk ??". 49 job.autoscaler., 36
+    /* Only the free-text row vertex.exclude.ids takes "?? junk ??". 49 job.autoscaler., 47
      * governor. (11 of them governor.batch., 5 governor.dataflow., and governor.slo.lag) and
      * 20 CLUSTER rows in all. */
-    ASSERT_EQ(ks.n, 105);
+    ASSERT_EQ(ks.n, 116);
     ASSERT_EQ(rejected, ks.n - 1);
     keys_free(&ks);
     opt_job_free(j);
@@ -307,10 +310,10 @@ static void every_duration_is_bounded(void)
     /* metrics.window, stabilization.interval, scale-down.interval, catch-up.duration,
      * restart.time, restart.time-tracking.limit, the two lag thresholds, history.max.age,
      * scaling.event.interval, flink.rest-client.timeout, governor.source-rate.warm-up,
-     * governor.scale-down.early-after, governor.batch.worker-overhead,
-     * governor.batch.change-interval, governor.batch.worker-startup, governor.slo.lag,
-     * governor.dataflow.max-backlog */
-    ASSERT_EQ(durations, 18);
+     * governor.scale-down.early-after, governor.rates.trend-horizon,
+     * governor.batch.worker-overhead, governor.batch.change-interval,
+     * governor.batch.worker-startup, governor.slo.lag, governor.dataflow.max-backlog */
+    ASSERT_EQ(durations, 19);
     keys_free(&ks);
     opt_job_free(j);
 
@@ -1363,6 +1366,49 @@ static void profile_and_safeguards(void)
     ASSERT(set_ok(j, OPT_REQUEST, "governor.profile", "flink"));
     ASSERT(resolve_err(j, &c) == NULL);
     ASSERT_DEQ(c.util_target, 0.0);
+
+    /* governor.utilization.min-target (issue 23): 0.01 is refused naming the floor; lowered,
+     * it passes; the flink profile has no floor. */
+    ASSERT(set_ok(j, OPT_REQUEST, "governor.profile", "governor"));
+    ASSERT(set_ok(j, OPT_REQUEST, KEY("utilization.target"), "0.01"));
+    e = resolve_err(j, &c);
+    ASSERT_CONTAINS(e, "job.autoscaler.utilization.target: \"0.01\" is below "
+                       "governor.utilization.min-target (0.1)");
+    free(e);
+    ASSERT(set_ok(j, OPT_REQUEST, "governor.utilization.min-target", "0.01"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT_DEQ(c.util_target, 0.01);
+    ASSERT(set_ok(j, OPT_REQUEST, "governor.utilization.min-target", ""));
+    ASSERT(set_ok(j, OPT_REQUEST, "governor.profile", "flink"));
+    ASSERT(resolve_err(j, &c) == NULL);
+    ASSERT(isnan(c.util_min_target));
+    ASSERT(set_ok(j, OPT_REQUEST, KEY("utilization.target"), "0"));
+
+    /* Issue 23's mechanisms follow the profile: on (with their numbers) under governor, off
+     * under flink, each settable on its own (0 turns a number off). */
+    struct opt_job *k = opt_job_new();
+    ASSERT(resolve_err(k, &c) == NULL);
+    ASSERT_DEQ(c.level_shift_z, 3);
+    ASSERT_DEQ(c.bounds_z, 2);
+    ASSERT_DEQ(c.trend_z, 2);
+    ASSERT_DEQ(c.restart_cost_w, 4);
+    ASSERT_EQ(c.not_applied_max, 3);
+    ASSERT(c.scalability_curve && c.scale_down_one_step && c.window_refill);
+    ASSERT(set_ok(k, OPT_SERVER, "governor.profile", "flink"));
+    ASSERT(resolve_err(k, &c) == NULL);
+    ASSERT(isnan(c.level_shift_z) && isnan(c.bounds_z) && isnan(c.trend_z) &&
+           isnan(c.restart_cost_w));
+    ASSERT_EQ(c.not_applied_max, 0);
+    ASSERT(!c.scalability_curve && !c.scale_down_one_step && !c.window_refill);
+    ASSERT(set_ok(k, OPT_JOB, "governor.not-applied.max", "5"));
+    ASSERT(set_ok(k, OPT_JOB, "governor.rates.level-shift", "2.5"));
+    ASSERT(resolve_err(k, &c) == NULL);
+    ASSERT_EQ(c.not_applied_max, 5);
+    ASSERT_DEQ(c.level_shift_z, 2.5);
+    e = set_err(k, OPT_JOB, "governor.not-applied.max", "0");
+    ASSERT_CONTAINS(e, "governor.not-applied.max: \"0\" is out of range [1, 1000]");
+    free(e);
+    opt_job_free(k);
 
     e = set_err(j, OPT_REQUEST, "governor.profile", "strict");
     ASSERT_CONTAINS(e, "governor.profile: \"strict\" is not one of governor, flink");

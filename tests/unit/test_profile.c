@@ -43,18 +43,18 @@ static void upper_bound_ceiling(void)
     struct core_config cfg;
     opt_config_defaults(&cfg);
     struct core_evaluated e = ev_of(1000, 0);
-    core__thresholds(&e, &cfg, false, 0);
+    core__thresholds(&e, &cfg, false, 0, NAN, true);
     ASSERT_DEQ(e.scale_up_rate_threshold, 1111.0);
     cfg.util_max = 1.0;
-    core__thresholds(&e, &cfg, false, 0);
+    core__thresholds(&e, &cfg, false, 0, NAN, true);
     ASSERT_DEQ(e.scale_up_rate_threshold, 1000.0);
     cfg.util_max = NAN;
     cfg.util_target = 0.95;
-    core__thresholds(&e, &cfg, false, 0);
+    core__thresholds(&e, &cfg, false, 0, NAN, true);
     ASSERT_DEQ(e.scale_up_rate_threshold, 1053.0); /* round(1000 / 0.95) */
     opt_config_set_profile(&cfg, CORE_PROFILE_FLINK);
     cfg.util_target = 0.7;
-    core__thresholds(&e, &cfg, false, 0);
+    core__thresholds(&e, &cfg, false, 0, NAN, true);
     ASSERT_DEQ(e.scale_up_rate_threshold, 1000.0);
 }
 
@@ -76,6 +76,7 @@ static void skew_knee_by_key_groups(void)
 {
     struct core_config cfg;
     opt_config_defaults(&cfg);
+    cfg.scalability_curve = false; /* the knee at skew.saturation, not scalability.share */
     static char id[] = "v";
     static char *ids[] = {id};
     static int par[1];
@@ -111,6 +112,7 @@ static void scale_down_early_when_clearly_low(void)
 {
     struct core_config cfg;
     opt_config_defaults(&cfg);
+    cfg.restart_cost_w = NAN; /* governor.scale-down.restart-cost replaces it when set */
     struct core_state *st = core_state_new();
     bool out;
     const int64_t M = 60000;

@@ -154,6 +154,23 @@ static void clamp_scale_down_factor(void)
     core_decision_deinit(&f.d);
 }
 
+/* governor.scale-down.in-one-step: the same scale-down goes to ceil(0.1 x 10) = 1 in one
+ * restart, not to 4 (then 2, then 1) under scale-down.max-factor 0.6. */
+static void scale_down_in_one_step(void)
+{
+    struct fx f;
+    fx_init(&f, CORE_SHIP_REBALANCE);
+    f.cfg.scale_down_one_step = true;
+    f.v[1].parallelism = 10;
+    set_rates(&f, 1, 1000, 100);
+    run(&f, 1);
+    ASSERT_DEQ(f.r.factor, 0.1);
+    ASSERT_EQ(f.r.raw, 1);
+    ASSERT_EQ(f.r.target, 1);
+    ASSERT_EQ(f.r.constraints, 0);
+    core_decision_deinit(&f.d);
+}
+
 static void clamp_scale_up_factor(void)
 {
     struct fx f;
@@ -702,9 +719,10 @@ static void alpha_ceiling_on_shortest_decimal(void)
 
 TEST_MAIN(TEST_ENTRY(scale_up_plain),
           TEST_ENTRY(target_capacity_uses_target_utilization_and_restart),
-          TEST_ENTRY(clamp_scale_down_factor), TEST_ENTRY(clamp_scale_up_factor),
-          TEST_ENTRY(default_scale_up_factor_then_key_groups), TEST_ENTRY(min_parallelism_raises),
-          TEST_ENTRY(max_parallelism_lowers), TEST_ENTRY(current_outside_configured_range_is_kept),
+          TEST_ENTRY(clamp_scale_down_factor), TEST_ENTRY(scale_down_in_one_step),
+          TEST_ENTRY(clamp_scale_up_factor), TEST_ENTRY(default_scale_up_factor_then_key_groups),
+          TEST_ENTRY(min_parallelism_raises), TEST_ENTRY(max_parallelism_lowers),
+          TEST_ENTRY(current_outside_configured_range_is_kept),
           TEST_ENTRY(infinite_rate_goes_to_lower), TEST_ENTRY(nan_rate_or_target_not_computed),
           TEST_ENTRY(zero_rate), TEST_ENTRY(expected_rate_rounded_to_three_decimals),
           TEST_ENTRY(source_capped_at_partitions), TEST_ENTRY(source_below_partitions_aligned),

@@ -8,6 +8,7 @@
 #include "test.h"
 
 #include "options/options.h"
+#include "sim/sim_family.h"
 #include "sim/sim_model.h"
 #include "sim/sim_pipeline.h"
 #include "sim/sim_report.h"
@@ -436,7 +437,166 @@ static void the_adapter_decides_as_the_server(void)
     opt_job_free(layers);
 }
 
+/*
+ * The families' model terms. periodic: 1000/s, x3 for 60 s every 300 s from 100, ramping over
+ * 10 s: 1000 before 100; at 100 + k (k < 10) 1000 x (1 + 2 (k + 1) / 10); 3000 in the middle;
+ * back to 1000 from 160 to 399. peaks: base 100 plus 900 at 6 h (width 1 h) and 400 at 18 h
+ * (width 2 h), period 24 h: at 6 h 100 + 900 + 400 e^-18 (12 h from the second, 6 widths); at
+ * 15 h 100 + 900 e^-40.5 + 400 e^-1.125. Amdahl's serial share
+ * 0.1: 4 subtasks of 1000/s process 4000 / 1.3. A pause of 50% for 10 s every 100 s from 0:
+ * the capacity halves then, and the pause counts as busy time (0.5 + the work). A hot key
+ * appearing at 50 s: none before.
+ */
+static void family_terms_pauses_amdahl_and_an_emerging_hot_key(void)
+{
+    struct sim_scenario *sc =
+        scenario("{\"horizon\": 90000, \"vertices\": ["
+                 " {\"id\": \"src\", \"parallelism\": 1, \"capacity\": 1e6, \"arrival\": ["
+                 "  {\"type\": \"constant\", \"rate\": 1000},"
+                 "  {\"type\": \"periodic\", \"at\": 100, \"duration\": 60, \"every\": 300,"
+                 "   \"ramp\": 10, \"factor\": 3}]},"
+                 " {\"id\": \"day\", \"parallelism\": 1, \"capacity\": 1e6, \"arrival\": ["
+                 "  {\"type\": \"peaks\", \"base\": 100, \"peaks\": ["
+                 "   {\"at\": \"6 h\", \"width\": \"1 h\", \"rate\": 900},"
+                 "   {\"at\": \"18 h\", \"width\": \"2 h\", \"rate\": 400}]}]},"
+                 " {\"id\": \"op\", \"parallelism\": 4, \"capacity\": 1000, \"serial\": 0.1,"
+                 "  \"pauses\": {\"every\": 100, \"duration\": 10, \"share\": 0.5},"
+                 "  \"inputs\": [{\"from\": \"src\", \"ship\": \"HASH\", \"hot_key\": 0.2,"
+                 "   \"hot_key_at\": 50}]}]}");
+    ASSERT_NEAR(sim_scenario_arrival(sc, 0, 99), 1000, 1e-9);
+    ASSERT_NEAR(sim_scenario_arrival(sc, 0, 104), 1000 * (1 + 2 * 0.5), 1e-9);
+    ASSERT_NEAR(sim_scenario_arrival(sc, 0, 130), 3000, 1e-9);
+    ASSERT_NEAR(sim_scenario_arrival(sc, 0, 200), 1000, 1e-9);
+    ASSERT_NEAR(sim_scenario_arrival(sc, 0, 430), 3000, 1e-9);
+    ASSERT_NEAR(sim_scenario_arrival(sc, 1, 6 * 3600), 1000 + 400 * exp(-18), 1e-9);
+    ASSERT_NEAR(sim_scenario_arrival(sc, 1, 15 * 3600), 100 + 900 * exp(-40.5) + 400 * exp(-1.125),
+                1e-9);
+    ASSERT_NEAR(sim_model_vertex_capacity(sc, 2, 4, 0.0), 4000 / 1.3, 1e-9);
+    struct sim_model *m = sim_model_new(sc, NULL);
+    struct sim_vstat v;
+    sim_model_step(m); /* second 0: paused, no hot key */
+    sim_model_vstat(m, 2, &v);
+    ASSERT_NEAR(v.in_rate, 1000, 1e-9);
+    ASSERT_NEAR(v.busy_avg, 0.5 + 1000 / (4 * 1000 / 1.3), 1e-9);
+    ASSERT_NEAR(v.busy_max, v.busy_avg, 1e-9);
+    for (int t = 1; t < 60; t++)
+        sim_model_step(m);
+    sim_model_vstat(m, 2, &v); /* second 59: no pause, the hot key on one subtask */
+    double mu = 1000 / 1.3;
+    ASSERT_NEAR(v.busy_max, 1000 * (0.2 + 0.8 / 4) / mu, 1e-9);
+    sim_model_free(m);
+    sim_scenario_free(sc);
+}
+
+/*
+ * The HPA-style rule (sim_run.h): one sink of 4 subtasks of 1000/s behind a source, 3500/s
+ * arriving: average busy 0.875, 1.25 times the target 0.7: after the 5 min initialization and
+ * a minute of samples it wants ceil(4 x 1.25) = 5 and gets it at once (a restart); the load
+ * then drops to 1000/s at 1800 s: busy 0.2, desired ceil(5 x 0.2 / 0.7) = 2, applied only
+ * once every desired size of the last 5 minutes is at most that.
+ */
+static void the_hpa_rule(void)
+{
+    struct sim_scenario *sc =
+        scenario("{\"horizon\": 3600, \"interval\": 30, \"restart\": 30, \"vertices\": ["
+                 " {\"id\": \"src\", \"parallelism\": 8, \"capacity\": 1000, \"arrival\": ["
+                 "  {\"type\": \"constant\", \"rate\": 3500}, {\"type\": \"step\", \"at\": 1800,"
+                 "   \"rate\": 1000}]},"
+                 " {\"id\": \"sink\", \"parallelism\": 4, \"capacity\": 1000,"
+                 "  \"inputs\": [{\"from\": \"src\"}]}]}");
+    struct sim_policy pol = {
+        .name = "hpa",
+        .hpa = true,
+        .hpa_rule = {.target = 0.7, .tolerance = 0.1, .stabilization = 300, .init_period = 300}};
+    struct sim_result *r = NULL;
+    char *err = NULL;
+    ASSERT_EQ(sim_run(sc, &pol, 0, NULL, &r, &err), 0);
+    const int *sink = r->par + r->n;
+    /* The first minute of samples after the initialization ends at 330 s (the sync at 360 s
+     * is the first with two samples of the minute): 5 from then. */
+    ASSERT_EQ(sink[300], 4);
+    ASSERT_EQ(sink[400], 5);
+    ASSERT_EQ(sink[1799], 5);
+    ASSERT_EQ(sink[r->n - 1], 2);
+    /* src: 3500 / 8000 = 0.4375 busy: 0.625 of the target, down to ceil(8 x 0.625) = 5 after
+     * the stabilization; later 1000/s: 2. */
+    ASSERT_EQ(r->par[r->n - 1], 2);
+    ASSERT(r->rescales >= 2 && r->rescales <= 4);
+    sim_result_free(r);
+    sim_scenario_free(sc);
+}
+
+/*
+ * The client (scenario "client"): no sample during a gap (the pipeline decides nothing then),
+ * and a client that applies scale-ups only: an executed scale-down is counted as executed but
+ * the job runs on at its parallelism (not a rescale).
+ */
+static void the_client_skips_and_refuses(void)
+{
+    struct sim_scenario *sc = scenario(
+        "{\"horizon\": 3600, \"interval\": 30, \"restart\": 30,"
+        " \"config\": {\"job.autoscaler.stabilization.interval\": \"1 min\","
+        "  \"job.autoscaler.metrics.window\": \"2 min\"},"
+        " \"client\": {\"applies\": \"scale-ups\", \"gaps\": [{\"at\": 600, \"duration\": 600}]},"
+        " \"vertices\": [{\"id\": \"src\", \"parallelism\": 8, \"capacity\": 1000,"
+        "  \"arrival\": [{\"type\": \"constant\", \"rate\": 500}]}]}");
+    ASSERT(sim_scenario_gap(sc, 600) && sim_scenario_gap(sc, 1199) && !sim_scenario_gap(sc, 1200));
+    struct opt_job *layers = opt_job_new();
+    struct sim_policy pol = {.name = "governor", .layers = layers};
+    struct sim_result *r = NULL;
+    char *err = NULL;
+    ASSERT_EQ(sim_run(sc, &pol, 0, NULL, &r, &err), 0);
+    ASSERT_EQ(r->decisions, 3600 / 30 - 600 / 30);
+    ASSERT_EQ(r->rescales, 0);
+    ASSERT(r->executed >= 1 && r->executed <= 3); /* then NOT_APPLIED recommendations */
+    ASSERT(json_integer_value(json_object_get(r->reasons, "NOT_APPLIED")) > 0);
+    ASSERT_EQ(r->par[r->n - 1], 8);
+    sim_result_free(r);
+    opt_job_free(layers);
+    sim_scenario_free(sc);
+    char *e = scenario_error("{\"horizon\": 60, \"client\": {\"applies\": \"some\"},"
+                             " \"vertices\": [{\"id\": \"s\", \"parallelism\": 1,"
+                             " \"capacity\": 1, \"arrival\": [{\"type\": \"constant\","
+                             " \"rate\": 1}]}]}");
+    ASSERT_CONTAINS(e, "client.applies: must be \"all\" or \"scale-ups\"");
+    free(e);
+}
+
+/* A family's scenario is drawn from its seed alone: the same seed gives the same document,
+ * another seed another one; every family's documents parse, name their family and seed, and
+ * keep each vertex within its key groups. */
+static void families_are_drawn_from_the_seed(void)
+{
+    ASSERT(sim_family_count() >= 10);
+    ASSERT_EQ(sim_family_find("spike"), 2);
+    ASSERT_EQ(sim_family_find("nope"), -1);
+    for (int f = 0; f < sim_family_count(); f++)
+        for (uint64_t seed = 1; seed <= 5; seed++) {
+            json_t *a = sim_family_scenario(f, seed), *b = sim_family_scenario(f, seed);
+            json_t *c = sim_family_scenario(f, seed + 1000);
+            ASSERT(json_equal(a, b));
+            ASSERT(!json_equal(a, c));
+            struct sim_scenario *sc = NULL;
+            char *err = NULL;
+            ASSERT_EQ(sim_scenario_parse(a, NULL, &sc, &err), 0);
+            char name[64];
+            snprintf(name, sizeof name, "%s-%llu", sim_family_name(f), (unsigned long long)seed);
+            ASSERT_STR(sc->name, name);
+            ASSERT(sc->n >= 2 && sc->n <= 8);
+            ASSERT(sc->restart >= 30 && sc->restart <= 600);
+            for (int v = 0; v < sc->n; v++)
+                ASSERT(sc->v[v].parallelism >= 1 &&
+                       sc->v[v].parallelism <= sc->v[v].max_parallelism);
+            sim_scenario_free(sc);
+            json_decref(a);
+            json_decref(b);
+            json_decref(c);
+        }
+}
+
 TEST_MAIN(TEST_ENTRY(lag_grows_while_down_and_drains_at_the_spare_rate),
+          TEST_ENTRY(family_terms_pauses_amdahl_and_an_emerging_hot_key), TEST_ENTRY(the_hpa_rule),
+          TEST_ENTRY(the_client_skips_and_refuses), TEST_ENTRY(families_are_drawn_from_the_seed),
           TEST_ENTRY(counters_meters_and_gauges_as_a_job_reports_them),
           TEST_ENTRY(a_saturated_downstream_vertex_throttles_its_source),
           TEST_ENTRY(capacity_with_a_hot_key_sub_linear_scaling_and_a_cap),

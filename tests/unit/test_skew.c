@@ -55,6 +55,7 @@ static void seed_case_thirty_percent_on_one_key(void)
      * (6000 x 0.7)) = ceil(1.786) = 2. */
     struct core_config cfg;
     opt_config_defaults(&cfg);
+    cfg.scalability_curve = false; /* skew.saturation, not governor.scalability.share */
     struct core_window w;
     double rate = 6000.0 / 0.3875, lavg = rate / 8 / 6000;
     window_of(&w, rate, lavg, 1.0);
