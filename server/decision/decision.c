@@ -442,7 +442,8 @@ static int warnings_of(struct decision_buf *b, const struct opt_job *eff)
         b->warn[k++] = f->message[i];
     if (f->more > 0)
         b->warn[k++] = f->tail;
-    k += opt_job_warnings(eff, b->warn + k, n - k);
+    if (n > k)
+        k += opt_job_warnings(eff, b->warn + k, n - k);
     return n;
 }
 
