@@ -1,0 +1,365 @@
+/*
+ * jsn_text.c - the response printed as text straight from the decision, the bytes jansson
+ * would print of json_render_decision's object.
+ */
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "decision/json.h"
+#include "decision/jsn_int.h"
+#include "core/index.h"
+#include "base/xmem.h"
+
+/* ------------------------------------------------------- render as text -- */
+
+void json_text_init(struct json_text *t)
+{
+    memset(t, 0, sizeof *t);
+}
+
+void json_text_deinit(struct json_text *t)
+{
+    free(t->p);
+    free(t->vspan);
+    memset(t, 0, sizeof *t);
+}
+
+/* Makes room for more bytes (and a NUL) after t->n; returns where they go. */
+static char *tx_room(struct json_text *t, size_t more)
+{
+    if (t->n + more + 1 > t->cap) {
+        size_t cap = t->cap ? t->cap : 4096;
+        while (cap < t->n + more + 1)
+            cap *= 2;
+        t->p = xrealloc(t->p, cap);
+        t->cap = cap;
+    }
+    return t->p + t->n;
+}
+
+static void tx_put(struct json_text *t, const char *s, size_t n)
+{
+    memcpy(tx_room(t, n), s, n);
+    t->n += n;
+}
+
+#define TX_LIT(t, lit) tx_put((t), (lit), sizeof(lit) - 1)
+
+static void tx_int(struct json_text *t, long long v)
+{
+    t->n += int_text(tx_room(t, 24), v);
+}
+
+/* The length of the valid UTF-8 sequence at s (1 to 4), or 0 (jansson's utf8_check_*:
+ * no overlong forms, no surrogates, nothing above U+10FFFF). */
+static size_t utf8_len(const unsigned char *s)
+{
+    unsigned c = s[0];
+    size_t n;
+    unsigned cp;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 2, cp = c & 0x1F;
+    else if (c >= 0xE0 && c <= 0xEF)
+        n = 3, cp = c & 0x0F;
+    else if (c >= 0xF0 && c <= 0xF4)
+        n = 4, cp = c & 0x07;
+    else
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3F);
+    }
+    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return n;
+}
+
+static bool utf8_valid(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        size_t n = utf8_len(p);
+        if (!n)
+            return false;
+        p += n;
+    }
+    return true;
+}
+
+/* A string as str_new and jansson's compact dump write it: NULL is null, text that is not
+ * UTF-8 has its non-ASCII bytes as '?', and '"', '\\' and control characters escaped. */
+static void tx_str(struct json_text *t, const char *s)
+{
+    if (!s) {
+        TX_LIT(t, "null");
+        return;
+    }
+    bool ascii_only = !utf8_valid(s);
+    size_t len = strlen(s);
+    char *p = tx_room(t, 2 + 6 * len), *p0 = p;
+    *p++ = '"';
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        unsigned char ch = *c;
+        if (ch >= 0x80 && ascii_only) {
+            *p++ = '?';
+        } else if (ch == '"' || ch == '\\') {
+            *p++ = '\\';
+            *p++ = (char)ch;
+        } else if (ch < 0x20) {
+            static const char hex[] = "0123456789ABCDEF";
+            *p++ = '\\';
+            switch (ch) {
+            case '\b':
+                *p++ = 'b';
+                break;
+            case '\f':
+                *p++ = 'f';
+                break;
+            case '\n':
+                *p++ = 'n';
+                break;
+            case '\r':
+                *p++ = 'r';
+                break;
+            case '\t':
+                *p++ = 't';
+                break;
+            default:
+                memcpy(p, "u00", 3);
+                p[3] = hex[ch >> 4];
+                p[4] = hex[ch & 15];
+                p += 5;
+            }
+        } else {
+            *p++ = (char)ch;
+        }
+    }
+    *p++ = '"';
+    t->n += (size_t)(p - p0);
+}
+
+/* "key": (key is plain ASCII: the core's and the options' names). */
+static void tx_key(struct json_text *t, const char *key)
+{
+    tx_str(t, key);
+    TX_LIT(t, ":");
+}
+
+static void tx_constraints(struct json_text *t, unsigned bits)
+{
+    TX_LIT(t, "[");
+    bool first = true;
+    for (int bit = 0; bit < CORE_C__COUNT; bit++)
+        if (bits & (1u << bit)) {
+            if (!first)
+                TX_LIT(t, ",");
+            first = false;
+            tx_str(t, core_constraint_name(bit));
+        }
+    TX_LIT(t, "]");
+}
+
+/* One vertex's decision (render_vertex's object); records where its constraints and
+ * evaluated texts are in span. */
+static void tx_vertex(struct json_text *t, const struct core_vdecision *v,
+                      struct json_text_vspan *span)
+{
+    TX_LIT(t, "{");
+    bool first = true;
+    for (int i = 0; i < core_n_vfields; i++) {
+        const void *at = core_vfield_at(v, i);
+        if (core_vfields[i].type == CORE_VF_TEXT && !*(const char *const *)at)
+            continue;
+        if (!first)
+            TX_LIT(t, ",");
+        first = false;
+        tx_key(t, core_vfields[i].name);
+        switch (core_vfields[i].type) {
+        case CORE_VF_TEXT:
+            tx_str(t, *(const char *const *)at);
+            break;
+        case CORE_VF_INT:
+            tx_int(t, *(const int *)at);
+            break;
+        case CORE_VF_BOOL:
+            if (*(const bool *)at)
+                TX_LIT(t, "true");
+            else
+                TX_LIT(t, "false");
+            break;
+        case CORE_VF_REASON:
+            tx_str(t, core_reason_name(*(const enum core_reason *)at));
+            break;
+        case CORE_VF_CONSTRAINTS:
+            span->constraints = t->n;
+            tx_constraints(t, *(const unsigned *)at);
+            span->constraints_len = t->n - span->constraints;
+            break;
+        case CORE_VF_EVALUATED:
+            span->evaluated = t->n;
+            t->n += evaluated_print(tx_room(t, evaluated_room()), at);
+            span->evaluated_len = t->n - span->evaluated;
+            break;
+        }
+    }
+    TX_LIT(t, "}");
+}
+
+/* The key of element i of an array of n structs of size stride, the key at offset off. */
+struct keyed {
+    const char *base;
+    size_t stride, off;
+    int n;
+};
+
+static const char *key_at(const struct keyed *k, int i)
+{
+    return *(const char *const *)(k->base + (size_t)i * k->stride + k->off);
+}
+
+/*
+ * An object of k's elements as jansson builds it with json_object_set_new: a key that is not
+ * UTF-8 is refused (left out), and a key set again keeps its first place and takes the last
+ * value. val prints element i's value.
+ */
+static void tx_object(struct json_text *t, const struct keyed *k, const void *ud,
+                      void (*val)(struct json_text *t, const void *ud, int i))
+{
+    /* The elements sorted by key: each key's run gives its first place and its last value
+     * (n log n; comparing every pair made a large answer quadratic). */
+    size_t n = (size_t)(k->n > 0 ? k->n : 1);
+    int *perm = xmalloc(n * sizeof *perm), *last = xmalloc(n * sizeof *last);
+    struct core_index x;
+    core_index_build(&x, k->base, k->stride, k->off, k->n, perm, last);
+    for (int i = 0; i < k->n; i++)
+        last[i] = -1;
+    for (int a = 0, b; a < k->n; a = b) {
+        const char *key = key_at(k, perm[a]);
+        for (b = a + 1; b < k->n && strcmp(key_at(k, perm[b]), key) == 0; b++)
+            ;
+        last[perm[a]] = perm[b - 1];
+    }
+    TX_LIT(t, "{");
+    bool first = true;
+    for (int i = 0; i < k->n; i++) {
+        const char *key = key_at(k, i);
+        if (last[i] < 0 || !utf8_valid(key))
+            continue;
+        if (!first)
+            TX_LIT(t, ",");
+        first = false;
+        tx_key(t, key);
+        val(t, ud, last[i]);
+    }
+    TX_LIT(t, "}");
+    free(perm);
+    free(last);
+}
+
+static void target_val(struct json_text *t, const void *ud, int i)
+{
+    tx_int(t, ((const struct core_decision *)ud)->vertices[i].target);
+}
+
+static void change_val(struct json_text *t, const void *ud, int i)
+{
+    tx_str(t, ((const struct core_decision *)ud)->config_changes[i].value);
+}
+
+void json_decision_text(struct json_text *t, const struct core_decision *d, const char *job,
+                        const char *policy_revision, const char *config_hash, bool with_warnings,
+                        const char *const *warnings, int n_warnings)
+{
+    t->n = 0;
+    if (t->vcap < d->n_vertices) {
+        t->vcap = d->n_vertices;
+        t->vspan = xrealloc(t->vspan, (size_t)t->vcap * sizeof *t->vspan);
+    }
+    TX_LIT(t, "{\"job\":");
+    tx_str(t, job);
+    TX_LIT(t, ",\"at\":");
+    tx_int(t, d->at);
+    TX_LIT(t, ",\"action\":");
+    tx_str(t, core_action_name(d->action));
+    if (d->execute)
+        TX_LIT(t, ",\"execute\":true,\"reason\":");
+    else
+        TX_LIT(t, ",\"execute\":false,\"reason\":");
+    tx_str(t, core_reason_name(d->reason));
+    TX_LIT(t, ",\"message\":");
+    tx_str(t, d->message ? d->message : "");
+
+    TX_LIT(t, ",\"parallelism\":");
+    struct keyed ids = {(const char *)d->vertices, sizeof *d->vertices,
+                        offsetof(struct core_vdecision, id), d->n_vertices};
+    tx_object(t, &ids, d, target_val);
+    TX_LIT(t, ",\"vertices\":[");
+    for (int i = 0; i < d->n_vertices; i++) {
+        if (i)
+            TX_LIT(t, ",");
+        tx_vertex(t, &d->vertices[i], &t->vspan[i]);
+    }
+    TX_LIT(t, "],\"events\":[");
+    for (int i = 0; i < d->n_events; i++) {
+        const struct core_event *ev = &d->events[i];
+        if (i)
+            TX_LIT(t, ",");
+        TX_LIT(t, "{\"type\":");
+        tx_str(t, ev->type);
+        TX_LIT(t, ",\"reason\":");
+        tx_str(t, ev->reason);
+        TX_LIT(t, ",\"message\":");
+        tx_str(t, ev->message ? ev->message : "");
+        TX_LIT(t, ",\"count\":");
+        tx_int(t, ev->count);
+        if (ev->suppressed)
+            TX_LIT(t, ",\"suppressed\":true}");
+        else
+            TX_LIT(t, ",\"suppressed\":false}");
+    }
+    TX_LIT(t, "]");
+    if (d->n_config_changes > 0) {
+        struct keyed keys = {(const char *)d->config_changes, sizeof *d->config_changes,
+                             offsetof(struct core_kv, key), d->n_config_changes};
+        TX_LIT(t, ",\"config_changes\":");
+        tx_object(t, &keys, d, change_val);
+    }
+    if (d->n_config_removals > 0) {
+        TX_LIT(t, ",\"config_removals\":[");
+        for (int i = 0; i < d->n_config_removals; i++) {
+            if (i)
+                TX_LIT(t, ",");
+            tx_str(t, d->config_removals[i]);
+        }
+        TX_LIT(t, "]");
+    }
+    TX_LIT(t, ",\"policy_revision\":");
+    tx_str(t, policy_revision);
+    TX_LIT(t, ",\"config_hash\":");
+    tx_str(t, config_hash);
+    if (with_warnings) {
+        TX_LIT(t, ",\"warnings\":[");
+        bool first = true;
+        for (int i = 0; i < n_warnings; i++) {
+            if (!warnings[i] || !utf8_valid(warnings[i]))
+                continue; /* json_string refuses it: the warning is left out */
+            if (!first)
+                TX_LIT(t, ",");
+            first = false;
+            tx_str(t, warnings[i]);
+        }
+        TX_LIT(t, "]");
+    }
+    TX_LIT(t, "}");
+    t->p[t->n] = '\0';
+}
