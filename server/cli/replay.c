@@ -11,7 +11,7 @@
 #include "time/timeutil.h"
 #include "core/core.h"
 #include "decision/decision.h"
-#include "decision/json.h"
+#include "decision/jsn.h"
 #include "options/options.h"
 #include "plugin/plugin.h"
 #include "cli/replay.h"

@@ -15,20 +15,20 @@
 
 void decision_buf_init(struct decision_buf *b)
 {
-    json_sample_init(&b->js);
-    memset(&b->jr, 0, sizeof b->jr); /* zeroed is empty (json.h) */
+    jsn_sample_init(&b->js);
+    memset(&b->jr, 0, sizeof b->jr); /* zeroed is empty (jsn.h) */
     core_decision_init(&b->d);
-    json_text_init(&b->text);
+    jsn_text_init(&b->text);
     b->warn = NULL;
     b->warn_cap = 0;
 }
 
 void decision_buf_deinit(struct decision_buf *b)
 {
-    json_rebalance_deinit(&b->jr);
-    json_sample_deinit(&b->js);
+    jsn_rebalance_deinit(&b->jr);
+    jsn_sample_deinit(&b->js);
     core_decision_deinit(&b->d);
-    json_text_deinit(&b->text);
+    jsn_text_deinit(&b->text);
     free(b->warn);
 }
 
@@ -172,13 +172,13 @@ struct options {
 static int sample_and_options(struct decision_buf *b, const struct decision_req *q,
                               struct options *o, struct decision_err *e)
 {
-    struct json_err je;
+    struct jsn_err je;
     char *err = NULL;
     const struct opt_job *layers = q->cache ? q->cache->layers : q->layers;
     bool own = !q->cache || q->overlay || own_options(q->body);
     memset(&je, 0, sizeof je);
     b->js.limits = q->limits;
-    if (json_parse_sample(q->body, q->now_ms, &b->js, NULL, &je) < 0)
+    if (jsn_parse_sample(q->body, q->now_ms, &b->js, NULL, &je) < 0)
         return decision_refuse(e, je.status ? je.status : 400,
                                je.code[0] ? je.code : "INVALID_ARGUMENT", je.field, "%s",
                                je.message);
@@ -189,7 +189,7 @@ static int sample_and_options(struct decision_buf *b, const struct decision_req 
                                "\"at\" is earlier than the job's last sample");
     if (own) {
         o->own = opt_job_clone(layers);
-        if (json_apply_config(q->body, o->own, &je) < 0)
+        if (jsn_apply_config(q->body, o->own, &je) < 0)
             return decision_refuse(e, je.status ? je.status : 422,
                                    je.code[0] ? je.code : "INVALID_CONFIG", je.field, "%s",
                                    je.message);
@@ -283,7 +283,7 @@ static struct db_write *batch_unit_new(const struct decision_req *q,
 {
     struct db_write *w =
         unit_begin(q, d->at, core_action_name(d->action), d->reason, d->message, d->execute, 1);
-    json_t *c = json_render_batch_constraints(d->constraints);
+    json_t *c = jsn_render_batch_constraints(d->constraints);
     struct db_vrow *row = &w->v[0];
     row->vertex = xstrdup("workers");
     row->current = d->current;
@@ -292,7 +292,7 @@ static struct db_write *batch_unit_new(const struct decision_req *q,
     row->reason = xstrdup(core_reason_name(d->reason));
     row->constraints = jarena_dump(c);
     row->message = xstrdup(d->message);
-    row->evaluated_json = json_batch_evaluated_text(d);
+    row->evaluated_json = jsn_batch_evaluated_text(d);
     json_decref(c);
     w->keep_response = true; /* its rows are the pool's, not a streaming decision's */
     return w;
@@ -329,7 +329,7 @@ static char *response_rest(json_t *response)
 }
 
 /* new (malloc'd): n bytes of t's text from off. */
-static char *text_dup(const struct json_text *t, size_t off, size_t n)
+static char *text_dup(const struct jsn_text *t, size_t off, size_t n)
 {
     char *s = xmalloc(n + 1);
     memcpy(s, t->p + off, n);
@@ -340,14 +340,14 @@ static char *text_dup(const struct json_text *t, size_t off, size_t n)
 /* new: the vertex rows, events and plugin calls of the decision d, from d itself; each
  * vertex's constraints and evaluated texts are the response's (t, printed from d). */
 static struct db_write *unit_new(const struct decision_req *q, const struct core_decision *d,
-                                 const struct plugin_call *call, const struct json_text *t)
+                                 const struct plugin_call *call, const struct jsn_text *t)
 {
     struct db_write *w = unit_begin(q, d->at, core_action_name(d->action), d->reason, d->message,
                                     d->execute, d->n_vertices);
     for (int i = 0; i < d->n_vertices; i++) {
         const struct core_vdecision *v = &d->vertices[i];
         struct db_vrow *row = &w->v[i];
-        const struct json_text_vspan *sp = &t->vspan[i];
+        const struct jsn_text_vspan *sp = &t->vspan[i];
         row->vertex = xstrdup(v->id);
         row->current = v->current;
         row->raw_target = v->raw_target;
@@ -389,12 +389,12 @@ static struct db_write *unit_new(const struct decision_req *q, const struct core
 static int rebalance_run(struct decision_buf *b, const struct decision_req *q,
                          struct decision_res *res)
 {
-    struct json_err je;
+    struct jsn_err je;
     struct core_rebalance_out o;
     memset(&je, 0, sizeof je);
     memset(&o, 0, sizeof o);
     b->jr.limits = q->limits;
-    if (json_parse_rebalance(q->body, q->now_ms, &b->jr, &je) < 0)
+    if (jsn_parse_rebalance(q->body, q->now_ms, &b->jr, &je) < 0)
         return decision_refuse(&res->err, je.status ? je.status : 400,
                                je.code[0] ? je.code : "INVALID_ARGUMENT", je.field, "%s",
                                je.message);
@@ -403,7 +403,7 @@ static int rebalance_run(struct decision_buf *b, const struct decision_req *q,
     o.splits = xcalloc((size_t)b->jr.in.n_items, sizeof *o.splits);
     o.blocks = xcalloc((size_t)b->jr.in.n_items, sizeof *o.blocks);
     core_rebalance(&b->jr.in, &o);
-    res->response = json_render_rebalance(&b->jr, &o, q->job, o.reason, o.message);
+    res->response = jsn_render_rebalance(&b->jr, &o, q->job, o.reason, o.message);
     if (q->text) {
         struct db_write *w = res->write =
             unit_begin(q, b->jr.at, "REBALANCE", o.reason, o.message, false, 0);
@@ -460,7 +460,7 @@ int decision_run(struct decision_buf *b, const struct decision_req *q, struct de
     if (b->js.s.batch_mode) {
         /* A worker pool to size (core/README.md, Batch): no plugin hooks. */
         core_decide_batch(q->state, &b->js.s, &o.cfg, &b->bd);
-        res->response = json_render_batch(&b->bd, q->job, revision, o.hash);
+        res->response = jsn_render_batch(&b->bd, q->job, revision, o.hash);
         if (q->warnings)
             json_object_set_new(res->response, "warnings", warnings_json(o.eff));
         if (q->text) {
@@ -494,7 +494,7 @@ int decision_run(struct decision_buf *b, const struct decision_req *q, struct de
             b->warn = xrealloc(b->warn, (size_t)n_warn * sizeof *b->warn);
         }
         opt_job_warnings(o.eff, b->warn, n_warn);
-        json_decision_text(&b->text, &b->d, q->job, revision, o.hash, q->warnings, b->warn, n_warn);
+        jsn_decision_text(&b->text, &b->d, q->job, revision, o.hash, q->warnings, b->warn, n_warn);
         struct db_write *w = res->write = unit_new(q, &b->d, call, &b->text);
         w->decision_json = text_dup(&b->text, 0, b->text.n);
         if (q->warnings) {
@@ -506,7 +506,7 @@ int decision_run(struct decision_buf *b, const struct decision_req *q, struct de
         unit_finish(w, q, &o, revision);
     }
     if (!q->text || !q->text_only) {
-        res->response = json_render_decision(&b->d, q->job, revision, o.hash);
+        res->response = jsn_render_decision(&b->d, q->job, revision, o.hash);
         if (q->warnings)
             json_object_set_new(res->response, "warnings", warnings_json(o.eff));
     }

@@ -4,7 +4,7 @@
  * history and the simulator all call decision_run; nothing else calls the core's decide.
  *
  * One call runs, in this order:
- *   1. parse the sample (json_parse_sample), held to the request budget (req.limits);
+ *   1. parse the sample (jsn_parse_sample), held to the request budget (req.limits);
  *   2. the caller's check of the parsed sample (sampled: the server's retries, its 409), and
  *      a sample earlier than the job state's last one refused (409, field "at"): both before
  *      any work on the options;
@@ -14,9 +14,9 @@
  *   5. the caller's last check before anything changes (ready: the store's health);
  *   6. the plugins' hooks (or the native ones), then core_decide, which updates the state
  *      (a batch sample: core_decide_batch, no hooks);
- *   7. the response (json_render_decision, and the options' warnings when asked);
+ *   7. the response (jsn_render_decision, and the options' warnings when asked);
  *   8. when asked, the write unit of the decision, its rows built from the decision itself,
- *      with the response printed once as text (json_decision_text) for decision_json and
+ *      with the response printed once as text (jsn_decision_text) for decision_json and
  *      each vertex row's figures (with text_only, only as that text: the server).
  * A refusal at any step comes back in one form (struct decision_err) and changes nothing:
  * the job's state is touched only by a decision made.
@@ -39,7 +39,7 @@
 
 #include "core/core.h"
 #include "store/db.h"
-#include "decision/json.h"
+#include "decision/jsn.h"
 #include "options/options.h"
 
 struct plugin_set;
@@ -58,11 +58,11 @@ int decision_refuse(struct decision_err *e, int status, const char *code, const 
 
 /* A caller's buffers, reused from one decision to the next (one decision at a time). */
 struct decision_buf {
-    struct json_sample js;
+    struct jsn_sample js;
     struct core_decision d;
     struct core_batch_decision bd; /* "mode": "BATCH" */
-    struct json_rebalance jr;      /* DECISION_REBALANCE */
-    struct json_text text;         /* the response's text (with a write unit) */
+    struct jsn_rebalance jr;       /* DECISION_REBALANCE */
+    struct jsn_text text;          /* the response's text (with a write unit) */
     const char **warn;             /* the options' warnings, borrowed for one decision */
     int warn_cap;
 };

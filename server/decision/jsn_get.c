@@ -12,18 +12,18 @@
 #include <string.h>
 #include <strings.h>
 
-#include "decision/json.h"
+#include "decision/jsn.h"
 #include "decision/jsn_int.h"
 #include "time/timeutil.h"
 #include "base/xmem.h"
 
 /* ---------------------------------------------------------------- paths -- */
 
-size_t path_fmt(const struct path *p, char *buf, size_t len)
+size_t jsn__path_fmt(const struct path *p, char *buf, size_t len)
 {
     if (!p)
         return 0;
-    size_t n = path_fmt(p->up, buf, len);
+    size_t n = jsn__path_fmt(p->up, buf, len);
     int w;
     if (p->key)
         w = snprintf(buf + (n < len ? n : len), n < len ? len - n : 0, "%s%s", p->up ? "." : "",
@@ -34,12 +34,12 @@ size_t path_fmt(const struct path *p, char *buf, size_t len)
 }
 
 /* Fills the sink with "<path>: <message>" (and the path alone into field). Returns -1. */
-__attribute__((format(printf, 3, 4))) int fail(const struct sink *k, const struct path *p,
-                                               const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) int jsn__fail(const struct sink *k, const struct path *p,
+                                                    const char *fmt, ...)
 {
     char where[256];
     where[0] = '\0';
-    path_fmt(p, where, sizeof where);
+    jsn__path_fmt(p, where, sizeof where);
     if (k->field)
         snprintf(k->field, k->field_len, "%s", where);
     char what[384];
@@ -54,7 +54,7 @@ __attribute__((format(printf, 3, 4))) int fail(const struct sink *k, const struc
     return -1;
 }
 
-const char *type_name(const json_t *v)
+const char *jsn__type_name(const json_t *v)
 {
     switch (json_typeof(v)) {
     case JSON_OBJECT:
@@ -80,93 +80,93 @@ const char *type_name(const json_t *v)
 
 /*
  * Each getter reads obj[key]. Absent or null: returns 0 and leaves *out (optional fields
- * keep the caller's default), unless `required`. Wrong type or out of range: -1 via fail().
+ * keep the caller's default), unless `required`. Wrong type or out of range: -1 via jsn__fail().
  */
 
 /* obj's member p->key into *v: NULL when absent or null, which is a failure when required. */
-int member(const struct sink *k, const json_t *obj, bool required, const struct path *p,
-           const json_t **v)
+int jsn__member(const struct sink *k, const json_t *obj, bool required, const struct path *p,
+                const json_t **v)
 {
     *v = json_object_get(obj, p->key);
     if (*v && !json_is_null(*v))
         return 0;
     *v = NULL;
-    return required ? fail(k, p, "required") : 0;
+    return required ? jsn__fail(k, p, "required") : 0;
 }
 
-int get_number(const struct sink *k, const json_t *obj, const struct path *up, const char *key,
-               double lo, double hi, double *out)
+int jsn__get_number(const struct sink *k, const json_t *obj, const struct path *up, const char *key,
+                    double lo, double hi, double *out)
 {
     const json_t *v = json_object_get(obj, key);
     if (!v || json_is_null(v))
         return 0;
     struct path p = {up, key, 0};
     if (!json_is_number(v))
-        return fail(k, &p, "expected a number, got %s", type_name(v));
+        return jsn__fail(k, &p, "expected a number, got %s", jsn__type_name(v));
     double x = json_number_value(v);
     if (!isfinite(x))
-        return fail(k, &p, "must be a finite number");
+        return jsn__fail(k, &p, "must be a finite number");
     if (x < lo || x > hi) {
         if (isinf(hi))
-            return fail(k, &p, "must be >= %g, got %.17g", lo, x);
+            return jsn__fail(k, &p, "must be >= %g, got %.17g", lo, x);
         if (isinf(lo)) /* busy time: a negative one is taken and counted as 0 */
-            return fail(k, &p, "must be in [0, %g], got %.17g (a negative value counts as 0)", hi,
-                        x);
-        return fail(k, &p, "must be in [%g, %g], got %.17g", lo, hi, x);
+            return jsn__fail(k, &p, "must be in [0, %g], got %.17g (a negative value counts as 0)",
+                             hi, x);
+        return jsn__fail(k, &p, "must be in [%g, %g], got %.17g", lo, hi, x);
     }
     *out = x;
     return 0;
 }
 
-int get_int(const struct sink *k, const json_t *obj, const struct path *up, const char *key,
-            bool required, int lo, int *out)
+int jsn__get_int(const struct sink *k, const json_t *obj, const struct path *up, const char *key,
+                 bool required, int lo, int *out)
 {
     struct path p = {up, key, 0};
     const json_t *v;
-    int rc = member(k, obj, required, &p, &v);
+    int rc = jsn__member(k, obj, required, &p, &v);
     if (rc < 0 || !v)
         return rc;
     if (!json_is_integer(v))
-        return fail(k, &p, "expected an integer, got %s", type_name(v));
+        return jsn__fail(k, &p, "expected an integer, got %s", jsn__type_name(v));
     json_int_t x = json_integer_value(v);
     if (x < lo)
-        return fail(k, &p, "must be >= %d, got %" JSON_INTEGER_FORMAT, lo, x);
+        return jsn__fail(k, &p, "must be >= %d, got %" JSON_INTEGER_FORMAT, lo, x);
     if (x > INT_MAX)
-        return fail(k, &p, "must be <= %d, got %" JSON_INTEGER_FORMAT, INT_MAX, x);
+        return jsn__fail(k, &p, "must be <= %d, got %" JSON_INTEGER_FORMAT, INT_MAX, x);
     *out = (int)x;
     return 0;
 }
 
-int get_string(const struct sink *k, const json_t *obj, const struct path *up, const char *key,
-               bool required, const char **out)
+int jsn__get_string(const struct sink *k, const json_t *obj, const struct path *up, const char *key,
+                    bool required, const char **out)
 {
     struct path p = {up, key, 0};
     const json_t *v;
-    int rc = member(k, obj, required, &p, &v);
+    int rc = jsn__member(k, obj, required, &p, &v);
     if (rc < 0 || !v)
         return rc;
     if (!json_is_string(v))
-        return fail(k, &p, "expected a string, got %s", type_name(v));
+        return jsn__fail(k, &p, "expected a string, got %s", jsn__type_name(v));
     *out = json_string_value(v);
     return 0;
 }
 
-int get_bool(const struct sink *k, const json_t *obj, const struct path *up, const char *key,
-             bool *out)
+int jsn__get_bool(const struct sink *k, const json_t *obj, const struct path *up, const char *key,
+                  bool *out)
 {
     const json_t *v = json_object_get(obj, key);
     if (!v || json_is_null(v))
         return 0;
     struct path p = {up, key, 0};
     if (!json_is_boolean(v))
-        return fail(k, &p, "expected a boolean, got %s", type_name(v));
+        return jsn__fail(k, &p, "expected a boolean, got %s", jsn__type_name(v));
     *out = json_is_true(v);
     return 0;
 }
 
 /* Absent/null: *out = NULL. Otherwise must be of the given type. */
-int get_typed(const struct sink *k, const json_t *obj, const struct path *up, const char *key,
-              json_type t, const char *tname, json_t **out)
+int jsn__get_typed(const struct sink *k, const json_t *obj, const struct path *up, const char *key,
+                   json_type t, const char *tname, json_t **out)
 {
     json_t *v = json_object_get(obj, key);
     *out = NULL;
@@ -174,7 +174,7 @@ int get_typed(const struct sink *k, const json_t *obj, const struct path *up, co
         return 0;
     if (json_typeof(v) != t) {
         struct path p = {up, key, 0};
-        return fail(k, &p, "expected %s, got %s", tname, type_name(v));
+        return jsn__fail(k, &p, "expected %s, got %s", tname, jsn__type_name(v));
     }
     *out = v;
     return 0;
@@ -196,7 +196,7 @@ int get_typed(const struct sink *k, const json_t *obj, const struct path *up, co
 #define SECONDS_LIKE_END 100000000000LL /* 1e11 */
 
 /* `at` / `running_since`: epoch ms (integer, or an integral real) or an RFC 3339 string. */
-int get_time(const struct sink *k, const json_t *obj, const char *key, int64_t *out)
+int jsn__get_time(const struct sink *k, const json_t *obj, const char *key, int64_t *out)
 {
     const json_t *v = json_object_get(obj, key);
     if (!v || json_is_null(v))
@@ -208,36 +208,38 @@ int get_time(const struct sink *k, const json_t *obj, const char *key, int64_t *
     } else if (json_is_real(v)) {
         double x = json_real_value(v);
         if (!isfinite(x) || x != floor(x) || x < (double)MS_MIN || x > (double)MS_MAX)
-            return fail(k, &p, "expected epoch milliseconds (an integer), got %.17g", x);
+            return jsn__fail(k, &p, "expected epoch milliseconds (an integer), got %.17g", x);
         ms = (int64_t)x;
     } else if (json_is_string(v)) {
         const char *s = json_string_value(v);
         if (time_parse_rfc3339(s, &ms, NULL) < 0)
-            return fail(k, &p,
-                        "\"%.64s\" is not an RFC 3339 date-time "
-                        "(e.g. 2025-11-29T10:00:00Z or 2025-11-29T11:00:00.250+01:00)",
-                        s);
+            return jsn__fail(k, &p,
+                             "\"%.64s\" is not an RFC 3339 date-time "
+                             "(e.g. 2025-11-29T10:00:00Z or 2025-11-29T11:00:00.250+01:00)",
+                             s);
     } else {
-        return fail(k, &p, "expected epoch milliseconds or an RFC 3339 string, got %s",
-                    type_name(v));
+        return jsn__fail(k, &p, "expected epoch milliseconds or an RFC 3339 string, got %s",
+                         jsn__type_name(v));
     }
     if (ms > MS_MAX && ms / 1000 <= MS_MAX && !json_is_string(v))
-        return fail(k, &p,
-                    "%" PRId64 " is outside years 0000-9999 and reads as microseconds since the "
-                    "epoch; epoch milliseconds are expected: %" PRId64,
-                    ms, ms / 1000);
+        return jsn__fail(k, &p,
+                         "%" PRId64
+                         " is outside years 0000-9999 and reads as microseconds since the "
+                         "epoch; epoch milliseconds are expected: %" PRId64,
+                         ms, ms / 1000);
     if (ms < MS_MIN || ms > MS_MAX)
-        return fail(k, &p, "%" PRId64 " is outside years 0000-9999", ms);
+        return jsn__fail(k, &p, "%" PRId64 " is outside years 0000-9999", ms);
     if (!json_is_string(v) && ms >= SECONDS_LIKE_MIN && ms < SECONDS_LIKE_END) {
         /* The commonest client bug: seconds, which as milliseconds are early 1970 and would
          * keep the job collecting metrics for ever. Said with the value it would be. */
         int64_t y, sod = ms % 86400;
         int mo, d;
         time_civil_from_days(ms / 86400, &y, &mo, &d);
-        return fail(k, &p,
-                    "%" PRId64 " reads as seconds since the epoch (%04" PRId64
-                    "-%02d-%02dT%02d:%02d:%02dZ); epoch milliseconds are expected: %" PRId64 "000",
-                    ms, y, mo, d, (int)(sod / 3600), (int)(sod / 60 % 60), (int)(sod % 60), ms);
+        return jsn__fail(
+            k, &p,
+            "%" PRId64 " reads as seconds since the epoch (%04" PRId64
+            "-%02d-%02dT%02d:%02d:%02dZ); epoch milliseconds are expected: %" PRId64 "000",
+            ms, y, mo, d, (int)(sod / 3600), (int)(sod / 60 % 60), (int)(sod % 60), ms);
     }
     *out = ms;
     return 0;
@@ -245,7 +247,7 @@ int get_time(const struct sink *k, const json_t *obj, const char *key, int64_t *
 
 /* Makes *arr (elements of elem bytes, *cap of them) hold need: the buffers only grow, and
  * every element is filled by the parser before it is read. */
-void reserve(void *arr, int *cap, int need, size_t elem)
+void jsn__reserve(void *arr, int *cap, int need, size_t elem)
 {
     if (need <= *cap)
         return;
@@ -255,20 +257,20 @@ void reserve(void *arr, int *cap, int need, size_t elem)
 
 /* A size past its limit: 413 naming the field (p) and the limit, and the option that sets it
  * (a server option, or NULL: a fixed limit). -1. */
-int over(struct json_err *e, const struct sink *k, const struct path *p, long long n,
-         const char *what, long long limit, const char *option)
+int jsn__over(struct jsn_err *e, const struct sink *k, const struct path *p, long long n,
+              const char *what, long long limit, const char *option)
 {
     if (option)
-        fail(k, p, "%lld %s is more than the limit of %lld (the server option %s)", n, what, limit,
-             option);
+        jsn__fail(k, p, "%lld %s is more than the limit of %lld (the server option %s)", n, what,
+                  limit, option);
     else
-        fail(k, p, "%lld %s is more than the limit of %lld", n, what, limit);
+        jsn__fail(k, p, "%lld %s is more than the limit of %lld", n, what, limit);
     e->status = 413;
     snprintf(e->code, sizeof e->code, "PAYLOAD_TOO_LARGE");
     return -1;
 }
 
-void init_err(struct json_err *e, struct sink *k)
+void jsn__init_err(struct jsn_err *e, struct sink *k)
 {
     e->status = 400;
     snprintf(e->code, sizeof e->code, "INVALID_ARGUMENT");
@@ -280,7 +282,7 @@ void init_err(struct json_err *e, struct sink *k)
     k->field_len = sizeof e->field;
 }
 
-bool valid_id(const char *s)
+bool jsn__valid_id(const char *s)
 {
     size_t n = 0;
     for (; s[n]; n++)

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "decision/json.h"
+#include "decision/jsn.h"
 
 /* One step of a JSON path: `.key` when key is set, else `[index]`. */
 struct path {
@@ -37,38 +37,39 @@ struct sample_buf {
     int cap_st;
 };
 
-size_t path_fmt(const struct path *p, char *buf, size_t len);
+size_t jsn__path_fmt(const struct path *p, char *buf, size_t len);
 /* Fills the sink with "<path>: <message>" (and the path alone into field). Returns -1. */
-__attribute__((format(printf, 3, 4))) int fail(const struct sink *k, const struct path *p,
-                                               const char *fmt, ...);
-const char *type_name(const json_t *v);
-int member(const struct sink *k, const json_t *obj, bool required, const struct path *p,
-           const json_t **v);
-int get_number(const struct sink *k, const json_t *obj, const struct path *up, const char *key,
-               double lo, double hi, double *out);
-int get_int(const struct sink *k, const json_t *obj, const struct path *up, const char *key,
-            bool required, int lo, int *out);
-int get_string(const struct sink *k, const json_t *obj, const struct path *up, const char *key,
-               bool required, const char **out);
-int get_bool(const struct sink *k, const json_t *obj, const struct path *up, const char *key,
-             bool *out);
-int get_typed(const struct sink *k, const json_t *obj, const struct path *up, const char *key,
-              json_type t, const char *tname, json_t **out);
-int get_time(const struct sink *k, const json_t *obj, const char *key, int64_t *out);
-void reserve(void *arr, int *cap, int need, size_t elem);
-int over(struct json_err *e, const struct sink *k, const struct path *p, long long n,
-         const char *what, long long limit, const char *option);
-void init_err(struct json_err *e, struct sink *k);
-bool valid_id(const char *s);
-int apply_config(json_t *cfg, struct opt_job *opts, const struct opt_limits *lim,
-                 struct json_err *e, const struct sink *k);
-int parse_batch(const struct sink *k, json_t *body, struct core_sample *s, struct sample_buf *b,
-                struct opt_job *opts, const struct opt_limits *lim, struct json_err *e);
+__attribute__((format(printf, 3, 4))) int jsn__fail(const struct sink *k, const struct path *p,
+                                                    const char *fmt, ...);
+const char *jsn__type_name(const json_t *v);
+int jsn__member(const struct sink *k, const json_t *obj, bool required, const struct path *p,
+                const json_t **v);
+int jsn__get_number(const struct sink *k, const json_t *obj, const struct path *up, const char *key,
+                    double lo, double hi, double *out);
+int jsn__get_int(const struct sink *k, const json_t *obj, const struct path *up, const char *key,
+                 bool required, int lo, int *out);
+int jsn__get_string(const struct sink *k, const json_t *obj, const struct path *up, const char *key,
+                    bool required, const char **out);
+int jsn__get_bool(const struct sink *k, const json_t *obj, const struct path *up, const char *key,
+                  bool *out);
+int jsn__get_typed(const struct sink *k, const json_t *obj, const struct path *up, const char *key,
+                   json_type t, const char *tname, json_t **out);
+int jsn__get_time(const struct sink *k, const json_t *obj, const char *key, int64_t *out);
+void jsn__reserve(void *arr, int *cap, int need, size_t elem);
+int jsn__over(struct jsn_err *e, const struct sink *k, const struct path *p, long long n,
+              const char *what, long long limit, const char *option);
+void jsn__init_err(struct jsn_err *e, struct sink *k);
+bool jsn__valid_id(const char *s);
+int jsn__apply_config(json_t *cfg, struct opt_job *opts, const struct opt_limits *lim,
+                      struct jsn_err *e, const struct sink *k);
+int jsn__parse_batch(const struct sink *k, json_t *body, struct core_sample *s,
+                     struct sample_buf *b, struct opt_job *opts, const struct opt_limits *lim,
+                     struct jsn_err *e);
 
-json_t *str_new(const char *s);
-json_t *real_or_null(double x);
-size_t int_text(char *p, long long v);
-size_t evaluated_room(void);
-size_t evaluated_print(char *t, const struct core_evaluated *ev);
+json_t *jsn__str_new(const char *s);
+json_t *jsn__real_or_null(double x);
+size_t jsn__int_text(char *p, long long v);
+size_t jsn__evaluated_room(void);
+size_t jsn__evaluated_print(char *t, const struct core_evaluated *ev);
 
 #endif

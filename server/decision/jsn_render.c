@@ -12,14 +12,14 @@
 #include <string.h>
 #include <strings.h>
 
-#include "decision/json.h"
+#include "decision/jsn.h"
 #include "decision/jsn_int.h"
 #include "base/xmem.h"
 
 /* ------------------------------------------------------------- render -- */
 
 /* new: a string value; invalid UTF-8 (e.g. from a plugin's error text) becomes '?'. */
-json_t *str_new(const char *s)
+json_t *jsn__str_new(const char *s)
 {
     if (!s)
         return json_null();
@@ -36,18 +36,18 @@ json_t *str_new(const char *s)
 }
 
 /* new: a real, or null when not finite. */
-json_t *real_or_null(double x)
+json_t *jsn__real_or_null(double x)
 {
     return isfinite(x) ? json_real(x) : json_null();
 }
 
-json_t *json_render_evaluated(const struct core_evaluated *ev)
+json_t *jsn_render_evaluated(const struct core_evaluated *ev)
 {
     json_t *o = json_object();
     for (int i = 0; i < CORE_N_FIGURES; i++) {
         double x = core_figure_get(ev, i);
         if (isfinite(x) || !(core_figures[i].flags & CORE_FIG_ASSESSED))
-            json_object_set_new(o, core_figures[i].name, real_or_null(x));
+            json_object_set_new(o, core_figures[i].name, jsn__real_or_null(x));
     }
     return o;
 }
@@ -67,7 +67,7 @@ static size_t uint_text(char *p, unsigned long long v)
 }
 
 /* Writes v as "%lld" (jansson's JSON_INTEGER_FORMAT) at p; returns the length. */
-size_t int_text(char *p, long long v)
+size_t jsn__int_text(char *p, long long v)
 {
     if (v >= 0)
         return uint_text(p, (unsigned long long)v);
@@ -131,7 +131,7 @@ static size_t real15(char *p, double x)
 }
 
 /* Room for the text of one evaluated object: every figure with its name. */
-size_t evaluated_room(void)
+size_t jsn__evaluated_room(void)
 {
     size_t cap = 3;
     for (int i = 0; i < CORE_N_FIGURES; i++)
@@ -139,8 +139,8 @@ size_t evaluated_room(void)
     return cap;
 }
 
-/* Prints ev's object at t (evaluated_room() bytes); returns the length. */
-size_t evaluated_print(char *t, const struct core_evaluated *ev)
+/* Prints ev's object at t (jsn__evaluated_room() bytes); returns the length. */
+size_t jsn__evaluated_print(char *t, const struct core_evaluated *ev)
 {
     char *p = t;
     *p++ = '{';
@@ -168,14 +168,14 @@ size_t evaluated_print(char *t, const struct core_evaluated *ev)
     return (size_t)(p - t);
 }
 
-char *json_evaluated_text(const struct core_evaluated *ev)
+char *jsn_evaluated_text(const struct core_evaluated *ev)
 {
-    char *t = xmalloc(evaluated_room());
-    evaluated_print(t, ev);
+    char *t = xmalloc(jsn__evaluated_room());
+    jsn__evaluated_print(t, ev);
     return t;
 }
 
-json_t *json_render_constraints(unsigned bits)
+json_t *jsn_render_constraints(unsigned bits)
 {
     json_t *a = json_array();
     for (int bit = 0; bit < CORE_C__COUNT; bit++)
@@ -193,7 +193,7 @@ static json_t *render_vertex(const struct core_vdecision *v)
         json_t *x = NULL;
         switch (core_vfields[i].type) {
         case CORE_VF_TEXT:
-            x = *(const char *const *)at ? str_new(*(const char *const *)at) : NULL;
+            x = *(const char *const *)at ? jsn__str_new(*(const char *const *)at) : NULL;
             break;
         case CORE_VF_INT:
             x = json_integer(*(const int *)at);
@@ -205,10 +205,10 @@ static json_t *render_vertex(const struct core_vdecision *v)
             x = json_string(core_reason_name(*(const enum core_reason *)at));
             break;
         case CORE_VF_CONSTRAINTS:
-            x = json_render_constraints(*(const unsigned *)at);
+            x = jsn_render_constraints(*(const unsigned *)at);
             break;
         case CORE_VF_EVALUATED:
-            x = json_render_evaluated(at);
+            x = jsn_render_evaluated(at);
             break;
         }
         if (x)
@@ -217,16 +217,16 @@ static json_t *render_vertex(const struct core_vdecision *v)
     return o;
 }
 
-json_t *json_render_decision(const struct core_decision *d, const char *job,
-                             const char *policy_revision, const char *config_hash)
+json_t *jsn_render_decision(const struct core_decision *d, const char *job,
+                            const char *policy_revision, const char *config_hash)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "job", str_new(job));
+    json_object_set_new(o, "job", jsn__str_new(job));
     json_object_set_new(o, "at", json_integer(d->at));
     json_object_set_new(o, "action", json_string(core_action_name(d->action)));
     json_object_set_new(o, "execute", json_boolean(d->execute));
     json_object_set_new(o, "reason", json_string(core_reason_name(d->reason)));
-    json_object_set_new(o, "message", str_new(d->message ? d->message : ""));
+    json_object_set_new(o, "message", jsn__str_new(d->message ? d->message : ""));
 
     json_t *par = json_object();
     json_t *vs = json_array();
@@ -242,9 +242,9 @@ json_t *json_render_decision(const struct core_decision *d, const char *job,
     for (int i = 0; i < d->n_events; i++) {
         const struct core_event *ev = &d->events[i];
         json_t *je = json_object();
-        json_object_set_new(je, "type", str_new(ev->type));
-        json_object_set_new(je, "reason", str_new(ev->reason));
-        json_object_set_new(je, "message", str_new(ev->message ? ev->message : ""));
+        json_object_set_new(je, "type", jsn__str_new(ev->type));
+        json_object_set_new(je, "reason", jsn__str_new(ev->reason));
+        json_object_set_new(je, "message", jsn__str_new(ev->message ? ev->message : ""));
         json_object_set_new(je, "count", json_integer(ev->count));
         json_object_set_new(je, "suppressed", json_boolean(ev->suppressed));
         json_array_append_new(evs, je);
@@ -254,16 +254,17 @@ json_t *json_render_decision(const struct core_decision *d, const char *job,
     if (d->n_config_changes > 0) {
         json_t *cc = json_object();
         for (int i = 0; i < d->n_config_changes; i++)
-            json_object_set_new(cc, d->config_changes[i].key, str_new(d->config_changes[i].value));
+            json_object_set_new(cc, d->config_changes[i].key,
+                                jsn__str_new(d->config_changes[i].value));
         json_object_set_new(o, "config_changes", cc);
     }
     if (d->n_config_removals > 0) {
         json_t *cr = json_array();
         for (int i = 0; i < d->n_config_removals; i++)
-            json_array_append_new(cr, str_new(d->config_removals[i]));
+            json_array_append_new(cr, jsn__str_new(d->config_removals[i]));
         json_object_set_new(o, "config_removals", cr);
     }
-    json_object_set_new(o, "policy_revision", str_new(policy_revision));
-    json_object_set_new(o, "config_hash", str_new(config_hash));
+    json_object_set_new(o, "policy_revision", jsn__str_new(policy_revision));
+    json_object_set_new(o, "config_hash", jsn__str_new(config_hash));
     return o;
 }

@@ -2,7 +2,7 @@
  * jsn_sample.c - the decide request into a struct core_sample (its batch mode: jsn_batch.c).
  *
  * The request parser is on the path of every request, so it allocates nothing per field:
- * the sample's vertex and input arrays live in buffers that json_sample keeps between
+ * the sample's vertex and input arrays live in buffers that jsn_sample keeps between
  * requests, and every string (vertex ids, input names, slot-sharing groups) is borrowed
  * from the request body. The body must therefore outlive the sample (and any decision
  * made from it, which borrows the ids in turn).
@@ -20,24 +20,24 @@
 #include <string.h>
 #include <strings.h>
 
-#include "decision/json.h"
+#include "decision/jsn.h"
 #include "decision/jsn_int.h"
 #include "base/xmem.h"
 
 /* ------------------------------------------------------------- sample -- */
 
-void json_sample_init(struct json_sample *js)
+void jsn_sample_init(struct jsn_sample *js)
 {
     memset(js, 0, sizeof *js);
     js->priv = xcalloc(1, sizeof(struct sample_buf));
 }
 
-void json_sample_reset(struct json_sample *js)
+void jsn_sample_reset(struct jsn_sample *js)
 {
     memset(&js->s, 0, sizeof js->s);
 }
 
-void json_sample_deinit(struct json_sample *js)
+void jsn_sample_deinit(struct jsn_sample *js)
 {
     struct sample_buf *b = js->priv;
     if (b) {
@@ -76,15 +76,15 @@ static int parse_metrics(const struct sink *k, const json_t *m, const struct pat
     if (busy && json_is_object(busy)) {
         struct path bp = {&mp, "busy_ms_per_s", 0};
         double avg = NAN;
-        if (get_number(k, busy, &bp, "avg", -INFINITY, 1000, &avg) < 0)
+        if (jsn__get_number(k, busy, &bp, "avg", -INFINITY, 1000, &avg) < 0)
             return -1;
         if (isnan(avg)) {
             struct path ap = {&bp, "avg", 0};
-            return fail(k, &ap, "required when busy_ms_per_s is an object");
+            return jsn__fail(k, &ap, "required when busy_ms_per_s is an object");
         }
         v->busy_min = v->busy_max = v->busy_avg = avg;
-        if (get_number(k, busy, &bp, "min", -INFINITY, 1000, &v->busy_min) < 0 ||
-            get_number(k, busy, &bp, "max", -INFINITY, 1000, &v->busy_max) < 0)
+        if (jsn__get_number(k, busy, &bp, "min", -INFINITY, 1000, &v->busy_min) < 0 ||
+            jsn__get_number(k, busy, &bp, "max", -INFINITY, 1000, &v->busy_max) < 0)
             return -1;
         /* min <= avg <= max over the subtasks, or the figures contradict each other. A
          * client that rounds each figure on its own (to whole ms/s, or to a few decimals)
@@ -92,34 +92,36 @@ static int parse_metrics(const struct sink *k, const json_t *m, const struct pat
          * moved back between them. */
         if (v->busy_min > v->busy_max + BUSY_SLACK) {
             struct path p = {&bp, "min", 0};
-            return fail(k, &p, "%g is above max %g", v->busy_min, v->busy_max);
+            return jsn__fail(k, &p, "%g is above max %g", v->busy_min, v->busy_max);
         }
         if (v->busy_min > v->busy_max)
             v->busy_min = v->busy_max;
         if (v->busy_avg < v->busy_min - BUSY_SLACK || v->busy_avg > v->busy_max + BUSY_SLACK) {
             struct path p = {&bp, "avg", 0};
-            return fail(k, &p, "%g is outside [min %g, max %g]", v->busy_avg, v->busy_min,
-                        v->busy_max);
+            return jsn__fail(k, &p, "%g is outside [min %g, max %g]", v->busy_avg, v->busy_min,
+                             v->busy_max);
         }
         v->busy_avg = v->busy_avg < v->busy_min   ? v->busy_min
                       : v->busy_avg > v->busy_max ? v->busy_max
                                                   : v->busy_avg;
     } else if (busy && !json_is_null(busy) && !json_is_number(busy)) {
         struct path bp = {&mp, "busy_ms_per_s", 0};
-        return fail(k, &bp, "expected a number or {min, avg, max}, got %s", type_name(busy));
+        return jsn__fail(k, &bp, "expected a number or {min, avg, max}, got %s",
+                         jsn__type_name(busy));
     } else {
         double b = NAN;
-        if (get_number(k, m, &mp, "busy_ms_per_s", -INFINITY, 1000, &b) < 0)
+        if (jsn__get_number(k, m, &mp, "busy_ms_per_s", -INFINITY, 1000, &b) < 0)
             return -1;
         v->busy_min = v->busy_avg = v->busy_max = b;
     }
-    if (get_number(k, m, &mp, "backpressured_ms_per_s", 0, 1000, &v->backpressured) < 0 ||
-        get_number(k, m, &mp, "records_in", 0, INFINITY, &v->records_in) < 0 ||
-        get_number(k, m, &mp, "records_out", 0, INFINITY, &v->records_out) < 0 ||
-        get_number(k, m, &mp, "accumulated_busy_ms", 0, INFINITY, &v->accumulated_busy_ms) < 0 ||
-        get_number(k, m, &mp, "records_in_per_s", 0, INFINITY, &v->records_in_per_s) < 0 ||
-        get_number(k, m, &mp, "records_out_per_s", 0, INFINITY, &v->records_out_per_s) < 0 ||
-        get_number(k, m, &mp, "pending_records", 0, INFINITY, &v->pending_records) < 0)
+    if (jsn__get_number(k, m, &mp, "backpressured_ms_per_s", 0, 1000, &v->backpressured) < 0 ||
+        jsn__get_number(k, m, &mp, "records_in", 0, INFINITY, &v->records_in) < 0 ||
+        jsn__get_number(k, m, &mp, "records_out", 0, INFINITY, &v->records_out) < 0 ||
+        jsn__get_number(k, m, &mp, "accumulated_busy_ms", 0, INFINITY, &v->accumulated_busy_ms) <
+            0 ||
+        jsn__get_number(k, m, &mp, "records_in_per_s", 0, INFINITY, &v->records_in_per_s) < 0 ||
+        jsn__get_number(k, m, &mp, "records_out_per_s", 0, INFINITY, &v->records_out_per_s) < 0 ||
+        jsn__get_number(k, m, &mp, "pending_records", 0, INFINITY, &v->pending_records) < 0)
         return -1;
     return 0;
 }
@@ -128,36 +130,37 @@ static int parse_vertex(const struct sink *k, const json_t *jv, const struct pat
                         struct core_vertex_in *v, struct core_input *in)
 {
     if (!json_is_object(jv))
-        return fail(k, vp, "expected an object, got %s", type_name(jv));
+        return jsn__fail(k, vp, "expected an object, got %s", jsn__type_name(jv));
     memset(v, 0, sizeof *v);
     v->busy_min = v->busy_avg = v->busy_max = NAN;
     v->backpressured = v->records_in = v->records_out = v->accumulated_busy_ms = NAN;
     v->records_in_per_s = v->records_out_per_s = v->pending_records = NAN;
 
-    if (get_string(k, jv, vp, "id", true, &v->id) < 0)
+    if (jsn__get_string(k, jv, vp, "id", true, &v->id) < 0)
         return -1;
-    if (!valid_id(v->id)) {
+    if (!jsn__valid_id(v->id)) {
         struct path p = {vp, "id", 0};
-        return fail(k, &p, "must be 1 to %d printable ASCII characters without spaces",
-                    OPT_MAX_ID_LEN);
+        return jsn__fail(k, &p, "must be 1 to %d printable ASCII characters without spaces",
+                         OPT_MAX_ID_LEN);
     }
     v->max_parallelism = 0;
-    if (get_int(k, jv, vp, "parallelism", true, 1, &v->parallelism) < 0 ||
-        get_int(k, jv, vp, "max_parallelism", false, 1, &v->max_parallelism) < 0 ||
-        get_int(k, jv, vp, "partitions", false, 0, &v->partitions) < 0 ||
-        get_string(k, jv, vp, "slot_sharing_group", false, &v->slot_sharing_group) < 0 ||
-        get_bool(k, jv, vp, "finished", &v->finished) < 0)
+    if (jsn__get_int(k, jv, vp, "parallelism", true, 1, &v->parallelism) < 0 ||
+        jsn__get_int(k, jv, vp, "max_parallelism", false, 1, &v->max_parallelism) < 0 ||
+        jsn__get_int(k, jv, vp, "partitions", false, 0, &v->partitions) < 0 ||
+        jsn__get_string(k, jv, vp, "slot_sharing_group", false, &v->slot_sharing_group) < 0 ||
+        jsn__get_bool(k, jv, vp, "finished", &v->finished) < 0)
         return -1;
     if (v->max_parallelism == 0) {
         v->max_parallelism = default_max_parallelism(v->parallelism);
     } else if (v->parallelism > v->max_parallelism) {
         struct path p = {vp, "parallelism", 0};
-        return fail(k, &p, "%d exceeds max_parallelism %d", v->parallelism, v->max_parallelism);
+        return jsn__fail(k, &p, "%d exceeds max_parallelism %d", v->parallelism,
+                         v->max_parallelism);
     }
 
     json_t *inputs, *metrics;
-    if (get_typed(k, jv, vp, "inputs", JSON_ARRAY, "an array", &inputs) < 0 ||
-        get_typed(k, jv, vp, "metrics", JSON_OBJECT, "an object", &metrics) < 0)
+    if (jsn__get_typed(k, jv, vp, "inputs", JSON_ARRAY, "an array", &inputs) < 0 ||
+        jsn__get_typed(k, jv, vp, "metrics", JSON_OBJECT, "an object", &metrics) < 0)
         return -1;
     if (inputs) {
         struct path ip = {vp, "inputs", 0};
@@ -167,11 +170,11 @@ static int parse_vertex(const struct sink *k, const json_t *jv, const struct pat
         {
             struct path ep = {&ip, NULL, (int)j};
             if (!json_is_object(ji))
-                return fail(k, &ep, "expected an object, got %s", type_name(ji));
+                return jsn__fail(k, &ep, "expected an object, got %s", jsn__type_name(ji));
             const char *ship = NULL;
             in[j].ship = CORE_SHIP_REBALANCE;
-            if (get_string(k, ji, &ep, "from", true, &in[j].from) < 0 ||
-                get_string(k, ji, &ep, "ship", false, &ship) < 0)
+            if (jsn__get_string(k, ji, &ep, "from", true, &in[j].from) < 0 ||
+                jsn__get_string(k, ji, &ep, "ship", false, &ship) < 0)
                 return -1;
             if (ship)
                 in[j].ship = core_ship_parse(ship);
@@ -195,13 +198,13 @@ static void real_text(double x, char *buf, size_t len)
 }
 
 /* Sets each config entry into opts at OPT_REQUEST (values as text). -1 with e filled. */
-int apply_config(json_t *cfg, struct opt_job *opts, const struct opt_limits *lim,
-                 struct json_err *e, const struct sink *k)
+int jsn__apply_config(json_t *cfg, struct opt_job *opts, const struct opt_limits *lim,
+                      struct jsn_err *e, const struct sink *k)
 {
     struct path cp = {NULL, "config", 0};
     if (lim && json_object_size(cfg) > (size_t)lim->config_keys)
-        return over(e, k, &cp, (long long)json_object_size(cfg), "keys", lim->config_keys,
-                    "max-config-keys");
+        return jsn__over(e, k, &cp, (long long)json_object_size(cfg), "keys", lim->config_keys,
+                         "max-config-keys");
     const char *key;
     json_t *val;
     json_object_foreach(cfg, key, val)
@@ -220,7 +223,7 @@ int apply_config(json_t *cfg, struct opt_job *opts, const struct opt_limits *lim
         } else if (json_is_boolean(val)) {
             text = json_is_true(val) ? "true" : "false";
         } else {
-            return fail(k, &p, "expected a string or a number, got %s", type_name(val));
+            return jsn__fail(k, &p, "expected a string or a number, got %s", jsn__type_name(val));
         }
         if (!opts)
             continue;
@@ -230,9 +233,9 @@ int apply_config(json_t *cfg, struct opt_job *opts, const struct opt_limits *lim
              * the key, so it is the message as is; the field still gets the path. */
             e->status = 422;
             if (err)
-                path_fmt(&p, e->field, sizeof e->field);
+                jsn__path_fmt(&p, e->field, sizeof e->field);
             else
-                fail(k, &p, "invalid value");
+                jsn__fail(k, &p, "invalid value");
             if (err)
                 snprintf(e->message, sizeof e->message, "%s", err);
             free(err);
@@ -259,81 +262,83 @@ int apply_config(json_t *cfg, struct opt_job *opts, const struct opt_limits *lim
  *    booleans; applied last, so opts is only touched by a request that is otherwise valid.
  * Strings in js are borrowed from body.
  */
-int json_parse_sample(json_t *body, int64_t now_ms, struct json_sample *js, struct opt_job *opts,
-                      struct json_err *e)
+int jsn_parse_sample(json_t *body, int64_t now_ms, struct jsn_sample *js, struct opt_job *opts,
+                     struct jsn_err *e)
 {
     struct sink k;
-    init_err(e, &k);
-    json_sample_reset(js);
+    jsn__init_err(e, &k);
+    jsn_sample_reset(js);
     struct core_sample *s = &js->s;
     struct sample_buf *b = js->priv;
     if (!b)
         b = js->priv = xcalloc(1, sizeof *b);
 
     if (!json_is_object(body))
-        return fail(&k, NULL, "the request body must be a JSON object, got %s", type_name(body));
+        return jsn__fail(&k, NULL, "the request body must be a JSON object, got %s",
+                         jsn__type_name(body));
 
     s->at = now_ms;
     s->running_since = INT64_MIN;
-    if (get_time(&k, body, "at", &s->at) < 0 ||
-        get_time(&k, body, "running_since", &s->running_since) < 0)
+    if (jsn__get_time(&k, body, "at", &s->at) < 0 ||
+        jsn__get_time(&k, body, "running_since", &s->running_since) < 0)
         return -1;
     if (s->running_since == INT64_MIN) {
         s->running_since = s->at < 0 ? s->at : 0; /* absent: running long before the sample */
     } else if (s->running_since > s->at) {
         /* Stabilization would never end; governor's time is the sample's. */
         struct path p = {NULL, "running_since", 0};
-        return fail(&k, &p,
-                    "%" PRId64 " is later than at %" PRId64 ": a job cannot be running since "
-                    "after the sample was taken (send both from one clock)",
-                    s->running_since, s->at);
+        return jsn__fail(&k, &p,
+                         "%" PRId64 " is later than at %" PRId64 ": a job cannot be running since "
+                         "after the sample was taken (send both from one clock)",
+                         s->running_since, s->at);
     }
     const char *status = "RUNNING";
-    if (get_string(&k, body, NULL, "status", false, &status) < 0)
+    if (jsn__get_string(&k, body, NULL, "status", false, &status) < 0)
         return -1;
     s->running = strcasecmp(status, "RUNNING") == 0;
     const char *mode = NULL;
-    if (get_string(&k, body, NULL, "mode", false, &mode) < 0)
+    if (jsn__get_string(&k, body, NULL, "mode", false, &mode) < 0)
         return -1;
     if (mode && strcasecmp(mode, "BATCH") == 0)
-        return parse_batch(&k, body, s, b, opts, js->limits, e);
+        return jsn__parse_batch(&k, body, s, b, opts, js->limits, e);
     if (mode && strcasecmp(mode, "STREAMING") != 0) {
         struct path p = {NULL, "mode", 0};
-        return fail(&k, &p, "must be \"STREAMING\" (the default) or \"BATCH\", got \"%.64s\"",
-                    mode);
+        return jsn__fail(&k, &p, "must be \"STREAMING\" (the default) or \"BATCH\", got \"%.64s\"",
+                         mode);
     }
 
     s->heap_used = s->heap_max = s->gc_ms_per_s = s->managed_used = s->metaspace_used = NAN;
     s->task_slots_total = s->task_slots_available = NAN;
     json_t *jm, *cfg, *verts;
-    if (get_typed(&k, body, NULL, "job_metrics", JSON_OBJECT, "an object", &jm) < 0 ||
-        get_typed(&k, body, NULL, "config", JSON_OBJECT, "an object", &cfg) < 0 ||
-        get_typed(&k, body, NULL, "vertices", JSON_ARRAY, "an array", &verts) < 0)
+    if (jsn__get_typed(&k, body, NULL, "job_metrics", JSON_OBJECT, "an object", &jm) < 0 ||
+        jsn__get_typed(&k, body, NULL, "config", JSON_OBJECT, "an object", &cfg) < 0 ||
+        jsn__get_typed(&k, body, NULL, "vertices", JSON_ARRAY, "an array", &verts) < 0)
         return -1;
     if (jm) {
         struct path p = {NULL, "job_metrics", 0};
-        if (get_number(&k, jm, &p, "heap_used", 0, INFINITY, &s->heap_used) < 0 ||
-            get_number(&k, jm, &p, "heap_max", 0, INFINITY, &s->heap_max) < 0 ||
-            get_number(&k, jm, &p, "gc_ms_per_s", 0, INFINITY, &s->gc_ms_per_s) < 0 ||
-            get_number(&k, jm, &p, "managed_used", 0, INFINITY, &s->managed_used) < 0 ||
-            get_number(&k, jm, &p, "metaspace_used", 0, INFINITY, &s->metaspace_used) < 0 ||
-            get_number(&k, jm, &p, "task_slots_total", 0, INFINITY, &s->task_slots_total) < 0 ||
-            get_number(&k, jm, &p, "task_slots_available", 0, INFINITY, &s->task_slots_available) <
-                0)
+        if (jsn__get_number(&k, jm, &p, "heap_used", 0, INFINITY, &s->heap_used) < 0 ||
+            jsn__get_number(&k, jm, &p, "heap_max", 0, INFINITY, &s->heap_max) < 0 ||
+            jsn__get_number(&k, jm, &p, "gc_ms_per_s", 0, INFINITY, &s->gc_ms_per_s) < 0 ||
+            jsn__get_number(&k, jm, &p, "managed_used", 0, INFINITY, &s->managed_used) < 0 ||
+            jsn__get_number(&k, jm, &p, "metaspace_used", 0, INFINITY, &s->metaspace_used) < 0 ||
+            jsn__get_number(&k, jm, &p, "task_slots_total", 0, INFINITY, &s->task_slots_total) <
+                0 ||
+            jsn__get_number(&k, jm, &p, "task_slots_available", 0, INFINITY,
+                            &s->task_slots_available) < 0)
             return -1;
     }
 
     struct path vsp = {NULL, "vertices", 0};
     if (!verts)
-        return fail(&k, &vsp, "required");
+        return jsn__fail(&k, &vsp, "required");
     size_t n = json_array_size(verts);
     if (n == 0)
-        return fail(&k, &vsp, "must list at least one vertex");
+        return jsn__fail(&k, &vsp, "must list at least one vertex");
     const struct opt_limits *lim = js->limits;
     if (lim && n > (size_t)lim->vertices)
-        return over(e, &k, &vsp, (long long)n, "vertices", lim->vertices, "max-vertices");
+        return jsn__over(e, &k, &vsp, (long long)n, "vertices", lim->vertices, "max-vertices");
     if (n > INT_MAX / 2)
-        return fail(&k, &vsp, "too many vertices");
+        return jsn__fail(&k, &vsp, "too many vertices");
 
     /* Size both buffers once, so input pointers stay valid while filling. */
     size_t n_in = 0, i;
@@ -345,14 +350,14 @@ int json_parse_sample(json_t *body, int64_t now_ms, struct json_sample *js, stru
             n_in += json_array_size(ins);
         if (lim && n_in > (size_t)lim->edges) {
             struct path vp = {&vsp, NULL, (int)i}, ip = {&vp, "inputs", 0};
-            return over(e, &k, &ip, (long long)n_in, "inputs in all (up to this vertex)",
-                        lim->edges, "max-edges");
+            return jsn__over(e, &k, &ip, (long long)n_in, "inputs in all (up to this vertex)",
+                             lim->edges, "max-edges");
         }
     }
     if (n_in > INT_MAX / 2)
-        return fail(&k, &vsp, "too many inputs");
-    reserve(&b->v, &b->cap_v, (int)n, sizeof *b->v);
-    reserve(&b->in, &b->cap_in, (int)n_in, sizeof *b->in);
+        return jsn__fail(&k, &vsp, "too many inputs");
+    jsn__reserve(&b->v, &b->cap_v, (int)n, sizeof *b->v);
+    jsn__reserve(&b->in, &b->cap_in, (int)n_in, sizeof *b->in);
 
     size_t at_in = 0;
     json_array_foreach(verts, i, jv)
@@ -365,19 +370,19 @@ int json_parse_sample(json_t *body, int64_t now_ms, struct json_sample *js, stru
     s->vertices = b->v;
     s->n_vertices = (int)n;
 
-    if (cfg && apply_config(cfg, opts, js->limits, e, &k) < 0)
+    if (cfg && jsn__apply_config(cfg, opts, js->limits, e, &k) < 0)
         return -1;
     e->status = 0;
     e->code[0] = '\0';
     return 0;
 }
 
-int json_apply_config(json_t *body, struct opt_job *opts, struct json_err *e)
+int jsn_apply_config(json_t *body, struct opt_job *opts, struct jsn_err *e)
 {
     struct sink k;
-    init_err(e, &k);
+    jsn__init_err(e, &k);
     json_t *cfg = json_object_get(body, "config");
-    if (json_is_object(cfg) && apply_config(cfg, opts, NULL, e, &k) < 0)
+    if (json_is_object(cfg) && jsn__apply_config(cfg, opts, NULL, e, &k) < 0)
         return -1;
     e->status = 0;
     e->code[0] = '\0';

@@ -1,6 +1,6 @@
 /*
  * jsn_text.c - the response printed as text straight from the decision, the bytes jansson
- * would print of json_render_decision's object.
+ * would print of jsn_render_decision's object.
  */
 #include <inttypes.h>
 #include <limits.h>
@@ -12,19 +12,19 @@
 #include <string.h>
 #include <strings.h>
 
-#include "decision/json.h"
+#include "decision/jsn.h"
 #include "decision/jsn_int.h"
 #include "core/index.h"
 #include "base/xmem.h"
 
 /* ------------------------------------------------------- render as text -- */
 
-void json_text_init(struct json_text *t)
+void jsn_text_init(struct jsn_text *t)
 {
     memset(t, 0, sizeof *t);
 }
 
-void json_text_deinit(struct json_text *t)
+void jsn_text_deinit(struct jsn_text *t)
 {
     free(t->p);
     free(t->vspan);
@@ -32,7 +32,7 @@ void json_text_deinit(struct json_text *t)
 }
 
 /* Makes room for more bytes (and a NUL) after t->n; returns where they go. */
-static char *tx_room(struct json_text *t, size_t more)
+static char *tx_room(struct jsn_text *t, size_t more)
 {
     if (t->n + more + 1 > t->cap) {
         size_t cap = t->cap ? t->cap : 4096;
@@ -44,7 +44,7 @@ static char *tx_room(struct json_text *t, size_t more)
     return t->p + t->n;
 }
 
-static void tx_put(struct json_text *t, const char *s, size_t n)
+static void tx_put(struct jsn_text *t, const char *s, size_t n)
 {
     memcpy(tx_room(t, n), s, n);
     t->n += n;
@@ -52,9 +52,9 @@ static void tx_put(struct json_text *t, const char *s, size_t n)
 
 #define TX_LIT(t, lit) tx_put((t), (lit), sizeof(lit) - 1)
 
-static void tx_int(struct json_text *t, long long v)
+static void tx_int(struct jsn_text *t, long long v)
 {
-    t->n += int_text(tx_room(t, 24), v);
+    t->n += jsn__int_text(tx_room(t, 24), v);
 }
 
 /* The length of the valid UTF-8 sequence at s (1 to 4), or 0 (jansson's utf8_check_*:
@@ -98,7 +98,7 @@ static bool utf8_valid(const char *s)
 
 /* A string as str_new and jansson's compact dump write it: NULL is null, text that is not
  * UTF-8 has its non-ASCII bytes as '?', and '"', '\\' and control characters escaped. */
-static void tx_str(struct json_text *t, const char *s)
+static void tx_str(struct jsn_text *t, const char *s)
 {
     if (!s) {
         TX_LIT(t, "null");
@@ -149,13 +149,13 @@ static void tx_str(struct json_text *t, const char *s)
 }
 
 /* "key": (key is plain ASCII: the core's and the options' names). */
-static void tx_key(struct json_text *t, const char *key)
+static void tx_key(struct jsn_text *t, const char *key)
 {
     tx_str(t, key);
     TX_LIT(t, ":");
 }
 
-static void tx_constraints(struct json_text *t, unsigned bits)
+static void tx_constraints(struct jsn_text *t, unsigned bits)
 {
     TX_LIT(t, "[");
     bool first = true;
@@ -171,8 +171,8 @@ static void tx_constraints(struct json_text *t, unsigned bits)
 
 /* One vertex's decision (render_vertex's object); records where its constraints and
  * evaluated texts are in span. */
-static void tx_vertex(struct json_text *t, const struct core_vdecision *v,
-                      struct json_text_vspan *span)
+static void tx_vertex(struct jsn_text *t, const struct core_vdecision *v,
+                      struct jsn_text_vspan *span)
 {
     TX_LIT(t, "{");
     bool first = true;
@@ -207,7 +207,7 @@ static void tx_vertex(struct json_text *t, const struct core_vdecision *v,
             break;
         case CORE_VF_EVALUATED:
             span->evaluated = t->n;
-            t->n += evaluated_print(tx_room(t, evaluated_room()), at);
+            t->n += jsn__evaluated_print(tx_room(t, jsn__evaluated_room()), at);
             span->evaluated_len = t->n - span->evaluated;
             break;
         }
@@ -232,8 +232,8 @@ static const char *key_at(const struct keyed *k, int i)
  * UTF-8 is refused (left out), and a key set again keeps its first place and takes the last
  * value. val prints element i's value.
  */
-static void tx_object(struct json_text *t, const struct keyed *k, const void *ud,
-                      void (*val)(struct json_text *t, const void *ud, int i))
+static void tx_object(struct jsn_text *t, const struct keyed *k, const void *ud,
+                      void (*val)(struct jsn_text *t, const void *ud, int i))
 {
     /* The elements sorted by key: each key's run gives its first place and its last value
      * (n log n; comparing every pair made a large answer quadratic). */
@@ -266,19 +266,19 @@ static void tx_object(struct json_text *t, const struct keyed *k, const void *ud
     free(last);
 }
 
-static void target_val(struct json_text *t, const void *ud, int i)
+static void target_val(struct jsn_text *t, const void *ud, int i)
 {
     tx_int(t, ((const struct core_decision *)ud)->vertices[i].target);
 }
 
-static void change_val(struct json_text *t, const void *ud, int i)
+static void change_val(struct jsn_text *t, const void *ud, int i)
 {
     tx_str(t, ((const struct core_decision *)ud)->config_changes[i].value);
 }
 
-void json_decision_text(struct json_text *t, const struct core_decision *d, const char *job,
-                        const char *policy_revision, const char *config_hash, bool with_warnings,
-                        const char *const *warnings, int n_warnings)
+void jsn_decision_text(struct jsn_text *t, const struct core_decision *d, const char *job,
+                       const char *policy_revision, const char *config_hash, bool with_warnings,
+                       const char *const *warnings, int n_warnings)
 {
     t->n = 0;
     if (t->vcap < d->n_vertices) {

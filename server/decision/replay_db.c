@@ -10,7 +10,7 @@
 
 #include "decision/decision.h"
 #include "decision/jobs.h"
-#include "decision/json.h"
+#include "decision/jsn.h"
 #include "plugin/plugin.h"
 #include "decision/replay_db.h"
 #include "store/db.h"

@@ -124,7 +124,7 @@ static json_t *col_input(struct db_cur *c, int i)
 /*
  * The response of a decision, rebuilt from its rows (migration 009): the decision row, its
  * vertex rows in order, its events, and `response` (the members no row holds), member for
- * member in the order json_render_decision writes them. A row converted from an older form
+ * member in the order jsn_render_decision writes them. A row converted from an older form
  * whose rows do not give its response back exactly kept it in decisions.decision_json.
  */
 static const struct db_sql SQL_RESPONSE_VERTICES = {
@@ -146,7 +146,7 @@ enum rb_how {
     RB_ARRAY,  /* vertices, events: filled from their rows */
     RB_EXTRA   /* a member of `response` that goes here (those not listed go last) */
 };
-/* The members of a response in the order json_render_decision writes them; col: a column of
+/* The members of a response in the order jsn_render_decision writes them; col: a column of
  * DB_DEC_COLS. */
 static const struct {
     const char *name;

@@ -10,7 +10,7 @@
 #include "test.h"
 
 #include "core/core_int.h"
-#include "decision/json.h"
+#include "decision/jsn.h"
 #include "options/options.h"
 
 #define T0 1764410400000LL

@@ -282,8 +282,8 @@ static void the_figure_text_is_the_responses(void)
                 x = ldexp((double)(seed >> 8) / (1 << 24), (int)(seed % 200) - 100);
             *core_figure_at(&ev, i) = x;
         }
-        json_t *o = json_render_evaluated(&ev);
-        char *want = jarena_dump(o), *got = json_evaluated_text(&ev);
+        json_t *o = jsn_render_evaluated(&ev);
+        char *want = jarena_dump(o), *got = jsn_evaluated_text(&ev);
         ASSERT_STR(got, want);
         free(want);
         free(got);
