@@ -1131,14 +1131,15 @@ struct mapped {
  * step compares every key with every other, however many a layer brings.
  */
 struct opt_job {
-    struct slot rows[N_ROWS];
     struct extra *extra;
     int n_extra, cap_extra;
-    struct core_runs keys; /* extra[], by key */
-    struct list_cache lists[N_ROWS];
+    struct core_runs keys;    /* extra[], by key */
+    struct list_cache *lists; /* one a row: in the same block, after rows */
     /* knob_maps' values (knobs_refresh); n_mapped 0: no knob is set at any layer */
-    struct mapped mapped[N_KNOB_MAPS];
+    struct mapped *mapped; /* one a knob map: in the same block, after lists */
     int n_mapped;
+    struct slot rows[]; /* one a row of the table (its count is known at run time only
+                           where the table is not in the same file) */
 };
 
 #define EXTRA_KEY sizeof(struct extra), offsetof(struct extra, key)
@@ -1197,8 +1198,14 @@ const char *opt_layer_name(enum opt_layer l)
 /* new: an empty set of job options (every value is the table's default). Aborts on OOM. */
 struct opt_job *opt_job_new(void)
 {
-    struct opt_job *j = xmalloc(sizeof *j);
-    memset(j, 0, sizeof *j);
+    /* One block: the struct, its rows' slots, their lists, the knobs' mapped values. */
+    size_t size = sizeof(struct opt_job) + (size_t)N_ROWS * sizeof(struct slot) +
+                  (size_t)N_ROWS * sizeof(struct list_cache) +
+                  (size_t)N_KNOB_MAPS * sizeof(struct mapped);
+    struct opt_job *j = xmalloc(size);
+    memset(j, 0, size);
+    j->lists = (struct list_cache *)(void *)(j->rows + N_ROWS);
+    j->mapped = (struct mapped *)(void *)(j->lists + N_ROWS);
     return j;
 }
 
