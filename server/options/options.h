@@ -9,6 +9,10 @@
  * The table's default column is the one home of every default (the core has none: it is
  * handed a struct core_config this module resolved, opt_config_defaults when nothing is set).
  *
+ * Files: options_table.c (the rows, and the knobs' maps), options.c (parsing a value, the
+ * server options and their file), options_job.c (a job's layers, resolved), options_print.c
+ * (`governor options`, `--help`, the README's tables); options_int.h is what they share.
+ *
  * May call: core (struct core_config, enum names), cron, tz, libc. No I/O except opt_print_*
  * (to a FILE the caller gives) and opt_server_load_file (reads the config file).
  */
