@@ -26,7 +26,7 @@
 /* ------------------------------------------------------------------ errors -- */
 
 /* Sets *errp (when errp is given) to a new formatted message and returns -1. */
-int fail(char **errp, const char *fmt, ...)
+int opt__fail(char **errp, const char *fmt, ...)
 {
     if (!errp)
         return -1;
@@ -46,7 +46,7 @@ static char *xstrndup(const char *s, size_t n)
 }
 
 /* new: s without leading and trailing white space. */
-char *trim_dup(const char *s)
+char *opt__trim_dup(const char *s)
 {
     while (isspace((unsigned char)*s))
         s++;
@@ -56,7 +56,7 @@ char *trim_dup(const char *s)
     return xstrndup(s, n);
 }
 
-bool starts_with(const char *s, const char *prefix)
+bool opt__starts_with(const char *s, const char *prefix)
 {
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
@@ -132,8 +132,8 @@ static int parse_scaled(const char *s, const struct unit *units, int64_t *out)
 int opt_parse_duration(const char *s, int64_t *ms, char **errp)
 {
     if (!s || parse_scaled(s, duration_units, ms) < 0)
-        return fail(errp, "\"%s\" is not a duration (e.g. \"5 min\", \"30 s\", \"500 ms\")",
-                    s ? s : "");
+        return opt__fail(errp, "\"%s\" is not a duration (e.g. \"5 min\", \"30 s\", \"500 ms\")",
+                         s ? s : "");
     return 0;
 }
 
@@ -141,22 +141,22 @@ int opt_parse_duration(const char *s, int64_t *ms, char **errp)
 int opt_parse_memory(const char *s, int64_t *bytes, char **errp)
 {
     if (!s || parse_scaled(s, memory_units, bytes) < 0)
-        return fail(errp, "\"%s\" is not a memory size (e.g. \"4 gb\", \"512 mb\", \"64 kb\")",
-                    s ? s : "");
+        return opt__fail(errp, "\"%s\" is not a memory size (e.g. \"4 gb\", \"512 mb\", \"64 kb\")",
+                         s ? s : "");
     return 0;
 }
 
 /* Parses "true" / "false" (any case, surrounding white space allowed). */
 int opt_parse_bool(const char *s, bool *out, char **errp)
 {
-    char *t = trim_dup(s ? s : "");
+    char *t = opt__trim_dup(s ? s : "");
     int rc = 0;
     if (strcasecmp(t, "true") == 0)
         *out = true;
     else if (strcasecmp(t, "false") == 0)
         *out = false;
     else
-        rc = fail(errp, "\"%s\" is not a boolean (true or false)", s ? s : "");
+        rc = opt__fail(errp, "\"%s\" is not a boolean (true or false)", s ? s : "");
     free(t);
     return rc;
 }
@@ -177,7 +177,7 @@ static int parse_double(const char *t, double *out)
 
 /* An integer, the whole (trimmed) text; an integral decimal such as "2.0" or "1e3" (how a
  * JSON number may be printed) is accepted too. */
-int parse_int64(const char *t, int64_t *out)
+int opt__parse_int64(const char *t, int64_t *out)
 {
     if (!*t)
         return -1;
@@ -219,8 +219,8 @@ static void fmt_number(char *buf, size_t n, const struct opt_row *r, double x)
 }
 
 /* An interval such as "[0, 1]", "(0, 1)", "[1, inf)"; explicit bounds override the row's. */
-void fmt_interval(char *buf, size_t n, const struct opt_row *r, double lo, int has_lo, double hi,
-                  int has_hi)
+void opt__fmt_interval(char *buf, size_t n, const struct opt_row *r, double lo, int has_lo,
+                       double hi, int has_hi)
 {
     char a[48] = "-inf", b[48] = "inf";
     if (has_lo)
@@ -230,14 +230,14 @@ void fmt_interval(char *buf, size_t n, const struct opt_row *r, double lo, int h
     snprintf(buf, n, "%s%s, %s%s", has_lo == 1 ? "[" : "(", a, b, has_hi == 1 ? "]" : ")");
 }
 
-void fmt_range(char *buf, size_t n, const struct opt_row *r)
+void opt__fmt_range(char *buf, size_t n, const struct opt_row *r)
 {
-    fmt_interval(buf, n, r, r->min, r->has_min, r->max, r->has_max);
+    opt__fmt_interval(buf, n, r, r->min, r->has_min, r->max, r->has_max);
 }
 
 /* ------------------------------------------------------ parsing one value -- */
 
-bool is_plugin_name(const char *s, size_t n)
+bool opt__is_plugin_name(const char *s, size_t n)
 {
     if (n == 0)
         return false;
@@ -258,7 +258,7 @@ static bool is_tz_name(const char *s)
     return true;
 }
 
-bool in_range(const struct opt_row *r, double x)
+bool opt__in_range(const struct opt_row *r, double x)
 {
     if ((r->has_min == 1 && x < r->min) || (r->has_min == 2 && x <= r->min))
         return false;
@@ -273,7 +273,7 @@ bool in_range(const struct opt_row *r, double x)
  * enum values, names. The message (new, in *errp) names the value and what is allowed but
  * not the key: the caller prefixes the key the user wrote.
  */
-int parse_row_value(const struct opt_row *r, const char *t, struct val *v, char **errp)
+int opt__parse_row_value(const struct opt_row *r, const char *t, struct val *v, char **errp)
 {
     memset(v, 0, sizeof *v);
     if ((r->flags & F_OPTIONAL) && !*t) {
@@ -285,15 +285,15 @@ int parse_row_value(const struct opt_row *r, const char *t, struct val *v, char 
     case T_BOOL:
         return opt_parse_bool(t, &v->b, errp);
     case T_INT:
-        if (parse_int64(t, &v->i) < 0)
-            return fail(errp, "\"%s\" is not an integer", t);
+        if (opt__parse_int64(t, &v->i) < 0)
+            return opt__fail(errp, "\"%s\" is not an integer", t);
         if (r->land == L_INT && (v->i < INT_MIN || v->i > INT_MAX))
-            return fail(errp, "\"%s\" is out of range [%d, %d]", t, INT_MIN, INT_MAX);
+            return opt__fail(errp, "\"%s\" is out of range [%d, %d]", t, INT_MIN, INT_MAX);
         x = (double)v->i;
         break;
     case T_DOUBLE:
         if (parse_double(t, &v->d) < 0)
-            return fail(errp, "\"%s\" is not a number", t);
+            return opt__fail(errp, "\"%s\" is not a number", t);
         x = v->d;
         break;
     case T_DURATION:
@@ -320,16 +320,16 @@ int parse_row_value(const struct opt_row *r, const char *t, struct val *v, char 
             snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
                      r->values[i]);
         if (r->flags & F_OPEN) {
-            if (is_plugin_name(t, strlen(t))) {
+            if (opt__is_plugin_name(t, strlen(t))) {
                 v->e = -1;
                 return 0;
             }
-            return fail(errp,
-                        "\"%s\" is neither one of %s nor a plugin name (letters, digits, '_', "
-                        "'-')",
-                        t, list);
+            return opt__fail(errp,
+                             "\"%s\" is neither one of %s nor a plugin name (letters, digits, '_', "
+                             "'-')",
+                             t, list);
         }
-        return fail(errp, "\"%s\" is not one of %s", t, list);
+        return opt__fail(errp, "\"%s\" is not one of %s", t, list);
     }
     case T_LIST:
         if (r->flags & F_NAMES) {
@@ -345,17 +345,17 @@ int parse_row_value(const struct opt_row *r, const char *t, struct val *v, char 
                     a++;
                 while (b > a && isspace((unsigned char)b[-1]))
                     b--;
-                if (b > a && !is_plugin_name(a, (size_t)(b - a)))
-                    return fail(errp,
-                                "\"%.*s\" is not a plugin name (letters, digits, '_', '-'; "
-                                "names separated by ';')",
-                                (int)(b - a), a);
+                if (b > a && !opt__is_plugin_name(a, (size_t)(b - a)))
+                    return opt__fail(errp,
+                                     "\"%.*s\" is not a plugin name (letters, digits, '_', '-'; "
+                                     "names separated by ';')",
+                                     (int)(b - a), a);
                 bool dup = b == a;
                 for (int i = 0; !dup && i < n_seen; i++)
                     dup = seen_len[i] == (size_t)(b - a) && memcmp(seen[i], a, seen_len[i]) == 0;
                 if (!dup) {
                     if (n_seen == MAX_PLUGINS)
-                        return fail(errp, "more than %d different plugin names", MAX_PLUGINS);
+                        return opt__fail(errp, "more than %d different plugin names", MAX_PLUGINS);
                     seen[n_seen] = a;
                     seen_len[n_seen++] = (size_t)(b - a);
                 }
@@ -367,8 +367,8 @@ int parse_row_value(const struct opt_row *r, const char *t, struct val *v, char 
         if ((r->flags & F_PERIODS) && *t) {
             char *e = NULL;
             if (cron_validate(t, &e) < 0) {
-                int rc =
-                    fail(errp, "\"%s\" is not a valid excluded period: %s", t, e ? e : "invalid");
+                int rc = opt__fail(errp, "\"%s\" is not a valid excluded period: %s", t,
+                                   e ? e : "invalid");
                 free(e);
                 return rc;
             }
@@ -378,25 +378,25 @@ int parse_row_value(const struct opt_row *r, const char *t, struct val *v, char 
         return 0;
     case T_TZ:
         if (!is_tz_name(t))
-            return fail(errp,
-                        "\"%s\" is not a time zone name (IANA, e.g. \"UTC\", "
-                        "\"Europe/Berlin\")",
-                        t);
+            return opt__fail(errp,
+                             "\"%s\" is not a time zone name (IANA, e.g. \"UTC\", "
+                             "\"Europe/Berlin\")",
+                             t);
         {
             /* The zone must exist in the system's zoneinfo (read once, then cached). */
             char *e = NULL;
             if (!tz_get(t, &e)) {
-                int rc = fail(errp, "\"%s\" is not a known time zone: %s", t, e ? e : "");
+                int rc = opt__fail(errp, "\"%s\" is not a known time zone: %s", t, e ? e : "");
                 free(e);
                 return rc;
             }
         }
         return 0;
     }
-    if (!r->gate && !in_range(r, x)) {
+    if (!r->gate && !opt__in_range(r, x)) {
         char range[128];
-        fmt_range(range, sizeof range, r);
-        return fail(errp, "\"%s\" is out of range %s", t, range);
+        opt__fmt_range(range, sizeof range, r);
+        return opt__fail(errp, "\"%s\" is out of range %s", t, range);
     }
     return 0;
 }
@@ -408,13 +408,13 @@ void opt_server_init(struct opt_server *s)
 {
     memset(s, 0, sizeof *s);
     for (int i = 0; i < N_ROWS; i++) {
-        const struct opt_row *r = &opt_rows[i];
+        const struct opt_row *r = &opt__rows[i];
         if (r->scope != S_SERVER)
             continue;
         struct val v;
-        if (parse_row_value(r, r->def, &v, NULL) < 0)
+        if (opt__parse_row_value(r, r->def, &v, NULL) < 0)
             abort(); /* a bad default in the table: caught by the tests */
-        land_value(s, r, &v, r->def, OPT_BUILTIN, NULL, i);
+        opt__land_value(s, r, &v, r->def, OPT_BUILTIN, NULL, i);
     }
 }
 
@@ -422,7 +422,7 @@ void opt_server_init(struct opt_server *s)
 void opt_server_deinit(struct opt_server *s)
 {
     for (int i = 0; i < N_ROWS; i++) {
-        const struct opt_row *r = &opt_rows[i];
+        const struct opt_row *r = &opt__rows[i];
         if (r->scope == S_SERVER && r->land == L_STR) {
             char **p = (char **)((char *)s + r->off);
             free(*p);
@@ -435,21 +435,22 @@ void opt_server_deinit(struct opt_server *s)
 int opt_server_set(struct opt_server *s, const char *key, const char *value, char **errp)
 {
     int i = 0;
-    const struct opt_row *r = key ? row_by_name(key, &i) : NULL;
+    const struct opt_row *r = key ? opt__row_by_name(key, &i) : NULL;
     if (!r || r->scope != S_SERVER)
-        return fail(errp, "%s: unknown server option", key ? key : "");
-    char *t = trim_dup(value ? value : "");
+        return opt__fail(errp, "%s: unknown server option", key ? key : "");
+    char *t = opt__trim_dup(value ? value : "");
     char *e = NULL;
     struct val v;
     if ((r->flags & F_NONEMPTY) && !*t) {
         free(t);
-        return fail(errp, "%s: an empty value is not allowed (leave the option out instead)", key);
+        return opt__fail(errp, "%s: an empty value is not allowed (leave the option out instead)",
+                         key);
     }
-    int rc = parse_row_value(r, t, &v, &e);
+    int rc = opt__parse_row_value(r, t, &v, &e);
     if (rc < 0)
-        fail(errp, "%s: %s", key, e);
+        opt__fail(errp, "%s: %s", key, e);
     else
-        land_value(s, r, &v, t, OPT_BUILTIN, NULL, i);
+        opt__land_value(s, r, &v, t, OPT_BUILTIN, NULL, i);
     free(e);
     free(t);
     return rc;
@@ -466,7 +467,7 @@ int opt_server_load_file(struct opt_server *s, struct opt_job *jobdefaults, cons
 
     f = fopen(path, "r");
     if (!f) {
-        fail(errp, "%s: %s", path, strerror(errno));
+        opt__fail(errp, "%s: %s", path, strerror(errno));
         goto out;
     }
     while (getline(&line, &cap, f) >= 0) {
@@ -478,7 +479,7 @@ int opt_server_load_file(struct opt_server *s, struct opt_job *jobdefaults, cons
             continue;
         char *eq = strchr(p, '=');
         if (!eq) {
-            fail(errp, "%s:%d: expected `key = value`", path, lineno);
+            opt__fail(errp, "%s:%d: expected `key = value`", path, lineno);
             goto out;
         }
         *eq = '\0';
@@ -495,21 +496,21 @@ int opt_server_load_file(struct opt_server *s, struct opt_job *jobdefaults, cons
             value[vn - 1] = '\0';
             value++;
         }
-        const struct opt_row *r = row_by_name(key, NULL);
+        const struct opt_row *r = opt__row_by_name(key, NULL);
         struct key_ref ref;
         if (r && r->scope == S_SERVER) {
             if (opt_server_set(s, key, value, &e) < 0)
                 goto bad;
-        } else if (lookup_job_key(key, &ref) == 0 && !ref.ignored) {
+        } else if (opt__lookup_job_key(key, &ref) == 0 && !ref.ignored) {
             if (jobdefaults && opt_job_set(jobdefaults, OPT_SERVER, key, value, &e) < 0)
                 goto bad;
         } else {
-            fail(errp, "%s:%d: %s: unknown option", path, lineno, key);
+            opt__fail(errp, "%s:%d: %s: unknown option", path, lineno, key);
             goto out;
         }
         continue;
     bad:
-        fail(errp, "%s:%d: %s", path, lineno, e);
+        opt__fail(errp, "%s:%d: %s", path, lineno, e);
         goto out;
     }
     rc = 0;

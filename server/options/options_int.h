@@ -80,7 +80,7 @@ struct opt_row {
                             governor profile when unset (none under flink) */
 };
 
-extern const struct opt_row opt_rows[];
+extern const struct opt_row opt__rows[];
 extern const int opt__n_rows;
 #define N_ROWS opt__n_rows
 
@@ -88,7 +88,7 @@ extern const int opt__n_rows;
 #define LEGACY_PREFIX "kubernetes.operator."
 #define GOV_PREFIX    "governor."
 /* Plugin parameter prefixes: `<prefix><name>.<param>` is kept verbatim. */
-extern const char *const plugin_prefixes[];
+extern const char *const opt__plugin_prefixes[];
 extern const int opt__n_plugin_prefixes;
 
 /*
@@ -108,39 +108,39 @@ struct knob_map {
     const char *knob, *target;
     enum knob_fn fn;
 };
-extern const struct knob_map knob_maps[];
+extern const struct knob_map opt__knob_maps[];
 extern const int opt__n_knob_maps;
 #define N_KNOB_MAPS opt__n_knob_maps
 #define SLOTS_KEY   "taskmanager.numberOfTaskSlots"
 
 /* Sets *errp (when errp is given) to a new formatted message and returns -1. */
-int fail(char **errp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-char *trim_dup(const char *s);
-bool starts_with(const char *s, const char *prefix);
-int parse_int64(const char *t, int64_t *out);
-void fmt_interval(char *buf, size_t n, const struct opt_row *r, double lo, int has_lo, double hi,
-                  int has_hi);
-void fmt_range(char *buf, size_t n, const struct opt_row *r);
-bool is_plugin_name(const char *s, size_t n);
-bool in_range(const struct opt_row *r, double x);
-int parse_row_value(const struct opt_row *r, const char *t, struct val *v, char **errp);
+int opt__fail(char **errp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+char *opt__trim_dup(const char *s);
+bool opt__starts_with(const char *s, const char *prefix);
+int opt__parse_int64(const char *t, int64_t *out);
+void opt__fmt_interval(char *buf, size_t n, const struct opt_row *r, double lo, int has_lo,
+                       double hi, int has_hi);
+void opt__fmt_range(char *buf, size_t n, const struct opt_row *r);
+bool opt__is_plugin_name(const char *s, size_t n);
+bool opt__in_range(const struct opt_row *r, double x);
+int opt__parse_row_value(const struct opt_row *r, const char *t, struct val *v, char **errp);
 /* What a key the user wrote refers to. */
 struct key_ref {
-    int row;         /* index into opt_rows, -1 = not a row */
+    int row;         /* index into opt__rows, -1 = not a row */
     const char *key; /* canonical spelling of a non-row key (points into the given key) */
     int rank;
     bool ignored;
 };
 
-int lookup_job_key(const char *key, struct key_ref *ref);
-void land_value(void *base, const struct opt_row *r, const struct val *v, const char *text,
-                enum opt_layer layer, struct opt_job *j, int row);
-const struct opt_row *row_by_name(const char *name, int *index);
-bool adjust_mode_set(const struct opt_job *j);
+int opt__lookup_job_key(const char *key, struct key_ref *ref);
+void opt__land_value(void *base, const struct opt_row *r, const struct val *v, const char *text,
+                     enum opt_layer layer, struct opt_job *j, int row);
+const struct opt_row *opt__row_by_name(const char *name, int *index);
+bool opt__adjust_mode_set(const struct opt_job *j);
 /* The hooks of the rows that follow governor.profile (opt_config_set_profile applies them). */
-void apply_safeguard(struct core_config *c, const struct opt_row *r, const struct val *v,
-                     const char *text, enum opt_layer layer, const struct opt_job *j);
-void apply_profile_double(struct core_config *c, const struct opt_row *r, const struct val *v,
+void opt__apply_safeguard(struct core_config *c, const struct opt_row *r, const struct val *v,
                           const char *text, enum opt_layer layer, const struct opt_job *j);
+void opt__apply_profile_double(struct core_config *c, const struct opt_row *r, const struct val *v,
+                               const char *text, enum opt_layer layer, const struct opt_job *j);
 
 #endif

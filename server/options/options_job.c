@@ -41,7 +41,7 @@ struct list_cache {
     const char **items;
 };
 
-/* The value a knob gives the option it maps onto, per layer (knob_maps[m]). */
+/* The value a knob gives the option it maps onto, per layer (opt__knob_maps[m]). */
 struct mapped {
     int row;    /* the target's row */
     char *v[4]; /* per layer, NULL: the knob is not set there */
@@ -58,7 +58,7 @@ struct opt_job {
     int n_extra, cap_extra;
     struct core_runs keys;    /* extra[], by key */
     struct list_cache *lists; /* one a row: in the same block, after rows */
-    /* knob_maps' values (knobs_refresh); n_mapped 0: no knob is set at any layer */
+    /* opt__knob_maps' values (knobs_refresh); n_mapped 0: no knob is set at any layer */
     struct mapped *mapped; /* one a knob map: in the same block, after lists */
     int n_mapped;
     struct slot rows[]; /* one a row of the table (its count is known at run time only
@@ -199,18 +199,18 @@ void opt_job_clear_layer(struct opt_job *j, enum opt_layer layer)
 
 /* Maps a key of a job's config to a row, a plugin parameter, or an ignored key; -1 for an
  * unknown job.autoscaler.* key. */
-int lookup_job_key(const char *key, struct key_ref *ref)
+int opt__lookup_job_key(const char *key, struct key_ref *ref)
 {
     const char *k = key;
     int rank = 0;
     memset(ref, 0, sizeof *ref);
     ref->row = -1;
-    if (starts_with(k, LEGACY_PREFIX JOB_PREFIX)) {
+    if (opt__starts_with(k, LEGACY_PREFIX JOB_PREFIX)) {
         k += strlen(LEGACY_PREFIX);
         rank = 2;
     }
     for (int i = 0; i < N_ROWS; i++) {
-        const struct opt_row *r = &opt_rows[i];
+        const struct opt_row *r = &opt__rows[i];
         if (r->scope == S_SERVER || (rank && r->scope != S_JOB))
             continue;
         if (strcmp(r->name, k) == 0 || (r->alias && strcmp(r->alias, k) == 0)) {
@@ -220,17 +220,17 @@ int lookup_job_key(const char *key, struct key_ref *ref)
         }
     }
     for (int i = 0; i < opt__n_plugin_prefixes; i++) {
-        if (!starts_with(k, plugin_prefixes[i]))
+        if (!opt__starts_with(k, opt__plugin_prefixes[i]))
             continue;
-        const char *name = k + strlen(plugin_prefixes[i]);
+        const char *name = k + strlen(opt__plugin_prefixes[i]);
         const char *dot = strchr(name, '.');
-        if (dot && is_plugin_name(name, (size_t)(dot - name)) && dot[1]) {
+        if (dot && opt__is_plugin_name(name, (size_t)(dot - name)) && dot[1]) {
             ref->key = k;
             ref->rank = rank;
             return 0;
         }
     }
-    if (starts_with(k, JOB_PREFIX) || starts_with(k, GOV_PREFIX))
+    if (opt__starts_with(k, JOB_PREFIX) || opt__starts_with(k, GOV_PREFIX))
         return -1;
     ref->key = key;
     ref->ignored = true;
@@ -262,34 +262,34 @@ int opt_job_set(struct opt_job *j, enum opt_layer layer, const char *key, const 
     char *t = NULL, *e = NULL;
     int rc = -1;
     if (layer <= OPT_BUILTIN || layer > OPT_REQUEST) {
-        fail(errp, "%s: cannot be set at the %s layer", key ? key : "", opt_layer_name(layer));
+        opt__fail(errp, "%s: cannot be set at the %s layer", key ? key : "", opt_layer_name(layer));
         goto out;
     }
     if (!key || !*key) {
-        fail(errp, "an option key is empty");
+        opt__fail(errp, "an option key is empty");
         goto out;
     }
     if (!value) {
-        fail(errp, "%s: no value", key);
+        opt__fail(errp, "%s: no value", key);
         goto out;
     }
     struct key_ref ref;
-    if (lookup_job_key(key, &ref) < 0) {
-        fail(errp, "%s: unknown option", key);
+    if (opt__lookup_job_key(key, &ref) < 0) {
+        opt__fail(errp, "%s: unknown option", key);
         goto out;
     }
-    t = trim_dup(value);
+    t = opt__trim_dup(value);
     if (ref.row >= 0) {
         struct val v;
-        if (parse_row_value(&opt_rows[ref.row], t, &v, &e) < 0) {
-            fail(errp, "%s: %s", key, e);
+        if (opt__parse_row_value(&opt__rows[ref.row], t, &v, &e) < 0) {
+            opt__fail(errp, "%s: %s", key, e);
             goto out;
         }
         slot_set(&j->rows[ref.row], layer, ref.rank, t);
         t = NULL;
         rc = 0;
-        if (starts_with(opt_rows[ref.row].name, GOV_PREFIX "dataflow.") ||
-            strcmp(opt_rows[ref.row].name, SLOTS_KEY) == 0)
+        if (opt__starts_with(opt__rows[ref.row].name, GOV_PREFIX "dataflow.") ||
+            strcmp(opt__rows[ref.row].name, SLOTS_KEY) == 0)
             knobs_refresh(j);
         goto out;
     }
@@ -358,8 +358,8 @@ static int list_split(struct list_cache *c, const char *text, bool dedupe)
 }
 
 /* Writes v (parsed from text, for row r) into the struct at base. */
-void land_value(void *base, const struct opt_row *r, const struct val *v, const char *text,
-                enum opt_layer layer, struct opt_job *j, int row)
+void opt__land_value(void *base, const struct opt_row *r, const struct val *v, const char *text,
+                     enum opt_layer layer, struct opt_job *j, int row)
 {
     char *p = (char *)base + r->off;
     switch (r->land) {
@@ -402,13 +402,13 @@ void land_value(void *base, const struct opt_row *r, const struct val *v, const 
     }
 }
 
-const struct opt_row *row_by_name(const char *name, int *index)
+const struct opt_row *opt__row_by_name(const char *name, int *index)
 {
     for (int i = 0; i < N_ROWS; i++)
-        if (strcmp(opt_rows[i].name, name) == 0) {
+        if (strcmp(opt__rows[i].name, name) == 0) {
             if (index)
                 *index = i;
-            return &opt_rows[i];
+            return &opt__rows[i];
         }
     return NULL;
 }
@@ -423,7 +423,7 @@ static const char *row_value(const struct opt_job *j, int i, enum opt_layer *lay
         *via = NULL;
     if (!j->n_mapped) {
         const char *v = slot_value(&j->rows[i], layer);
-        return v ? v : opt_rows[i].def;
+        return v ? v : opt__rows[i].def;
     }
     for (int l = OPT_REQUEST; l > OPT_BUILTIN; l--) {
         if (j->rows[i].v[l]) {
@@ -436,13 +436,13 @@ static const char *row_value(const struct opt_job *j, int i, enum opt_layer *lay
                 if (layer)
                     *layer = (enum opt_layer)l;
                 if (via)
-                    *via = knob_maps[m].knob;
+                    *via = opt__knob_maps[m].knob;
                 return j->mapped[m].v[l];
             }
     }
     if (layer)
         *layer = OPT_BUILTIN;
-    return opt_rows[i].def;
+    return opt__rows[i].def;
 }
 
 /* The effective text of a row of j and the layer it came from. */
@@ -461,26 +461,26 @@ static void knobs_refresh(struct opt_job *j)
 {
     mapped_clear(j);
     int slots_row = 0, n = 0;
-    row_by_name(SLOTS_KEY, &slots_row);
+    opt__row_by_name(SLOTS_KEY, &slots_row);
     int64_t slots = 1;
-    if (parse_int64(row_text(j, slots_row, NULL), &slots) < 0 || slots < 1)
+    if (opt__parse_int64(row_text(j, slots_row, NULL), &slots) < 0 || slots < 1)
         slots = 1;
     for (int m = 0; m < N_KNOB_MAPS; m++) {
         int knob = 0, target = 0;
-        row_by_name(knob_maps[m].knob, &knob);
-        row_by_name(knob_maps[m].target, &target);
+        opt__row_by_name(opt__knob_maps[m].knob, &knob);
+        opt__row_by_name(opt__knob_maps[m].target, &target);
         j->mapped[m].row = target;
         for (int l = OPT_SERVER; l <= OPT_REQUEST; l++) {
             const char *t = j->rows[knob].v[l];
             int64_t w;
             if (!t || !*t)
                 continue;
-            switch (knob_maps[m].fn) {
+            switch (opt__knob_maps[m].fn) {
             case KNOB_SAME:
                 j->mapped[m].v[l] = xstrdup(t);
                 break;
             case KNOB_TIMES_SLOTS:
-                if (parse_int64(t, &w) < 0)
+                if (opt__parse_int64(t, &w) < 0)
                     continue;
                 if (w > INT64_MAX / slots)
                     j->mapped[m].v[l] = xasprintf("%.0f", (double)w * (double)slots);
@@ -499,22 +499,22 @@ static void knobs_refresh(struct opt_job *j)
 
 /* Whether the legacy adjust.mode key chose an alignment mode: set above the defaults, to a
  * value (spec 3.2 step 2; apply_adjust_mode lands it). */
-bool adjust_mode_set(const struct opt_job *j)
+bool opt__adjust_mode_set(const struct opt_job *j)
 {
     int i = 0;
     const struct opt_row *r =
-        row_by_name(JOB_PREFIX "scaling.key-group.partitions.adjust.mode", &i);
+        opt__row_by_name(JOB_PREFIX "scaling.key-group.partitions.adjust.mode", &i);
     enum opt_layer layer;
     const char *text = row_text(j, i, &layer);
     struct val v;
-    return layer != OPT_BUILTIN && parse_row_value(r, text, &v, NULL) == 0 && !v.unset;
+    return layer != OPT_BUILTIN && opt__parse_row_value(r, text, &v, NULL) == 0 && !v.unset;
 }
 
 /* The index of the utilization.target row. */
 static int util_target_row(void)
 {
     int i = 0;
-    row_by_name(JOB_PREFIX "utilization.target", &i);
+    opt__row_by_name(JOB_PREFIX "utilization.target", &i);
     return i;
 }
 
@@ -523,14 +523,14 @@ static int range_error(char **errp, const struct opt_job *j, const char *name, d
                        int has_lo, double hi, int has_hi)
 {
     int i = 0;
-    const struct opt_row *r = row_by_name(name, &i);
+    const struct opt_row *r = opt__row_by_name(name, &i);
     char range[128];
     const char *via;
     const char *text = row_value(j, i, NULL, &via);
-    fmt_interval(range, sizeof range, r, lo, has_lo, hi, has_hi);
+    opt__fmt_interval(range, sizeof range, r, lo, has_lo, hi, has_hi);
     if (via)
-        return fail(errp, "%s: sets %s to \"%s\", out of range %s", via, name, text, range);
-    return fail(errp, "%s: \"%s\" is out of range %s", name, text, range);
+        return opt__fail(errp, "%s: sets %s to \"%s\", out of range %s", via, name, text, range);
+    return opt__fail(errp, "%s: \"%s\" is out of range %s", name, text, range);
 }
 
 /* Resolves the effective options into cfg and runs spec 6.4; see options.h. */
@@ -538,7 +538,7 @@ int opt_job_resolve(struct opt_job *j, struct core_config *cfg, char **errp)
 {
     lists_free(j);
     for (int i = 0; i < N_ROWS; i++) {
-        const struct opt_row *r = &opt_rows[i];
+        const struct opt_row *r = &opt__rows[i];
         if (r->scope == S_SERVER)
             continue;
         enum opt_layer layer;
@@ -546,15 +546,15 @@ int opt_job_resolve(struct opt_job *j, struct core_config *cfg, char **errp)
         const char *text = row_value(j, i, &layer, &via);
         struct val v;
         char *e = NULL;
-        if (parse_row_value(r, text, &v, &e) < 0) {
+        if (opt__parse_row_value(r, text, &v, &e) < 0) {
             if (via)
-                fail(errp, "%s: sets %s, and %s", via, r->name, e);
+                opt__fail(errp, "%s: sets %s, and %s", via, r->name, e);
             else
-                fail(errp, "%s: %s", r->name, e);
+                opt__fail(errp, "%s: %s", r->name, e);
             free(e);
             return -1;
         }
-        land_value(cfg, r, &v, text, layer, j, i);
+        opt__land_value(cfg, r, &v, text, layer, j, i);
     }
     if (!cfg->enabled) /* spec 6.4: options are validated only when the autoscaler is on */
         return 0;
@@ -562,10 +562,10 @@ int opt_job_resolve(struct opt_job *j, struct core_config *cfg, char **errp)
     /* The governor profile refuses a target of 0 (every vertex would go to its maximum); the
      * reference, and so the flink profile, accepts [0, 1]. */
     if (cfg->profile == CORE_PROFILE_GOVERNOR && !(cfg->util_target > 0))
-        return fail(errp,
-                    "%sutilization.target: \"%s\" is out of range (0, 1] (0 is accepted only "
-                    "with governor.profile = flink)",
-                    JOB_PREFIX, row_text(j, util_target_row(), NULL));
+        return opt__fail(errp,
+                         "%sutilization.target: \"%s\" is out of range (0, 1] (0 is accepted only "
+                         "with governor.profile = flink)",
+                         JOB_PREFIX, row_text(j, util_target_row(), NULL));
     /* Spec 6.4, in its order (first error wins). The single-value ranges of the ungated
      * rows were checked when each value was set; what is left are the bounds that depend on
      * another option and the ranges that count only when their feature is on. */
@@ -582,13 +582,13 @@ int opt_job_resolve(struct opt_job *j, struct core_config *cfg, char **errp)
         JOB_PREFIX "memory.tuning.overhead",
     };
     for (size_t k = 0; k < sizeof gated / sizeof gated[0]; k++) {
-        const struct opt_row *r = row_by_name(gated[k], NULL);
+        const struct opt_row *r = opt__row_by_name(gated[k], NULL);
         int g = 0;
-        row_by_name(r->gate, &g);
+        opt__row_by_name(r->gate, &g);
         bool on = false;
         opt_parse_bool(row_text(j, g, NULL), &on, NULL);
         double x = *(const double *)((const char *)cfg + r->off);
-        if (on && !in_range(r, x))
+        if (on && !opt__in_range(r, x))
             return range_error(errp, j, r->name, r->min, r->has_min, r->max, r->has_max);
     }
     if (cfg->vertex_min_parallelism > cfg->vertex_max_parallelism)
@@ -597,8 +597,8 @@ int opt_job_resolve(struct opt_job *j, struct core_config *cfg, char **errp)
     if (*cfg->excluded_periods) {
         char *e = NULL;
         if (cron_validate(cfg->excluded_periods, &e) < 0) {
-            fail(errp, "%sexcluded.periods: \"%s\" is not a valid excluded period: %s", JOB_PREFIX,
-                 cfg->excluded_periods, e ? e : "invalid");
+            opt__fail(errp, "%sexcluded.periods: \"%s\" is not a valid excluded period: %s",
+                      JOB_PREFIX, cfg->excluded_periods, e ? e : "invalid");
             free(e);
             return -1;
         }
@@ -620,8 +620,9 @@ void opt_config_set_profile(struct core_config *cfg, enum core_profile p)
     struct val unset = {.unset = true};
     cfg->profile = p;
     for (int i = 0; i < N_ROWS; i++)
-        if (opt_rows[i].apply == apply_safeguard || opt_rows[i].apply == apply_profile_double)
-            opt_rows[i].apply(cfg, &opt_rows[i], &unset, NULL, OPT_BUILTIN, NULL);
+        if (opt__rows[i].apply == opt__apply_safeguard ||
+            opt__rows[i].apply == opt__apply_profile_double)
+            opt__rows[i].apply(cfg, &opt__rows[i], &unset, NULL, OPT_BUILTIN, NULL);
 }
 
 /* Indices of the set plugin keys of j, sorted by key (new array, *n entries): n log n. */
@@ -651,12 +652,12 @@ void opt_job_each_via(const struct opt_job *j,
                       void *ud)
 {
     for (int i = 0; i < N_ROWS; i++) {
-        if (opt_rows[i].scope == S_SERVER)
+        if (opt__rows[i].scope == S_SERVER)
             continue;
         enum opt_layer layer;
         const char *via;
         const char *text = row_value(j, i, &layer, &via);
-        fn(ud, opt_rows[i].name, text, layer, via);
+        fn(ud, opt__rows[i].name, text, layer, via);
     }
     int n = 0;
     int *idx = plugin_keys_sorted(j, &n);
@@ -763,8 +764,8 @@ void opt_job_hash(const struct opt_job *j, char out[17])
     struct kv *kv = xmalloc(((size_t)N_ROWS + (size_t)j->n_extra) * sizeof *kv);
     int n = 0;
     for (int i = 0; i < N_ROWS; i++)
-        if (opt_rows[i].scope != S_SERVER)
-            kv[n++] = (struct kv){opt_rows[i].name, row_text(j, i, NULL)};
+        if (opt__rows[i].scope != S_SERVER)
+            kv[n++] = (struct kv){opt__rows[i].name, row_text(j, i, NULL)};
     for (int i = 0; i < j->n_extra; i++) {
         const char *v = slot_value(&j->extra[i].s, NULL);
         if (!j->extra[i].ignored && v)

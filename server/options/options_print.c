@@ -29,7 +29,7 @@ static void allowed_text(char *buf, size_t n, const struct opt_row *r)
     } else if (r->type == T_LIST) {
         snprintf(buf, n, "`;`-separated");
     } else if (r->has_min || r->has_max) {
-        fmt_range(buf, n, r);
+        opt__fmt_range(buf, n, r);
         if (r->gate)
             snprintf(buf + strlen(buf), n - strlen(buf), " when enabled");
     }
@@ -54,14 +54,14 @@ void opt_print_table(FILE *out)
 {
     int w = 0;
     for (int i = 0; i < N_ROWS; i++)
-        if ((int)strlen(opt_rows[i].name) > w)
-            w = (int)strlen(opt_rows[i].name);
+        if ((int)strlen(opt__rows[i].name) > w)
+            w = (int)strlen(opt__rows[i].name);
     for (int sc = S_JOB; sc <= S_SERVER; sc++) {
         fprintf(out, "%s%s:\n", sc == S_JOB ? "" : "\n", scope_titles[sc]);
         fprintf(out, "  %-*s  %-9s  %-14s  %-28s  %s\n", w, "NAME", "TYPE", "DEFAULT", "ALLOWED",
                 "DESCRIPTION");
         for (int i = 0; i < N_ROWS; i++) {
-            const struct opt_row *r = &opt_rows[i];
+            const struct opt_row *r = &opt__rows[i];
             if ((int)r->scope != sc)
                 continue;
             char allowed[256], help[1024];
@@ -76,7 +76,7 @@ void opt_print_table(FILE *out)
 bool opt_server_known(const char *name)
 {
     int i = 0;
-    const struct opt_row *r = row_by_name(name, &i);
+    const struct opt_row *r = opt__row_by_name(name, &i);
     return r && r->scope == S_SERVER;
 }
 
@@ -84,7 +84,7 @@ bool opt_server_known(const char *name)
 void opt_print_server_flags(FILE *out)
 {
     for (int i = 0; i < N_ROWS; i++) {
-        const struct opt_row *r = &opt_rows[i];
+        const struct opt_row *r = &opt__rows[i];
         if (r->scope != S_SERVER)
             continue;
         char allowed[256], help[1024];
@@ -181,7 +181,7 @@ void opt_print_limits_markdown(FILE *out)
     fprintf(out, "|---|---|---|---|---|---|---|\n");
     for (size_t k = 0; k < sizeof limit_rows / sizeof limit_rows[0]; k++) {
         const struct limit_row *l = &limit_rows[k];
-        const struct opt_row *r = l->option ? row_by_name(l->option, NULL) : NULL;
+        const struct opt_row *r = l->option ? opt__row_by_name(l->option, NULL) : NULL;
         fprintf(out, "| %s | %s | %s | ", l->request, l->what, *l->field ? l->field : "");
         if (r) {
             fputc('`', out);
@@ -206,7 +206,7 @@ void opt_print_markdown(FILE *out)
         fprintf(out, "| Key | Type | Default | Allowed | Description |\n");
         fprintf(out, "|---|---|---|---|---|\n");
         for (int i = 0; i < N_ROWS; i++) {
-            const struct opt_row *r = &opt_rows[i];
+            const struct opt_row *r = &opt__rows[i];
             if ((int)r->scope != sc)
                 continue;
             char allowed[256], help[1024];

@@ -1,6 +1,6 @@
 /*
  * options_table.c - the one options table (see options.h, options_int.h). Every option governor
- * knows is one row of opt_rows[]: its name, scope, type, default (as the text a user would
+ * knows is one row of opt__rows[]: its name, scope, type, default (as the text a user would
  * write), range, deprecated alias, help text, and where the parsed value lands (an offset into
  * struct core_config or struct opt_server, or an apply hook). The parsers, layering, validation,
  * `governor options` and the README table are all driven by that one table (options.c parses,
@@ -63,7 +63,7 @@ static void apply_profile(struct core_config *c, const struct opt_row *r, const 
  * explicitly, spec 3.2), governor.profile comes before the safeguards whose default it sets,
  * and a gate row comes before the rows it gates (for readability).
  */
-const struct opt_row opt_rows[] = {
+const struct opt_row opt__rows[] = {
     /* ---- spec 6.5 (prefix job.autoscaler.) and governor's own job options ---- */
     {JOB("enabled"), .type = T_BOOL, .def = "true", .land = L_BOOL, CF(enabled),
      .help = "Master switch. governor's default is true (Flink: false); false clears the "
@@ -214,7 +214,7 @@ const struct opt_row opt_rows[] = {
              "also the safeguards below (each on unless set), and utilization.target must be "
              "above 0."},
     {GOV("plausibility.enabled"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
-     CF(plausibility), .apply = apply_safeguard,
+     CF(plausibility), .apply = opt__apply_safeguard,
      .help = "Leave a sample whose counters disagree with its gauges, the previous sample or the "
              "time elapsed out of the window, with a warning (unset: on under the governor "
              "profile)."},
@@ -234,11 +234,11 @@ const struct opt_row opt_rows[] = {
              "counter's rate is used, with a GaugeMismatch warning naming the vertex (both "
              "profiles)."},
     {GOV("window.keep-full"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
-     CF(window_keep_full), .apply = apply_safeguard,
+     CF(window_keep_full), .apply = opt__apply_safeguard,
      .help = "A metric window once full stays full until the job restarts, however irregular "
              "the samples (unset: on under the governor profile)."},
     {GOV("source-rate.guard"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
-     CF(source_rate_guard), .apply = apply_safeguard,
+     CF(source_rate_guard), .apply = opt__apply_safeguard,
      .help = "A source's observed processing rate is measured only from samples where it reads "
              "as fast as it can: its 60 s meter warmed up after a restart, not back-pressured by "
              "a downstream vertex; a sample without one stores none (unset: on under the "
@@ -252,17 +252,17 @@ const struct opt_row opt_rows[] = {
      .help = "Back-pressured share of time above which a source's read rate says more about a "
              "downstream bottleneck than about the source."},
     {GOV("catch-up.in-headroom"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
-     CF(catch_up_in_headroom), .apply = apply_safeguard,
+     CF(catch_up_in_headroom), .apply = opt__apply_safeguard,
      .help = "The utilization target's headroom works off the backlog and what piles up during a "
              "restart; capacity is added for them only beyond it (unset: on under the governor "
              "profile)."},
     {GOV("scale-down.with-restart"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
-     CF(scale_down_with_restart), .apply = apply_safeguard,
+     CF(scale_down_with_restart), .apply = opt__apply_safeguard,
      .help = "When another vertex's scaling restarts the job anyway, a scale-down waiting out "
              "its delay is applied with it, at this cycle's proposal (unset: on under the "
              "governor profile)."},
     {GOV("scale-down.early"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
-     CF(scale_down_early), .apply = apply_safeguard,
+     CF(scale_down_early), .apply = opt__apply_safeguard,
      .help = "A vertex below its lower utilization bound that has been proposed a scale-down "
              "for governor.scale-down.early-after is scaled down then, at the highest proposal "
              "of that time, instead of after the whole scale-down.interval (unset: on under "
@@ -272,33 +272,33 @@ const struct opt_row opt_rows[] = {
      .help = "How long a scale-down of a vertex below its lower bound waits with "
              "governor.scale-down.early."},
     {GOV("utilization.ceiling"), .type = T_DOUBLE, .def = "", MINX(0), MAX(1), .flags = F_OPTIONAL,
-     .land = L_HOOK, CF(util_ceiling), .apply = apply_profile_double, .gov_def = "0.9",
+     .land = L_HOOK, CF(util_ceiling), .apply = opt__apply_profile_double, .gov_def = "0.9",
      .help = "While utilization.max is unset, the upper utilization bound is target + boundary "
              "but at most this (and never below the target): a vertex busy all the time falls "
              "behind before a window mean can pass 1.0 (unset: 0.9 under the governor profile, "
              "none under flink)."},
     {GOV("skew.knee"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
-     CF(skew_knee), .apply = apply_safeguard,
+     CF(skew_knee), .apply = opt__apply_safeguard,
      .help = "A hot-key vertex stops at the knee of its capacity curve: the fewest subtasks "
              "within skew.saturation of the most its key groups allow any parallelism, instead "
              "of where the hot subtask nears its floor (unset: on under the governor profile)."},
     {GOV("skew.limit-flow"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
-     CF(skew_limit_flow), .apply = apply_safeguard,
+     CF(skew_limit_flow), .apply = opt__apply_safeguard,
      .help = "When a hot key holds a vertex below what arrives, the vertices that share its "
              "sources are sized for the flow it can pass, not for a catch-up it makes "
              "impossible (unset: on under the governor profile)."},
     {GOV("rates.from-counters"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
-     CF(rates_from_counters), .apply = apply_safeguard,
+     CF(rates_from_counters), .apply = opt__apply_safeguard,
      .help = "A vertex's true processing rate divides the input its counters count over the "
              "window by its busy time, instead of the mean of a 60 s rate meter that lags the "
              "busy-time gauge after the load changes (unset: on under the governor profile)."},
     {GOV("source.stall"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
-     CF(source_stall), .apply = apply_safeguard,
+     CF(source_stall), .apply = opt__apply_safeguard,
      .help = "A source that read nothing since the previous sample while its backlog grew, "
              "neither busy nor back-pressured, is stalled outside the job: its backlog asks "
              "for no catch-up until it reads again (unset: on under the governor profile)."},
     {GOV("alignment.busiest-share"), .type = T_BOOL, .def = "", .flags = F_OPTIONAL, .land = L_HOOK,
-     CF(align_busiest_share), .apply = apply_safeguard,
+     CF(align_busiest_share), .apply = opt__apply_safeguard,
      .help = "Under BALANCED alignment and the MAX busy-time aggregator, a vertex with key "
              "groups or partitions gets the fewest subtasks whose busiest one carries few enough "
              "of them for the target, instead of rounding up to where the least loaded one "
@@ -310,7 +310,7 @@ const struct opt_row opt_rows[] = {
              "governor_job_slo_breach against it, and the page draws it (unset: none)."},
 
     /* ---- Dataflow's knobs: each sets the options it stands for, in its own layer (a mapped
-     * option set in the same layer wins); knob_maps below says what maps onto what ---- */
+     * option set in the same layer wins); opt__knob_maps below says what maps onto what ---- */
     {GOV("dataflow.max-num-workers"), .type = T_INT, .def = "", MIN(1), .flags = F_OPTIONAL,
      .land = L_NONE,
      .help = "Dataflow's maxNumWorkers: sets job.autoscaler.vertex.max-parallelism to this times "
@@ -515,17 +515,18 @@ const struct opt_row opt_rows[] = {
              "order; 0 drops every per-job series."},
 };
 
-const int opt__n_rows = (int)(sizeof opt_rows / sizeof opt_rows[0]);
+const int opt__n_rows = (int)(sizeof opt__rows / sizeof opt__rows[0]);
 
 /* Plugin parameter prefixes: `<prefix><name>.<param>` is kept verbatim. */
-const char *const plugin_prefixes[] = {
+const char *const opt__plugin_prefixes[] = {
     "job.autoscaler.metrics.custom-evaluator.",
     "job.autoscaler.scaling.custom-executor.",
     "job.autoscaler.scaling.parallelism-alignment.mode.",
 };
-const int opt__n_plugin_prefixes = (int)(sizeof plugin_prefixes / sizeof plugin_prefixes[0]);
+const int opt__n_plugin_prefixes =
+    (int)(sizeof opt__plugin_prefixes / sizeof opt__plugin_prefixes[0]);
 
-const struct knob_map knob_maps[] = {
+const struct knob_map opt__knob_maps[] = {
     {GOV_PREFIX "dataflow.max-num-workers", JOB_PREFIX "vertex.max-parallelism", KNOB_TIMES_SLOTS},
     {GOV_PREFIX "dataflow.max-num-workers", GOV_PREFIX "batch.max-workers", KNOB_SAME},
     {GOV_PREFIX "dataflow.min-num-workers", JOB_PREFIX "vertex.min-parallelism", KNOB_TIMES_SLOTS},
@@ -535,7 +536,7 @@ const struct knob_map knob_maps[] = {
     {GOV_PREFIX "dataflow.max-backlog", GOV_PREFIX "slo.lag", KNOB_SAME},
     {GOV_PREFIX "dataflow.autoscaling-algorithm", JOB_PREFIX "enabled", KNOB_ALGORITHM},
 };
-const int opt__n_knob_maps = (int)(sizeof knob_maps / sizeof knob_maps[0]);
+const int opt__n_knob_maps = (int)(sizeof opt__knob_maps / sizeof opt__knob_maps[0]);
 
 static void apply_aggregator(struct core_config *c, const struct opt_row *r, const struct val *v,
                              const char *text, enum opt_layer layer, const struct opt_job *j)
@@ -564,7 +565,7 @@ static void apply_align_mode(struct core_config *c, const struct opt_row *r, con
                              const char *text, enum opt_layer layer, const struct opt_job *j)
 {
     (void)r;
-    if (layer == OPT_BUILTIN && adjust_mode_set(j))
+    if (layer == OPT_BUILTIN && opt__adjust_mode_set(j))
         return;
     static const enum core_align_mode map[] = {CORE_ALIGN_BALANCED, CORE_ALIGN_EVENLY_SPREAD,
                                                CORE_ALIGN_OFF};
@@ -587,8 +588,8 @@ static void apply_profile(struct core_config *c, const struct opt_row *r, const 
 
 /* A safeguard of the governor profile (a bool at r->off): unset follows governor.profile,
  * whose row comes first. */
-void apply_safeguard(struct core_config *c, const struct opt_row *r, const struct val *v,
-                     const char *text, enum opt_layer layer, const struct opt_job *j)
+void opt__apply_safeguard(struct core_config *c, const struct opt_row *r, const struct val *v,
+                          const char *text, enum opt_layer layer, const struct opt_job *j)
 {
     (void)text, (void)layer, (void)j;
     *(bool *)((char *)c + r->off) = v->unset ? c->profile == CORE_PROFILE_GOVERNOR : v->b;
@@ -596,8 +597,8 @@ void apply_safeguard(struct core_config *c, const struct opt_row *r, const struc
 
 /* A number of the governor profile (a double at r->off): unset, the row's gov_def under the
  * governor profile, none (NaN) under flink. */
-void apply_profile_double(struct core_config *c, const struct opt_row *r, const struct val *v,
-                          const char *text, enum opt_layer layer, const struct opt_job *j)
+void opt__apply_profile_double(struct core_config *c, const struct opt_row *r, const struct val *v,
+                               const char *text, enum opt_layer layer, const struct opt_job *j)
 {
     (void)text, (void)layer, (void)j;
     double x = v->d;
@@ -605,7 +606,7 @@ void apply_profile_double(struct core_config *c, const struct opt_row *r, const 
         struct val g = {.unset = true};
         x = NAN;
         if (c->profile == CORE_PROFILE_GOVERNOR && r->gov_def &&
-            parse_row_value(r, r->gov_def, &g, NULL) == 0 && !g.unset)
+            opt__parse_row_value(r, r->gov_def, &g, NULL) == 0 && !g.unset)
             x = g.d;
     }
     memcpy((char *)c + r->off, &x, sizeof x);
