@@ -10,6 +10,9 @@
  * auth (401; constant-time compare; tokens never logged), one logfmt line per request (the
  * path quoted), and replies deferred until the writer has committed the request's write unit.
  *
+ * Files: http.c (connections, limits, replies, lifecycle), routes.c (the route table and
+ * http_route), tokens.c (the token file and http_auth_ok).
+ *
  * May call: api (handlers), writer (submit), log, libevent.
  */
 #ifndef GOVERNOR_HTTP_H
