@@ -19,6 +19,7 @@ void decision_buf_init(struct decision_buf *b)
     memset(&b->jr, 0, sizeof b->jr); /* zeroed is empty (jsn.h) */
     core_decision_init(&b->d);
     jsn_text_init(&b->text);
+    jsn_text_init(&b->rest);
     b->warn = NULL;
     b->warn_cap = 0;
 }
@@ -29,6 +30,7 @@ void decision_buf_deinit(struct decision_buf *b)
     jsn_sample_deinit(&b->js);
     core_decision_deinit(&b->d);
     jsn_text_deinit(&b->text);
+    jsn_text_deinit(&b->rest);
     free(b->warn);
 }
 
@@ -301,11 +303,8 @@ static struct db_write *batch_unit_new(const struct decision_req *q,
 /* The response's members that the decision's rows hold (the store rebuilds them). */
 static bool in_rows(const char *key)
 {
-    static const char *const keys[] = {
-        "job",         "at",       "action", "execute",         "reason",     "message",
-        "parallelism", "vertices", "events", "policy_revision", "config_hash"};
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-        if (strcmp(key, keys[i]) == 0)
+    for (int i = 0; i < core_n_dfields; i++)
+        if (core_dfields[i].store != CORE_DS_REST && strcmp(key, core_dfields[i].name) == 0)
             return true;
     return false;
 }
@@ -497,12 +496,9 @@ int decision_run(struct decision_buf *b, const struct decision_req *q, struct de
         jsn_decision_text(&b->text, &b->d, q->job, revision, o.hash, q->warnings, b->warn, n_warn);
         struct db_write *w = res->write = unit_new(q, &b->d, call, &b->text);
         w->decision_json = text_dup(&b->text, 0, b->text.n);
-        if (q->warnings) {
-            json_t *rest = json_object();
-            json_object_set_new(rest, "warnings", warnings_json(o.eff));
-            w->response_json = jarena_dump(rest);
-            json_decref(rest);
-        }
+        jsn_rest_text(&b->rest, &b->d, q->warnings, b->warn, n_warn);
+        if (b->rest.n)
+            w->response_json = text_dup(&b->rest, 0, b->rest.n);
         unit_finish(w, q, &o, revision);
     }
     if (!q->text || !q->text_only) {

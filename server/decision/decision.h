@@ -63,6 +63,7 @@ struct decision_buf {
     struct core_batch_decision bd; /* "mode": "BATCH" */
     struct jsn_rebalance jr;       /* DECISION_REBALANCE */
     struct jsn_text text;          /* the response's text (with a write unit) */
+    struct jsn_text rest;          /* what no row of the store holds of it (jsn_rest_text) */
     const char **warn;             /* the options' warnings, borrowed for one decision */
     int warn_cap;
 };

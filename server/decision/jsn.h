@@ -74,6 +74,9 @@ int jsn_apply_config(json_t *body, struct opt_job *opts, struct jsn_err *e);
  */
 json_t *jsn_render_decision(const struct core_decision *d, const char *job,
                             const char *policy_revision, const char *config_hash);
+/* new: member i of d's response (core_dfields[i]; args: the texts of enum core_darg), or NULL
+ * when the member is left out (an empty CORE_DF_KVS or CORE_DF_TEXTS). */
+json_t *jsn_render_member(const struct core_decision *d, int i, const char *const *args);
 
 /* new: a vertex's evaluated figures as the response shows them (the core's figure table:
  * null when undefined, a figure of a diagnosis left out when it was not made). */
@@ -143,5 +146,11 @@ void jsn_text_deinit(struct jsn_text *t);
 void jsn_decision_text(struct jsn_text *t, const struct core_decision *d, const char *job,
                        const char *policy_revision, const char *config_hash, bool with_warnings,
                        const char *const *warnings, int n_warnings);
+/* Prints into t the members of d's response that no row of the store holds (core_dfields'
+ * CORE_DS_REST, and the warnings when with_warnings) as one object, as jsn_decision_text
+ * prints them: what the store keeps of the response as JSON (db_write.response_json). t->n is
+ * 0 when there are none. */
+void jsn_rest_text(struct jsn_text *t, const struct core_decision *d, bool with_warnings,
+                   const char *const *warnings, int n_warnings);
 
 #endif

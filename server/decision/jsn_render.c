@@ -217,54 +217,98 @@ static json_t *render_vertex(const struct core_vdecision *v)
     return o;
 }
 
+/* new: event e, its members as the core's table lists them. */
+static json_t *render_event(const struct core_event *e)
+{
+    json_t *o = json_object();
+    for (int i = 0; i < core_n_efields; i++) {
+        const void *at = core_efield_at(e, i);
+        const char *s = NULL;
+        json_t *x = NULL;
+        switch (core_efields[i].type) {
+        case CORE_EF_TEXT0:
+            s = *(const char *const *)at;
+            x = jsn__str_new(s ? s : "");
+            break;
+        case CORE_EF_TEXT:
+            x = jsn__str_new(*(const char *const *)at);
+            break;
+        case CORE_EF_INT:
+            x = json_integer(*(const int *)at);
+            break;
+        case CORE_EF_BOOL:
+            x = json_boolean(*(const bool *)at);
+            break;
+        }
+        json_object_set_new(o, core_efields[i].name, x);
+    }
+    return o;
+}
+
+json_t *jsn_render_member(const struct core_decision *d, int i, const char *const *args)
+{
+    const struct core_dfield *f = &core_dfields[i];
+    const void *at = core_dfield_at(d, i);
+    json_t *x = NULL;
+    const char *s;
+    switch (f->type) {
+    case CORE_DF_ARG:
+        return jsn__str_new(args[f->arg]);
+    case CORE_DF_TEXT:
+        s = *(const char *const *)at;
+        return jsn__str_new(s ? s : "");
+    case CORE_DF_INT64:
+        return json_integer(*(const int64_t *)at);
+    case CORE_DF_BOOL:
+        return json_boolean(*(const bool *)at);
+    case CORE_DF_ACTION:
+        return json_string(core_action_name(*(const enum core_action *)at));
+    case CORE_DF_REASON:
+        return json_string(core_reason_name(*(const enum core_reason *)at));
+    case CORE_DF_TARGETS:
+        x = json_object();
+        for (int k = 0; k < d->n_vertices; k++)
+            json_object_set_new(x, d->vertices[k].id, json_integer(d->vertices[k].target));
+        return x;
+    case CORE_DF_VERTICES:
+        x = json_array();
+        for (int k = 0; k < d->n_vertices; k++)
+            json_array_append_new(x, render_vertex(&d->vertices[k]));
+        return x;
+    case CORE_DF_EVENTS:
+        x = json_array();
+        for (int k = 0; k < d->n_events; k++)
+            json_array_append_new(x, render_event(&d->events[k]));
+        return x;
+    case CORE_DF_KVS:
+        if (core_dfield_n(d, i) <= 0)
+            return NULL;
+        x = json_object();
+        for (int k = 0; k < core_dfield_n(d, i); k++) {
+            const struct core_kv *kv = &(*(const struct core_kv *const *)at)[k];
+            json_object_set_new(x, kv->key, jsn__str_new(kv->value));
+        }
+        return x;
+    case CORE_DF_TEXTS:
+        if (core_dfield_n(d, i) <= 0)
+            return NULL;
+        x = json_array();
+        for (int k = 0; k < core_dfield_n(d, i); k++)
+            json_array_append_new(x, jsn__str_new((*(const char *const *const *)at)[k]));
+        return x;
+    }
+    return NULL;
+}
+
 json_t *jsn_render_decision(const struct core_decision *d, const char *job,
                             const char *policy_revision, const char *config_hash)
 {
+    const char *args[CORE_DARG__N] = {job, policy_revision, config_hash};
     json_t *o = json_object();
-    json_object_set_new(o, "job", jsn__str_new(job));
-    json_object_set_new(o, "at", json_integer(d->at));
-    json_object_set_new(o, "action", json_string(core_action_name(d->action)));
-    json_object_set_new(o, "execute", json_boolean(d->execute));
-    json_object_set_new(o, "reason", json_string(core_reason_name(d->reason)));
-    json_object_set_new(o, "message", jsn__str_new(d->message ? d->message : ""));
-
-    json_t *par = json_object();
-    json_t *vs = json_array();
-    for (int i = 0; i < d->n_vertices; i++) {
-        const struct core_vdecision *v = &d->vertices[i];
-        json_object_set_new(par, v->id, json_integer(v->target));
-        json_array_append_new(vs, render_vertex(v));
+    for (int i = 0; i < core_n_dfields; i++) {
+        json_t *x = jsn_render_member(d, i, args);
+        if (x)
+            json_object_set_new(o, core_dfields[i].name, x);
     }
-    json_object_set_new(o, "parallelism", par);
-    json_object_set_new(o, "vertices", vs);
-
-    json_t *evs = json_array();
-    for (int i = 0; i < d->n_events; i++) {
-        const struct core_event *ev = &d->events[i];
-        json_t *je = json_object();
-        json_object_set_new(je, "type", jsn__str_new(ev->type));
-        json_object_set_new(je, "reason", jsn__str_new(ev->reason));
-        json_object_set_new(je, "message", jsn__str_new(ev->message ? ev->message : ""));
-        json_object_set_new(je, "count", json_integer(ev->count));
-        json_object_set_new(je, "suppressed", json_boolean(ev->suppressed));
-        json_array_append_new(evs, je);
-    }
-    json_object_set_new(o, "events", evs);
-
-    if (d->n_config_changes > 0) {
-        json_t *cc = json_object();
-        for (int i = 0; i < d->n_config_changes; i++)
-            json_object_set_new(cc, d->config_changes[i].key,
-                                jsn__str_new(d->config_changes[i].value));
-        json_object_set_new(o, "config_changes", cc);
-    }
-    if (d->n_config_removals > 0) {
-        json_t *cr = json_array();
-        for (int i = 0; i < d->n_config_removals; i++)
-            json_array_append_new(cr, jsn__str_new(d->config_removals[i]));
-        json_object_set_new(o, "config_removals", cr);
-    }
-    json_object_set_new(o, "policy_revision", jsn__str_new(policy_revision));
-    json_object_set_new(o, "config_hash", jsn__str_new(config_hash));
     return o;
 }

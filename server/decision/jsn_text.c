@@ -268,98 +268,209 @@ static void tx_object(struct jsn_text *t, const struct keyed *k, const void *ud,
 
 static void target_val(struct jsn_text *t, const void *ud, int i)
 {
-    tx_int(t, ((const struct core_decision *)ud)->vertices[i].target);
+    tx_int(t, ((const struct core_vdecision *)ud)[i].target);
 }
 
-static void change_val(struct jsn_text *t, const void *ud, int i)
+static void kv_val(struct jsn_text *t, const void *ud, int i)
 {
-    tx_str(t, ((const struct core_decision *)ud)->config_changes[i].value);
+    tx_str(t, ((const struct core_kv *)ud)[i].value);
+}
+
+/* "name": for a member of the core's tables (plain ASCII: no escape to look for). */
+static void tx_name(struct jsn_text *t, const char *name)
+{
+    size_t n = strlen(name);
+    char *p = tx_room(t, n + 3);
+    p[0] = '"';
+    memcpy(p + 1, name, n);
+    p[n + 1] = '"';
+    p[n + 2] = ':';
+    t->n += n + 3;
+}
+
+static void tx_bool(struct jsn_text *t, bool b)
+{
+    if (b)
+        TX_LIT(t, "true");
+    else
+        TX_LIT(t, "false");
+}
+
+/* One event (render_event's object). */
+static void tx_event(struct jsn_text *t, const struct core_event *e)
+{
+    TX_LIT(t, "{");
+    for (int i = 0; i < core_n_efields; i++) {
+        const void *at = core_efield_at(e, i);
+        const char *s;
+        if (i)
+            TX_LIT(t, ",");
+        tx_name(t, core_efields[i].name);
+        switch (core_efields[i].type) {
+        case CORE_EF_TEXT0:
+            s = *(const char *const *)at;
+            tx_str(t, s ? s : "");
+            break;
+        case CORE_EF_TEXT:
+            tx_str(t, *(const char *const *)at);
+            break;
+        case CORE_EF_INT:
+            tx_int(t, *(const int *)at);
+            break;
+        case CORE_EF_BOOL:
+            tx_bool(t, *(const bool *)at);
+            break;
+        }
+    }
+    TX_LIT(t, "}");
+}
+
+/* Whether member i of d is in the response (an empty list or object of changes is not). */
+static bool shown(const struct core_decision *d, int i)
+{
+    enum core_dfield_type ty = core_dfields[i].type;
+    return (ty != CORE_DF_KVS && ty != CORE_DF_TEXTS) || core_dfield_n(d, i) > 0;
+}
+
+/* The value of member i of d (jsn_render_member's, as text). */
+static void tx_member(struct jsn_text *t, const struct core_decision *d, int i,
+                      const char *const *args)
+{
+    const struct core_dfield *f = &core_dfields[i];
+    const void *at = core_dfield_at(d, i);
+    const char *s;
+    switch (f->type) {
+    case CORE_DF_ARG:
+        tx_str(t, args[f->arg]);
+        break;
+    case CORE_DF_TEXT:
+        s = *(const char *const *)at;
+        tx_str(t, s ? s : "");
+        break;
+    case CORE_DF_INT64:
+        tx_int(t, *(const int64_t *)at);
+        break;
+    case CORE_DF_BOOL:
+        tx_bool(t, *(const bool *)at);
+        break;
+    case CORE_DF_ACTION:
+        tx_str(t, core_action_name(*(const enum core_action *)at));
+        break;
+    case CORE_DF_REASON:
+        tx_str(t, core_reason_name(*(const enum core_reason *)at));
+        break;
+    case CORE_DF_TARGETS: {
+        struct keyed ids = {(const char *)d->vertices, sizeof *d->vertices,
+                            offsetof(struct core_vdecision, id), d->n_vertices};
+        tx_object(t, &ids, d->vertices, target_val);
+        break;
+    }
+    case CORE_DF_VERTICES:
+        TX_LIT(t, "[");
+        for (int k = 0; k < d->n_vertices; k++) {
+            if (k)
+                TX_LIT(t, ",");
+            tx_vertex(t, &d->vertices[k], &t->vspan[k]);
+        }
+        TX_LIT(t, "]");
+        break;
+    case CORE_DF_EVENTS:
+        TX_LIT(t, "[");
+        for (int k = 0; k < d->n_events; k++) {
+            if (k)
+                TX_LIT(t, ",");
+            tx_event(t, &d->events[k]);
+        }
+        TX_LIT(t, "]");
+        break;
+    case CORE_DF_KVS: {
+        const struct core_kv *kv = *(const struct core_kv *const *)at;
+        struct keyed keys = {(const char *)kv, sizeof *kv, offsetof(struct core_kv, key),
+                             core_dfield_n(d, i)};
+        tx_object(t, &keys, kv, kv_val);
+        break;
+    }
+    case CORE_DF_TEXTS:
+        TX_LIT(t, "[");
+        for (int k = 0; k < core_dfield_n(d, i); k++) {
+            if (k)
+                TX_LIT(t, ",");
+            tx_str(t, (*(const char *const *const *)at)[k]);
+        }
+        TX_LIT(t, "]");
+        break;
+    }
+}
+
+/* "warnings":[...] (json_string refuses a text that is not UTF-8: that warning is left out). */
+static void tx_warnings(struct jsn_text *t, const char *const *warnings, int n_warnings)
+{
+    TX_LIT(t, "\"warnings\":[");
+    bool first = true;
+    for (int i = 0; i < n_warnings; i++) {
+        if (!warnings[i] || !utf8_valid(warnings[i]))
+            continue;
+        if (!first)
+            TX_LIT(t, ",");
+        first = false;
+        tx_str(t, warnings[i]);
+    }
+    TX_LIT(t, "]");
 }
 
 void jsn_decision_text(struct jsn_text *t, const struct core_decision *d, const char *job,
                        const char *policy_revision, const char *config_hash, bool with_warnings,
                        const char *const *warnings, int n_warnings)
 {
+    const char *args[CORE_DARG__N] = {job, policy_revision, config_hash};
     t->n = 0;
     if (t->vcap < d->n_vertices) {
         t->vcap = d->n_vertices;
         t->vspan = xrealloc(t->vspan, (size_t)t->vcap * sizeof *t->vspan);
     }
-    TX_LIT(t, "{\"job\":");
-    tx_str(t, job);
-    TX_LIT(t, ",\"at\":");
-    tx_int(t, d->at);
-    TX_LIT(t, ",\"action\":");
-    tx_str(t, core_action_name(d->action));
-    if (d->execute)
-        TX_LIT(t, ",\"execute\":true,\"reason\":");
-    else
-        TX_LIT(t, ",\"execute\":false,\"reason\":");
-    tx_str(t, core_reason_name(d->reason));
-    TX_LIT(t, ",\"message\":");
-    tx_str(t, d->message ? d->message : "");
-
-    TX_LIT(t, ",\"parallelism\":");
-    struct keyed ids = {(const char *)d->vertices, sizeof *d->vertices,
-                        offsetof(struct core_vdecision, id), d->n_vertices};
-    tx_object(t, &ids, d, target_val);
-    TX_LIT(t, ",\"vertices\":[");
-    for (int i = 0; i < d->n_vertices; i++) {
-        if (i)
+    TX_LIT(t, "{");
+    bool first = true;
+    for (int i = 0; i < core_n_dfields; i++) {
+        if (!shown(d, i))
+            continue;
+        if (!first)
             TX_LIT(t, ",");
-        tx_vertex(t, &d->vertices[i], &t->vspan[i]);
+        first = false;
+        tx_name(t, core_dfields[i].name);
+        tx_member(t, d, i, args);
     }
-    TX_LIT(t, "],\"events\":[");
-    for (int i = 0; i < d->n_events; i++) {
-        const struct core_event *ev = &d->events[i];
-        if (i)
-            TX_LIT(t, ",");
-        TX_LIT(t, "{\"type\":");
-        tx_str(t, ev->type);
-        TX_LIT(t, ",\"reason\":");
-        tx_str(t, ev->reason);
-        TX_LIT(t, ",\"message\":");
-        tx_str(t, ev->message ? ev->message : "");
-        TX_LIT(t, ",\"count\":");
-        tx_int(t, ev->count);
-        if (ev->suppressed)
-            TX_LIT(t, ",\"suppressed\":true}");
-        else
-            TX_LIT(t, ",\"suppressed\":false}");
-    }
-    TX_LIT(t, "]");
-    if (d->n_config_changes > 0) {
-        struct keyed keys = {(const char *)d->config_changes, sizeof *d->config_changes,
-                             offsetof(struct core_kv, key), d->n_config_changes};
-        TX_LIT(t, ",\"config_changes\":");
-        tx_object(t, &keys, d, change_val);
-    }
-    if (d->n_config_removals > 0) {
-        TX_LIT(t, ",\"config_removals\":[");
-        for (int i = 0; i < d->n_config_removals; i++) {
-            if (i)
-                TX_LIT(t, ",");
-            tx_str(t, d->config_removals[i]);
-        }
-        TX_LIT(t, "]");
-    }
-    TX_LIT(t, ",\"policy_revision\":");
-    tx_str(t, policy_revision);
-    TX_LIT(t, ",\"config_hash\":");
-    tx_str(t, config_hash);
     if (with_warnings) {
-        TX_LIT(t, ",\"warnings\":[");
-        bool first = true;
-        for (int i = 0; i < n_warnings; i++) {
-            if (!warnings[i] || !utf8_valid(warnings[i]))
-                continue; /* json_string refuses it: the warning is left out */
-            if (!first)
-                TX_LIT(t, ",");
-            first = false;
-            tx_str(t, warnings[i]);
-        }
-        TX_LIT(t, "]");
+        TX_LIT(t, ",");
+        tx_warnings(t, warnings, n_warnings);
     }
     TX_LIT(t, "}");
+    t->p[t->n] = '\0';
+}
+
+void jsn_rest_text(struct jsn_text *t, const struct core_decision *d, bool with_warnings,
+                   const char *const *warnings, int n_warnings)
+{
+    static const char *const none[CORE_DARG__N] = {NULL};
+    bool any = false;
+    t->n = 0;
+    TX_LIT(t, "{");
+    for (int i = 0; i < core_n_dfields; i++) {
+        if (core_dfields[i].store != CORE_DS_REST || !shown(d, i))
+            continue;
+        if (any)
+            TX_LIT(t, ",");
+        any = true;
+        tx_name(t, core_dfields[i].name);
+        tx_member(t, d, i, none);
+    }
+    if (with_warnings) {
+        if (any)
+            TX_LIT(t, ",");
+        any = true;
+        tx_warnings(t, warnings, n_warnings);
+    }
+    TX_LIT(t, "}");
+    if (!any)
+        t->n = 0;
     t->p[t->n] = '\0';
 }
