@@ -13,8 +13,9 @@
  * resp->async_start instead: http.c calls it after the handler returns, the work runs on
  * another thread, and its done callback delivers the reply later (see struct resp).
  *
- * Files: api.c (errors, ids, query parameters, commit completion), api_decide.c,
- * api_rebalance.c (POST /v1/jobs/{job}/rebalance),
+ * Files: api.c (errors, ids, query parameters, commit completion), api_decide.c (POST
+ * /v1/jobs/{job}/metrics and POST /v1/jobs/{job}/rebalance: parsed here, decided and their
+ * unit made by the decision layer, unit_decide),
  * api_jobs.c (jobs, config), api_history.c (decisions, events), api_health.c,
  * api_sql.c (POST /v1/sql), api_replay.c (POST /v1/replay), api_dashboard.c (GET /, the
  * page embedded from server/http/dashboard/index.html), api_timeline.c (the timeline and the
@@ -211,19 +212,6 @@ int api_job_recover(struct api *a, const char *job, struct resp *r);
 int api_job_find(struct api *a, const char *job, struct jobs_entry **e, struct resp *r);
 
 /*
- * The job of a request that makes a decision (decide, rebalance): the job id checked, a failed
- * earlier write recovered, the body parsed as an object (new in *body), and the job's entry in
- * *e (api_job_find; a new one when *created: forgotten again unless a decision is made). 0, or -1
- * with r filled (*body may be set: the caller releases it).
- */
-struct jobs_entry;
-/* decision_run on the server's scratch: 0, or -1 with r filled with the refusal (if any). */
-int api_decision_run(struct api *a, const struct decision_req *dq, struct decision_res *res,
-                     struct resp *r);
-int api_decision_job(const struct req *q, struct resp *r, json_t **body, struct jobs_entry **e,
-                     bool *created);
-
-/*
  * A sample of job at `at` that is not after the job's last sample (body: the request as
  * sent, len bytes): the stored decision it repeats when the newest decision at that `at`
  * was made from the same JSON value (200, the reply of then with "repeat": true after its
@@ -231,14 +219,6 @@ int api_decision_job(const struct req *q, struct resp *r, json_t **body, struct 
  */
 void api_decide_repeat(struct api *a, const char *job, int64_t at, const char *body, size_t len,
                        int64_t last_at, struct resp *r);
-
-/*
- * new: the write unit of a policy outcome (policies.h): the revision's row when one became
- * active, and its global event (PolicyReloaded, or PolicyReloadFailed with the error). For
- * `serve` and for the other processes that decide and store (`governor flink --db`).
- */
-struct pol_outcome;
-struct db_write *api_policy_unit(const struct pol_outcome *o);
 
 /* ---------------------------------------------------------------- handlers -- */
 

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "decision/jobs.h"
+#include "decision/unit.h"
 #include "http/api.h"
 #include "options/options.h"
 #include "base/xmem.h"
@@ -82,9 +83,7 @@ int api_job_delete(const struct req *q, struct resp *r)
         return 0;
     if (!found)
         return api_error(r, 404, NULL, "job", "no job \"%s\"", q->job);
-    struct db_write *w = db_write_new(DB_W_JOB_DELETE, q->job);
-    w->at = w->now = q->now_ms;
-    jobs_fence(e, w);
+    struct db_write *w = unit_delete(e, q->now_ms);
     jobs_remove(q->api->jobs, q->job);
     r->status = 200;
     r->json = json_pack("{s:s,s:b}", "job", q->job, "deleted", 1);
@@ -188,10 +187,9 @@ int api_config_put(const struct req *q, struct resp *r)
     }
     if (!found)
         e = jobs_add(a->jobs, q->job, q->now_ms);
-    struct db_write *w = db_write_new(DB_W_JOB_CONFIG, q->job);
-    w->at = w->now = q->now_ms;
-    w->job_config_json = json_dumps(stored, JSON_COMPACT);
-    jobs_fence(e, w);
+    char *text = json_dumps(stored, JSON_COMPACT);
+    struct db_write *w = unit_config(e, q->now_ms, text);
+    free(text);
     r->status = 200;
     r->json = json_pack("{s:s,s:O,s:o}", "job", q->job, "config", stored, "warnings", warn);
     r->write = w;
