@@ -18,6 +18,7 @@
 
 #include "core/core.h"
 #include "options/options.h"
+#include "base/text.h"
 
 /* A parse error: the HTTP status it maps to, a code, the message, the JSON path. */
 struct jsn_err {
@@ -132,8 +133,7 @@ struct jsn_text_vspan {
 };
 
 struct jsn_text {
-    char *p; /* the text, NUL-terminated, n bytes */
-    size_t n, cap;
+    struct text b;                /* the text, NUL-terminated, b.n bytes */
     struct jsn_text_vspan *vspan; /* one a vertex of the last decision printed */
     int vcap;
 };
@@ -141,14 +141,14 @@ struct jsn_text {
 void jsn_text_init(struct jsn_text *t);
 void jsn_text_deinit(struct jsn_text *t);
 /* Prints d's response into t (replacing what it held); job, policy_revision, config_hash
- * and warnings[i] are printed as jsn_render_decision's str_new writes them, and the
+ * and warnings[i] are printed as jsn_render_decision writes them (text_json_string), and the
  * "warnings" list (last) only when with_warnings. */
 void jsn_decision_text(struct jsn_text *t, const struct core_decision *d, const char *job,
                        const char *policy_revision, const char *config_hash, bool with_warnings,
                        const char *const *warnings, int n_warnings);
 /* Prints into t the members of d's response that no row of the store holds (core_dfields'
  * CORE_DS_REST, and the warnings when with_warnings) as one object, as jsn_decision_text
- * prints them: what the store keeps of the response as JSON (db_write.response_json). t->n is
+ * prints them: what the store keeps of the response as JSON (db_write.response_json). t->b.n is
  * 0 when there are none. */
 void jsn_rest_text(struct jsn_text *t, const struct core_decision *d, bool with_warnings,
                    const char *const *warnings, int n_warnings);

@@ -16,6 +16,7 @@
 #include "decision/jsn_int.h"
 #include "core/index.h"
 #include "base/jarena.h"
+#include "base/text.h"
 #include "base/xmem.h"
 
 /* --------------------------------------------------------------- batch -- */
@@ -227,13 +228,13 @@ json_t *jsn_render_batch(const struct core_batch_decision *d, const char *job,
                          const char *policy_revision, const char *config_hash)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "job", jsn__str_new(job));
+    json_object_set_new(o, "job", text_json_string(job));
     json_object_set_new(o, "at", json_integer(d->at));
     json_object_set_new(o, "mode", json_string("BATCH"));
     json_object_set_new(o, "action", json_string(core_action_name(d->action)));
     json_object_set_new(o, "execute", json_boolean(d->execute));
     json_object_set_new(o, "reason", json_string(core_reason_name(d->reason)));
-    json_object_set_new(o, "message", jsn__str_new(d->message));
+    json_object_set_new(o, "message", text_json_string(d->message));
     json_object_set_new(o, "parallelism", json_object());
     json_t *w = json_object();
     json_object_set_new(w, "current", json_integer(d->current));
@@ -251,8 +252,8 @@ json_t *jsn_render_batch(const struct core_batch_decision *d, const char *job,
                                             "reason", d->warnings[i].reason, "message",
                                             d->warnings[i].message, "count", 1, "suppressed", 0));
     json_object_set_new(o, "events", ev);
-    json_object_set_new(o, "policy_revision", jsn__str_new(policy_revision));
-    json_object_set_new(o, "config_hash", jsn__str_new(config_hash));
+    json_object_set_new(o, "policy_revision", text_json_string(policy_revision));
+    json_object_set_new(o, "config_hash", text_json_string(config_hash));
     return o;
 }
 
@@ -451,19 +452,19 @@ json_t *jsn_render_rebalance(const struct jsn_rebalance *jr, const struct core_r
                              const char *job, int reason, const char *message)
 {
     json_t *r = json_object();
-    json_object_set_new(r, "job", jsn__str_new(job));
+    json_object_set_new(r, "job", text_json_string(job));
     json_object_set_new(r, "at", json_integer(jr->at));
-    json_object_set_new(r, "stage", jsn__str_new(jr->stage));
+    json_object_set_new(r, "stage", text_json_string(jr->stage));
     json_object_set_new(r, "action", json_string("REBALANCE"));
     json_object_set_new(r, "execute", json_false());
     json_object_set_new(r, "reason", json_string(core_reason_name(reason)));
-    json_object_set_new(r, "message", jsn__str_new(message));
+    json_object_set_new(r, "message", text_json_string(message));
     json_object_set_new(r, "target_finish_s", jsn__real_or_null(o->target_finish_s));
     json_object_set_new(r, "makespan_before_s", jsn__real_or_null(o->makespan_before_s));
     json_object_set_new(r, "makespan_after_s", jsn__real_or_null(o->makespan_after_s));
     json_object_set_new(r, "free_finish_s", jsn__real_or_null(o->free_finish_s));
     json_object_set_new(r, "held_by",
-                        o->holder >= 0 ? jsn__str_new(jr->items[o->holder].id) : json_null());
+                        o->holder >= 0 ? text_json_string(jr->items[o->holder].id) : json_null());
     json_object_set_new(r, "slots_used", json_integer(o->slots_used));
     json_t *splits = json_array();
     for (int i = 0; i < o->n_splits; i++) {
@@ -474,7 +475,7 @@ json_t *jsn_render_rebalance(const struct jsn_rebalance *jr, const struct core_r
          * whatever the idle slots (a list of every start grew with them). */
         json_t *js = json_object();
         double c = it->fraction_consumed, x = s->fraction_of_remainder;
-        json_object_set_new(js, "item", jsn__str_new(it->id));
+        json_object_set_new(js, "item", text_json_string(it->id));
         json_object_set_new(js, "fraction_of_remainder", json_real(x));
         json_object_set_new(js, "split_at_fraction", json_real(c + (1 - c) * x));
         json_object_set_new(js, "piece_fraction", json_real((1 - c) * (1 - x) / s->n_pieces));
@@ -512,11 +513,11 @@ json_t *jsn_render_rebalance(const struct jsn_rebalance *jr, const struct core_r
                      "holds the stage longer (until %s): %s",
                      it->id, fin, o->free_finish_s,
                      o->holder >= 0 ? jr->items[o->holder].id : "another item", wo, why[b->cause]);
-        json_object_set_new(jb, "item", jsn__str_new(it->id));
+        json_object_set_new(jb, "item", text_json_string(it->id));
         json_object_set_new(jb, "cause", json_string(core_split_cause_name(b->cause)));
         json_object_set_new(jb, "finish_s", jsn__real_or_null(b->finish_s));
         json_object_set_new(jb, "holds_stage", json_boolean(b->holds_stage));
-        json_object_set_new(jb, "message", jsn__str_new(msg));
+        json_object_set_new(jb, "message", text_json_string(msg));
         json_array_append_new(un, jb);
     }
     json_object_set_new(r, "unsplittable", un);

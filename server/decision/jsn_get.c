@@ -183,8 +183,8 @@ int jsn__get_typed(const struct sink *k, const json_t *obj, const struct path *u
 /* -------------------------------------------------------------- time -- */
 
 /* RFC 3339 years are 0000-9999: the epoch-ms range accepted for `at` and `running_since`. */
-#define MS_MIN (-62167219200000LL) /* 0000-01-01T00:00:00Z */
-#define MS_MAX (253402300799999LL) /* 9999-12-31T23:59:59.999Z */
+#define MS_MIN TIME_MIN_MS
+#define MS_MAX TIME_MAX_MS
 
 /*
  * Epoch numbers that read as seconds, not milliseconds: [1e8, 1e11). As seconds they are

@@ -66,7 +66,6 @@ int jsn__parse_batch(const struct sink *k, json_t *body, struct core_sample *s,
                      struct sample_buf *b, struct opt_job *opts, const struct opt_limits *lim,
                      struct jsn_err *e);
 
-json_t *jsn__str_new(const char *s);
 json_t *jsn__real_or_null(double x);
 size_t jsn__int_text(char *p, long long v);
 size_t jsn__evaluated_room(void);

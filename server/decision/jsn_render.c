@@ -14,26 +14,10 @@
 
 #include "decision/jsn.h"
 #include "decision/jsn_int.h"
+#include "base/text.h"
 #include "base/xmem.h"
 
 /* ------------------------------------------------------------- render -- */
-
-/* new: a string value; invalid UTF-8 (e.g. from a plugin's error text) becomes '?'. */
-json_t *jsn__str_new(const char *s)
-{
-    if (!s)
-        return json_null();
-    json_t *v = json_string(s);
-    if (v)
-        return v;
-    size_t n = strlen(s);
-    char *c = xmalloc(n + 1);
-    for (size_t i = 0; i <= n; i++)
-        c[i] = (unsigned char)s[i] < 0x80 ? s[i] : '?';
-    v = json_string(c);
-    free(c);
-    return v;
-}
 
 /* new: a real, or null when not finite. */
 json_t *jsn__real_or_null(double x)
@@ -193,7 +177,7 @@ static json_t *render_vertex(const struct core_vdecision *v)
         json_t *x = NULL;
         switch (core_vfields[i].type) {
         case CORE_VF_TEXT:
-            x = *(const char *const *)at ? jsn__str_new(*(const char *const *)at) : NULL;
+            x = *(const char *const *)at ? text_json_string(*(const char *const *)at) : NULL;
             break;
         case CORE_VF_INT:
             x = json_integer(*(const int *)at);
@@ -228,10 +212,10 @@ static json_t *render_event(const struct core_event *e)
         switch (core_efields[i].type) {
         case CORE_EF_TEXT0:
             s = *(const char *const *)at;
-            x = jsn__str_new(s ? s : "");
+            x = text_json_string(s ? s : "");
             break;
         case CORE_EF_TEXT:
-            x = jsn__str_new(*(const char *const *)at);
+            x = text_json_string(*(const char *const *)at);
             break;
         case CORE_EF_INT:
             x = json_integer(*(const int *)at);
@@ -253,10 +237,10 @@ json_t *jsn_render_member(const struct core_decision *d, int i, const char *cons
     const char *s;
     switch (f->type) {
     case CORE_DF_ARG:
-        return jsn__str_new(args[f->arg]);
+        return text_json_string(args[f->arg]);
     case CORE_DF_TEXT:
         s = *(const char *const *)at;
-        return jsn__str_new(s ? s : "");
+        return text_json_string(s ? s : "");
     case CORE_DF_INT64:
         return json_integer(*(const int64_t *)at);
     case CORE_DF_BOOL:
@@ -286,7 +270,7 @@ json_t *jsn_render_member(const struct core_decision *d, int i, const char *cons
         x = json_object();
         for (int k = 0; k < core_dfield_n(d, i); k++) {
             const struct core_kv *kv = &(*(const struct core_kv *const *)at)[k];
-            json_object_set_new(x, kv->key, jsn__str_new(kv->value));
+            json_object_set_new(x, kv->key, text_json_string(kv->value));
         }
         return x;
     case CORE_DF_TEXTS:
@@ -294,7 +278,7 @@ json_t *jsn_render_member(const struct core_decision *d, int i, const char *cons
             return NULL;
         x = json_array();
         for (int k = 0; k < core_dfield_n(d, i); k++)
-            json_array_append_new(x, jsn__str_new((*(const char *const *const *)at)[k]));
+            json_array_append_new(x, text_json_string((*(const char *const *const *)at)[k]));
         return x;
     }
     return NULL;

@@ -15,6 +15,7 @@
 #include "decision/jsn.h"
 #include "decision/jsn_int.h"
 #include "core/index.h"
+#include "base/text.h"
 #include "base/xmem.h"
 
 /* ------------------------------------------------------- render as text -- */
@@ -26,77 +27,31 @@ void jsn_text_init(struct jsn_text *t)
 
 void jsn_text_deinit(struct jsn_text *t)
 {
-    free(t->p);
+    text_free(&t->b);
     free(t->vspan);
     memset(t, 0, sizeof *t);
 }
 
-/* Makes room for more bytes (and a NUL) after t->n; returns where they go. */
+/* Makes room for more bytes (and a NUL) after the text; returns where they go. */
 static char *tx_room(struct jsn_text *t, size_t more)
 {
-    if (t->n + more + 1 > t->cap) {
-        size_t cap = t->cap ? t->cap : 4096;
-        while (cap < t->n + more + 1)
-            cap *= 2;
-        t->p = xrealloc(t->p, cap);
-        t->cap = cap;
-    }
-    return t->p + t->n;
+    return text_room(&t->b, more);
 }
 
 static void tx_put(struct jsn_text *t, const char *s, size_t n)
 {
     memcpy(tx_room(t, n), s, n);
-    t->n += n;
+    t->b.n += n;
 }
 
 #define TX_LIT(t, lit) tx_put((t), (lit), sizeof(lit) - 1)
 
 static void tx_int(struct jsn_text *t, long long v)
 {
-    t->n += jsn__int_text(tx_room(t, 24), v);
+    t->b.n += jsn__int_text(tx_room(t, 24), v);
 }
 
-/* The length of the valid UTF-8 sequence at s (1 to 4), or 0 (jansson's utf8_check_*:
- * no overlong forms, no surrogates, nothing above U+10FFFF). */
-static size_t utf8_len(const unsigned char *s)
-{
-    unsigned c = s[0];
-    size_t n;
-    unsigned cp;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF)
-        n = 2, cp = c & 0x1F;
-    else if (c >= 0xE0 && c <= 0xEF)
-        n = 3, cp = c & 0x0F;
-    else if (c >= 0xF0 && c <= 0xF4)
-        n = 4, cp = c & 0x07;
-    else
-        return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-        (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return n;
-}
-
-static bool utf8_valid(const char *s)
-{
-    for (const unsigned char *p = (const unsigned char *)s; *p;) {
-        size_t n = utf8_len(p);
-        if (!n)
-            return false;
-        p += n;
-    }
-    return true;
-}
-
-/* A string as str_new and jansson's compact dump write it: NULL is null, text that is not
+/* A string as text_json_string and jansson's compact dump write it: NULL is null, text that is not
  * UTF-8 has its non-ASCII bytes as '?', and '"', '\\' and control characters escaped. */
 static void tx_str(struct jsn_text *t, const char *s)
 {
@@ -104,7 +59,7 @@ static void tx_str(struct jsn_text *t, const char *s)
         TX_LIT(t, "null");
         return;
     }
-    bool ascii_only = !utf8_valid(s);
+    bool ascii_only = !text_utf8_valid(s);
     size_t len = strlen(s);
     char *p = tx_room(t, 2 + 6 * len), *p0 = p;
     *p++ = '"';
@@ -145,7 +100,7 @@ static void tx_str(struct jsn_text *t, const char *s)
         }
     }
     *p++ = '"';
-    t->n += (size_t)(p - p0);
+    t->b.n += (size_t)(p - p0);
 }
 
 /* "key": (key is plain ASCII: the core's and the options' names). */
@@ -201,14 +156,14 @@ static void tx_vertex(struct jsn_text *t, const struct core_vdecision *v,
             tx_str(t, core_reason_name(*(const enum core_reason *)at));
             break;
         case CORE_VF_CONSTRAINTS:
-            span->constraints = t->n;
+            span->constraints = t->b.n;
             tx_constraints(t, *(const unsigned *)at);
-            span->constraints_len = t->n - span->constraints;
+            span->constraints_len = t->b.n - span->constraints;
             break;
         case CORE_VF_EVALUATED:
-            span->evaluated = t->n;
-            t->n += jsn__evaluated_print(tx_room(t, jsn__evaluated_room()), at);
-            span->evaluated_len = t->n - span->evaluated;
+            span->evaluated = t->b.n;
+            t->b.n += jsn__evaluated_print(tx_room(t, jsn__evaluated_room()), at);
+            span->evaluated_len = t->b.n - span->evaluated;
             break;
         }
     }
@@ -253,7 +208,7 @@ static void tx_object(struct jsn_text *t, const struct keyed *k, const void *ud,
     bool first = true;
     for (int i = 0; i < k->n; i++) {
         const char *key = key_at(k, i);
-        if (last[i] < 0 || !utf8_valid(key))
+        if (last[i] < 0 || !text_utf8_valid(key))
             continue;
         if (!first)
             TX_LIT(t, ",");
@@ -285,7 +240,7 @@ static void tx_name(struct jsn_text *t, const char *name)
     memcpy(p + 1, name, n);
     p[n + 1] = '"';
     p[n + 2] = ':';
-    t->n += n + 3;
+    t->b.n += n + 3;
 }
 
 static void tx_bool(struct jsn_text *t, bool b)
@@ -408,7 +363,7 @@ static void tx_warnings(struct jsn_text *t, const char *const *warnings, int n_w
     TX_LIT(t, "\"warnings\":[");
     bool first = true;
     for (int i = 0; i < n_warnings; i++) {
-        if (!warnings[i] || !utf8_valid(warnings[i]))
+        if (!warnings[i] || !text_utf8_valid(warnings[i]))
             continue;
         if (!first)
             TX_LIT(t, ",");
@@ -423,7 +378,7 @@ void jsn_decision_text(struct jsn_text *t, const struct core_decision *d, const 
                        const char *const *warnings, int n_warnings)
 {
     const char *args[CORE_DARG__N] = {job, policy_revision, config_hash};
-    t->n = 0;
+    t->b.n = 0;
     if (t->vcap < d->n_vertices) {
         t->vcap = d->n_vertices;
         t->vspan = xrealloc(t->vspan, (size_t)t->vcap * sizeof *t->vspan);
@@ -444,7 +399,7 @@ void jsn_decision_text(struct jsn_text *t, const struct core_decision *d, const 
         tx_warnings(t, warnings, n_warnings);
     }
     TX_LIT(t, "}");
-    t->p[t->n] = '\0';
+    t->b.p[t->b.n] = '\0';
 }
 
 void jsn_rest_text(struct jsn_text *t, const struct core_decision *d, bool with_warnings,
@@ -452,7 +407,7 @@ void jsn_rest_text(struct jsn_text *t, const struct core_decision *d, bool with_
 {
     static const char *const none[CORE_DARG__N] = {NULL};
     bool any = false;
-    t->n = 0;
+    t->b.n = 0;
     TX_LIT(t, "{");
     for (int i = 0; i < core_n_dfields; i++) {
         if (core_dfields[i].store != CORE_DS_REST || !shown(d, i))
@@ -471,6 +426,6 @@ void jsn_rest_text(struct jsn_text *t, const struct core_decision *d, bool with_
     }
     TX_LIT(t, "}");
     if (!any)
-        t->n = 0;
-    t->p[t->n] = '\0';
+        t->b.n = 0;
+    t->b.p[t->b.n] = '\0';
 }

@@ -41,7 +41,7 @@ static struct db_write *unit_begin(const struct decision_req *q, int64_t at, con
 static char *text_dup(const struct jsn_text *t, size_t off, size_t n)
 {
     char *s = xmalloc(n + 1);
-    memcpy(s, t->p + off, n);
+    memcpy(s, t->b.p + off, n);
     s[n] = '\0';
     return s;
 }
@@ -89,9 +89,9 @@ struct db_write *unit_sample(const struct decision_req *q, const struct core_dec
         w->p[i].error = xstrdup(pr->error);
         w->p[i].duration_us = pr->duration_us;
     }
-    w->decision_json = text_dup(t, 0, t->n);
-    if (rest->n)
-        w->response_json = text_dup(rest, 0, rest->n);
+    w->decision_json = text_dup(t, 0, t->b.n);
+    if (rest->b.n)
+        w->response_json = text_dup(rest, 0, rest->b.n);
     return w;
 }
 

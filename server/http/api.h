@@ -31,6 +31,7 @@
 #define GOVERNOR_API_H
 
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -170,6 +171,9 @@ const char *api_query(const struct req *q, const char *key);
  * to max_ms. api_query_count: decimal digits (api_parse_uint) from min to max.
  */
 int api_query_time(const struct req *q, struct resp *r, const char *key, int64_t *t, bool *given);
+/* A time given as text s (a query parameter's value, a body's member) as api_query_time takes
+ * it: 0 with *t, or -1 after filling r with the 400 naming key. */
+int api_time(struct resp *r, const char *key, const char *s, int64_t *t);
 int api_query_duration(const struct req *q, struct resp *r, const char *key, int64_t max_ms,
                        int64_t *ms, bool *given);
 int api_query_count(const struct req *q, struct resp *r, const char *key, int64_t min, int64_t max,
@@ -235,6 +239,13 @@ int api_job_delete(const struct req *q, struct resp *r); /* DELETE /v1/jobs/{job
  */
 int api_in_arena(const struct req *q, struct resp *r,
                  void (*fn)(const struct req *, struct resp *));
+/*
+ * Starts fn(arg) on a detached thread unless *running already counts max of them: 0 with the
+ * thread counted in *running (fn takes itself off when it ends), or -1 (too many, or no thread
+ * could start) with *running as it was; arg is then still the caller's. For the work a handler
+ * runs off the loop, each kind capped (POST /v1/replay, the timeline and the advice).
+ */
+int api_thread_start(atomic_int *running, int max, void *(*fn)(void *), void *arg);
 
 int api_decisions_list(const struct req *q, struct resp *r);  /* GET /v1/jobs/{job}/decisions */
 int api_decision_get(const struct req *q, struct resp *r);    /* GET /v1/decisions/{id} */

@@ -73,16 +73,21 @@ static int bad_job(const struct req *q, struct resp *r)
     return 1;
 }
 
+/* The job a request names, which must exist: 0 with *e, or -1 after filling r (the store
+ * cannot be read, or a 404). */
+static int existing(const struct req *q, struct resp *r, struct jobs_entry **e)
+{
+    int found = api_job_find(q->api, q->job, e, r);
+    if (found == 0)
+        api_error(r, 404, NULL, "job", "no job \"%s\"", q->job);
+    return found > 0 ? 0 : -1;
+}
+
 int api_job_delete(const struct req *q, struct resp *r)
 {
     struct jobs_entry *e;
-    if (bad_job(q, r) || api_job_recover(q->api, q->job, r) < 0)
+    if (bad_job(q, r) || api_job_recover(q->api, q->job, r) < 0 || existing(q, r, &e) < 0)
         return 0;
-    int found = api_job_find(q->api, q->job, &e, r);
-    if (found < 0)
-        return 0;
-    if (!found)
-        return api_error(r, 404, NULL, "job", "no job \"%s\"", q->job);
     struct db_write *w = unit_delete(e, q->now_ms);
     jobs_remove(q->api->jobs, q->job);
     r->status = 200;
@@ -110,13 +115,8 @@ static void add_effective(void *ud, const char *key, const char *value, enum opt
 int api_config_get(const struct req *q, struct resp *r)
 {
     struct jobs_entry *e;
-    if (bad_job(q, r))
+    if (bad_job(q, r) || existing(q, r, &e) < 0)
         return 0;
-    int found = api_job_find(q->api, q->job, &e, r);
-    if (found < 0)
-        return 0;
-    if (!found)
-        return api_error(r, 404, NULL, "job", "no job \"%s\"", q->job);
     struct each_ctx c = {json_object()};
     opt_job_each_via(e->opts, add_effective, &c);
     r->status = 200;

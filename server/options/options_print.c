@@ -43,6 +43,18 @@ static void help_text(char *buf, size_t n, const struct opt_row *r)
         snprintf(buf + strlen(buf), n - strlen(buf), " Deprecated alias: `%s`.", r->alias);
 }
 
+/* Row i when it is of scope sc (else NULL), with its allowed values' and help texts. */
+static const struct opt_row *row_texts(int i, int sc, char *allowed, size_t na, char *help,
+                                       size_t nh)
+{
+    const struct opt_row *r = &opt__rows[i];
+    if ((int)r->scope != sc)
+        return NULL;
+    allowed_text(allowed, na, r);
+    help_text(help, nh, r);
+    return r;
+}
+
 static const char *const scope_titles[] = {
     "Job options (also accepted with the `kubernetes.operator.` prefix)",
     "Flink cluster keys read by the algorithm",
@@ -61,12 +73,10 @@ void opt_print_table(FILE *out)
         fprintf(out, "  %-*s  %-9s  %-14s  %-28s  %s\n", w, "NAME", "TYPE", "DEFAULT", "ALLOWED",
                 "DESCRIPTION");
         for (int i = 0; i < N_ROWS; i++) {
-            const struct opt_row *r = &opt__rows[i];
-            if ((int)r->scope != sc)
-                continue;
             char allowed[256], help[1024];
-            allowed_text(allowed, sizeof allowed, r);
-            help_text(help, sizeof help, r);
+            const struct opt_row *r = row_texts(i, sc, allowed, sizeof allowed, help, sizeof help);
+            if (!r)
+                continue;
             fprintf(out, "  %-*s  %-9s  %-14s  %-28s  %s\n", w, r->name, type_name(r),
                     *r->def ? r->def : "(none)", allowed, help);
         }
@@ -84,12 +94,11 @@ bool opt_server_known(const char *name)
 void opt_print_server_flags(FILE *out)
 {
     for (int i = 0; i < N_ROWS; i++) {
-        const struct opt_row *r = &opt__rows[i];
-        if (r->scope != S_SERVER)
-            continue;
         char allowed[256], help[1024];
-        allowed_text(allowed, sizeof allowed, r);
-        help_text(help, sizeof help, r);
+        const struct opt_row *r =
+            row_texts(i, S_SERVER, allowed, sizeof allowed, help, sizeof help);
+        if (!r)
+            continue;
         fprintf(out, "  --%s %s (default %s%s%s)\n      %s\n", r->name, type_name(r),
                 *r->def ? r->def : "none", *allowed ? "; " : "", allowed, help);
     }
@@ -206,12 +215,10 @@ void opt_print_markdown(FILE *out)
         fprintf(out, "| Key | Type | Default | Allowed | Description |\n");
         fprintf(out, "|---|---|---|---|---|\n");
         for (int i = 0; i < N_ROWS; i++) {
-            const struct opt_row *r = &opt__rows[i];
-            if ((int)r->scope != sc)
-                continue;
             char allowed[256], help[1024];
-            allowed_text(allowed, sizeof allowed, r);
-            help_text(help, sizeof help, r);
+            const struct opt_row *r = row_texts(i, sc, allowed, sizeof allowed, help, sizeof help);
+            if (!r)
+                continue;
             fprintf(out, "| `%s` | %s | ", r->name, type_name(r));
             if (*r->def) {
                 fputc('`', out);

@@ -39,8 +39,5 @@ char *pack_input_text(const void *blob, size_t len);
 char *pack_figures(const char *evaluated_json);
 /* new: the evaluated object's text of a figures array; NULL when it is not one. */
 char *pack_figures_text(const char *figures);
-/* new: a stored string as the response renders one (decision/jsn_render.c, jsn__str_new): invalid
- * UTF-8 becomes '?'; NULL is null. The store's one rebuild of a response (read.c) uses it. */
-json_t *pack_str_json(const char *s);
 
 #endif

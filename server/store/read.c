@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/jarena.h"
+#include "base/text.h"
 #include "base/xmem.h"
 #include "core/core.h"
 #include "store/pack.h"
@@ -175,10 +176,10 @@ static json_t *rb_value(const struct core_dfield *f, const struct db_cur *row, i
     const char *s;
     switch (f->type) {
     case CORE_DF_ARG:
-        return pack_str_json(db_text(row, k));
+        return text_json_string(db_text(row, k));
     case CORE_DF_TEXT:
         s = db_text(row, k);
-        return pack_str_json(s ? s : "");
+        return text_json_string(s ? s : "");
     case CORE_DF_INT64:
         return json_integer(db_int(row, k));
     case CORE_DF_BOOL:
@@ -202,7 +203,7 @@ static json_t *response_vertex(const struct db_cur *c)
         const char *name = core_vfields[i].name;
         json_t *x = NULL;
         if (strcmp(name, "id") == 0)
-            x = pack_str_json(db_text(c, 0));
+            x = text_json_string(db_text(c, 0));
         else if (strcmp(name, "current") == 0)
             x = json_integer(db_int(c, 1));
         else if (strcmp(name, "target") == 0)
@@ -218,7 +219,7 @@ static json_t *response_vertex(const struct db_cur *c)
         else if (strcmp(name, "outside_bounds") == 0)
             x = flags ? json_boolean(bits & 2) : NULL;
         else if (strcmp(name, "message") == 0)
-            x = db_null(c, 7) ? NULL : pack_str_json(db_text(c, 7));
+            x = db_null(c, 7) ? NULL : text_json_string(db_text(c, 7));
         else if (strcmp(name, "evaluated") == 0)
             x = col_evaluated(c, 8);
         if (x)
@@ -262,7 +263,7 @@ static int rebuild_vertices(struct db *db, const struct db_cur *row, int col, js
         full[len += n] = '\0';
     }
     if (full)
-        json_object_set_new(o, "message", pack_str_json(full));
+        json_object_set_new(o, "message", text_json_string(full));
     free(full);
     return db_finish(&c, rc, errp);
 }
@@ -280,11 +281,11 @@ static int rebuild_events(struct db *db, int64_t id, json_t *evs, char **errp)
             json_t *x = NULL;
             switch (core_efields[i].type) {
             case CORE_EF_TEXT:
-                x = pack_str_json(db_text(&c, i));
+                x = text_json_string(db_text(&c, i));
                 break;
             case CORE_EF_TEXT0:
                 s = db_text(&c, i);
-                x = pack_str_json(s ? s : "");
+                x = text_json_string(s ? s : "");
                 break;
             case CORE_EF_INT:
                 x = json_integer(db_int(&c, i));
@@ -381,7 +382,7 @@ static int jobs_row(struct db *db, struct db_cur *c, json_t **v, char **errp)
         json_decref(config);
         config = json_object();
     }
-    *v = json_pack("{s:o,s:I,s:o,s:o}", "job", pack_str_json(db_text(c, 0)), "created_at",
+    *v = json_pack("{s:o,s:I,s:o,s:o}", "job", text_json_string(db_text(c, 0)), "created_at",
                    (json_int_t)db_int(c, 1), "last_at",
                    db_null(c, 2) ? json_null() : json_integer(db_int(c, 2)), "config", config);
     return 0;

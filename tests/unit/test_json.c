@@ -725,8 +725,9 @@ static void decision_text_is_the_trees(void)
                                         "\xf0\x9f\x98\x80 4-byte"};
     static const char *const ids[] = {"source", "map", "agg", "sink", "map"};
     const int nt = (int)(sizeof texts / sizeof texts[0]);
-    struct jsn_text t;
+    struct jsn_text t, r;
     jsn_text_init(&t);
+    jsn_text_init(&r);
     struct core_decision d;
     core_decision_init(&d);
     for (int k = 0; k < 600; k++) {
@@ -795,26 +796,49 @@ static void decision_text_is_the_trees(void)
 
         char *want = tree_text(&d, job, rev, hash, with_warn ? warn : NULL, n_warn);
         jsn_decision_text(&t, &d, job, rev, hash, with_warn, warn, n_warn);
-        ASSERT_STR(t.p, want);
-        ASSERT_EQ(t.n, strlen(want));
+        ASSERT_STR(t.b.p, want);
+        ASSERT_EQ(t.b.n, strlen(want));
         /* Each vertex's constraints and evaluated texts, where the text says they are. */
         for (int i = 0; i < d.n_vertices; i++) {
             json_t *c = jsn_render_constraints(d.vertices[i].constraints);
             json_t *e = jsn_render_evaluated(&d.vertices[i].ev);
             char *cw = dump(c, 0), *ew = dump(e, JSON_REAL_PRECISION(15));
             ASSERT(t.vspan[i].constraints_len == strlen(cw) &&
-                   memcmp(t.p + t.vspan[i].constraints, cw, strlen(cw)) == 0);
+                   memcmp(t.b.p + t.vspan[i].constraints, cw, strlen(cw)) == 0);
             ASSERT(t.vspan[i].evaluated_len == strlen(ew) &&
-                   memcmp(t.p + t.vspan[i].evaluated, ew, strlen(ew)) == 0);
+                   memcmp(t.b.p + t.vspan[i].evaluated, ew, strlen(ew)) == 0);
             free(cw);
             free(ew);
             json_decref(c);
             json_decref(e);
         }
+        /* What the store keeps as JSON: the tree's members no row holds (core_dfields'
+         * rest, and the warnings), in the tree's order; nothing when there are none. */
+        json_t *tree = json_loads(want, 0, NULL), *rest = json_object(), *v;
+        const char *key;
+        json_object_foreach(tree, key, v)
+        {
+            bool kept = strcmp(key, "warnings") == 0;
+            for (int i = 0; i < core_n_dfields; i++)
+                kept |=
+                    core_dfields[i].store == CORE_DS_REST && strcmp(core_dfields[i].name, key) == 0;
+            if (kept)
+                json_object_set(rest, key, v);
+        }
+        char *rest_want = json_object_size(rest) ? dump(rest, JSON_REAL_PRECISION(15)) : NULL;
+        jsn_rest_text(&r, &d, with_warn, warn, n_warn);
+        if (rest_want)
+            ASSERT_STR(r.b.p, rest_want);
+        else
+            ASSERT_EQ(r.b.n, 0);
+        free(rest_want);
+        json_decref(rest);
+        json_decref(tree);
         free(want);
     }
     core_decision_deinit(&d);
     jsn_text_deinit(&t);
+    jsn_text_deinit(&r);
 }
 
 TEST_MAIN(TEST_ENTRY(parse_design_example), TEST_ENTRY(parse_defaults),
