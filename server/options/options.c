@@ -269,8 +269,8 @@ bool opt__in_range(const struct opt_row *r, double x)
 
 /*
  * Parses text (trimmed) for row r into v and checks it against the row's own rules: type,
- * range (not for gated rows, whose range counts only when their feature is on, spec 6.4),
- * enum values, names. The message (new, in *errp) names the value and what is allowed but
+ * range (not for gated rows, whose range counts only when their feature is on: core/README.md,
+ * Options), enum values, names. The message (new, in *errp) names the value and what is allowed but
  * not the key: the caller prefixes the key the user wrote.
  */
 int opt__parse_row_value(const struct opt_row *r, const char *t, struct val *v, char **errp)

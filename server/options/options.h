@@ -60,8 +60,8 @@ void opt_job_clear_layer(struct opt_job *j, enum opt_layer layer);
  * what is allowed, e.g. `job.autoscaler.utilization.target: "1.5" is out of range [0, 1]`;
  * nothing is changed then. A key the algorithm does not read (outside job.autoscaler.* and
  * the cluster keys of the table) is accepted and recorded as ignored (opt_job_warnings).
- * A Dataflow knob (governor.dataflow.*, DESIGN 7.3) sets, in the same layer, each option it
- * maps onto, unless that option is set in that layer itself.
+ * A Dataflow knob (governor.dataflow.*: README, Next to a Flink job, or under KEDA) sets, in the
+ * same layer, each option it maps onto, unless that option is set in that layer itself.
  */
 int opt_job_set(struct opt_job *j, enum opt_layer layer, const char *key, const char *value,
                 char **errp);
@@ -91,8 +91,8 @@ void opt_job_each(const struct opt_job *j,
                   void (*fn)(void *ud, const char *key, const char *value, enum opt_layer layer),
                   void *ud);
 
-/* opt_job_each, and for each key the knob that set it (governor.dataflow.*, DESIGN 7.3), or
- * NULL when the key's own value (or its default) is in effect. */
+/* opt_job_each, and for each key the knob that set it (governor.dataflow.*: README, Next to a Flink
+ * job, or under KEDA), or NULL when the key's own value (or its default) is in effect. */
 void opt_job_each_via(const struct opt_job *j,
                       void (*fn)(void *ud, const char *key, const char *value, enum opt_layer layer,
                                  const char *via),

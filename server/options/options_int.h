@@ -71,7 +71,7 @@ struct opt_row {
     unsigned flags;
     const char *const *values; /* T_ENUM: allowed values, NULL-terminated */
     const char *alias;         /* deprecated alias (full key), NULL = none */
-    const char *gate;          /* range checked only when this bool row is true (spec 6.4) */
+    const char *gate; /* range checked only when this bool row is true (core/README.md, Options) */
     const char *help;
     enum land land;
     size_t off, off2;
@@ -92,10 +92,10 @@ extern const char *const opt__plugin_prefixes[];
 extern const int opt__n_plugin_prefixes;
 
 /*
- * Dataflow's knobs (DESIGN 7.3): what each knob row sets. A knob's value in a layer is the
- * value of each option it maps onto in that same layer, unless that option is itself set
- * there (a canonical spelling wins over another, as for aliases); the highest layer still
- * wins per option. The mapped values are computed when a knob or the slots row changes
+ * Dataflow's knobs (README, Next to a Flink job, or under KEDA): what each knob row sets. A knob's
+ * value in a layer is the value of each option it maps onto in that same layer, unless that option
+ * is itself set there (a canonical spelling wins over another, as for aliases); the highest layer
+ * still wins per option. The mapped values are computed when a knob or the slots row changes
  * (knobs_refresh), so that reading an option stays a lookup.
  */
 enum knob_fn {

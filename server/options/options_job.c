@@ -316,9 +316,9 @@ out:
 }
 
 /* Splits a ';' list (items trimmed, empty ones dropped) into c; returns the count. With
- * dedupe, a repeated item is dropped (spec 6.2: duplicate executor names are ignored; the
- * same for evaluators, which governor chains: running one twice is never wanted, and
- * a name repeated thousands of times would be thousands of calls per vertex). */
+ * dedupe, a repeated item is dropped (core/README.md, Cycle: duplicate executor names are ignored;
+ * the same for evaluators, which governor chains: running one twice is never wanted, and a name
+ * repeated thousands of times would be thousands of calls per vertex). */
 static int list_split(struct list_cache *c, const char *text, bool dedupe)
 {
     c->buf = xstrdup(text);
@@ -498,7 +498,7 @@ static void knobs_refresh(struct opt_job *j)
 }
 
 /* Whether the legacy adjust.mode key chose an alignment mode: set above the defaults, to a
- * value (spec 3.2 step 2; apply_adjust_mode lands it). */
+ * value (core/README.md, Alignment: the legacy mode; apply_adjust_mode lands it). */
 bool opt__adjust_mode_set(const struct opt_job *j)
 {
     int i = 0;
@@ -533,7 +533,8 @@ static int range_error(char **errp, const struct opt_job *j, const char *name, d
     return opt__fail(errp, "%s: \"%s\" is out of range %s", name, text, range);
 }
 
-/* Resolves the effective options into cfg and runs spec 6.4; see options.h. */
+/* Resolves the effective options into cfg and validates them (core/README.md, Options); see
+ * options.h. */
 int opt_job_resolve(struct opt_job *j, struct core_config *cfg, char **errp)
 {
     lists_free(j);
@@ -556,7 +557,8 @@ int opt_job_resolve(struct opt_job *j, struct core_config *cfg, char **errp)
         }
         opt__land_value(cfg, r, &v, text, layer, j, i);
     }
-    if (!cfg->enabled) /* spec 6.4: options are validated only when the autoscaler is on */
+    if (!cfg->enabled) /* options are validated only when the autoscaler is on (core/README.md,
+                          Options) */
         return 0;
 
     /* The governor profile refuses a target of 0 (every vertex would go to its maximum); the
@@ -566,9 +568,10 @@ int opt_job_resolve(struct opt_job *j, struct core_config *cfg, char **errp)
                          "%sutilization.target: \"%s\" is out of range (0, 1] (0 is accepted only "
                          "with governor.profile = flink)",
                          JOB_PREFIX, row_text(j, util_target_row(), NULL));
-    /* Spec 6.4, in its order (first error wins). The single-value ranges of the ungated
-     * rows were checked when each value was set; what is left are the bounds that depend on
-     * another option and the ranges that count only when their feature is on. */
+    /* The reference's validation, in its order (first error wins; core/README.md, Options). The
+     * single-value ranges of the ungated rows were checked when each value was set; what is left
+     * are the bounds that depend on another option and the ranges that count only when their
+     * feature is on. */
     if (!isnan(cfg->util_max) && !(cfg->util_max >= cfg->util_target && cfg->util_max <= 1))
         return range_error(errp, j, JOB_PREFIX "utilization.max", cfg->util_target, 1, 1.0, 1);
     if (!isnan(cfg->util_min) && !(cfg->util_min >= 0 && cfg->util_min <= cfg->util_target))

@@ -60,11 +60,12 @@ static void apply_profile(struct core_config *c, const struct opt_row *r, const 
 /*
  * The rows. Order matters in three places only: the legacy adjust.mode row comes before the
  * parallelism-alignment.mode row (the second one's hook overrides the first when set
- * explicitly, spec 3.2), governor.profile comes before the safeguards whose default it sets,
- * and a gate row comes before the rows it gates (for readability).
+ * explicitly: core/README.md, Alignment), governor.profile comes before the safeguards whose
+ * default it sets, and a gate row comes before the rows it gates (for readability).
  */
 const struct opt_row opt__rows[] = {
-    /* ---- spec 6.5 (prefix job.autoscaler.) and governor's own job options ---- */
+    /* ---- the reference's job options (prefix job.autoscaler.; README, Options) and governor's own
+       ---- */
     {JOB("enabled"), .type = T_BOOL, .def = "true", .land = L_BOOL, CF(enabled),
      .help = "Master switch. governor's default is true (Flink: false); false clears the "
              "job's autoscaler state and every answer is NO_CHANGE / SCALING_DISABLED."},
@@ -546,7 +547,8 @@ static void apply_aggregator(struct core_config *c, const struct opt_row *r, con
     c->busy_aggregator = map[v->e];
 }
 
-/* Spec 3.2 step 2: the deprecated key counts only when set explicitly (above the defaults). */
+/* The legacy mode (core/README.md, Alignment): the deprecated key counts only when set explicitly
+ * (above the defaults). */
 static void apply_adjust_mode(struct core_config *c, const struct opt_row *r, const struct val *v,
                               const char *text, enum opt_layer layer, const struct opt_job *j)
 {
@@ -558,9 +560,9 @@ static void apply_adjust_mode(struct core_config *c, const struct opt_row *r, co
     c->align_plugin = NULL;
 }
 
-/* Spec 3.2 step 1: an explicit new key wins over the legacy one; a non-built-in name is a
- * plugin. At the default layer it leaves what the legacy key chose, if it chose one (its row
- * comes first). */
+/* The mode (core/README.md, Alignment): an explicit new key wins over the legacy one; a
+ * non-built-in name is a plugin. At the default layer it leaves what the legacy key chose, if it
+ * chose one (its row comes first). */
 static void apply_align_mode(struct core_config *c, const struct opt_row *r, const struct val *v,
                              const char *text, enum opt_layer layer, const struct opt_job *j)
 {

@@ -277,7 +277,8 @@ static void parse_rejects_bad_input(void)
         {"{\"vertices\": [{\"id\": \"a\", \"parallelism\": 2, \"metrics\": "
          "{\"busy_ms_per_s\": 1000.5}}]}",
          "vertices[0].metrics.busy_ms_per_s", "must be in [0, 1000], got 1000.5"},
-        /* (a negative busy_ms_per_s is taken and counted as 0 by the core: issue 11 item 9) */
+        /* (a negative busy_ms_per_s is taken and counted as 0 by the core: README, The metrics
+           request) */
         {"{\"vertices\": [{\"id\": \"a\", \"parallelism\": 2, \"metrics\": "
          "{\"busy_ms_per_s\": {\"min\": 700, \"avg\": 600, \"max\": 400}}}]}",
          "vertices[0].metrics.busy_ms_per_s.min", "700 is above max 400"},
@@ -414,7 +415,8 @@ static int64_t parse_at(const char *at_json)
     return at;
 }
 
-/* Issue 11 item 9: what is normalized rather than refused. */
+/* What is normalized rather than refused (README, The metrics request: what is refused,
+ * normalized and inferred). */
 static void parse_normalizes(void)
 {
     static const char *const running[] = {"\"RUNNING\"", "\"running\"", "\"Running\""};
@@ -476,7 +478,7 @@ static void parse_times(void)
     ASSERT_EQ(parse_at("null"), 0);                                  /* absent: now_ms */
     /* Numbers in [1e8, 1e11) read as seconds (1973-03-03 to 5138) and are refused; as
      * milliseconds they would be 1970-01-02 to 1973-03-03. Either side of the range, and any
-     * RFC 3339 string, stays milliseconds (issue 24). */
+     * RFC 3339 string, stays milliseconds (README, The metrics request). */
     ASSERT_EQ(parse_at("1764410400"), INT64_MIN);
     ASSERT_EQ(parse_at("1764410400.0"), INT64_MIN);
     ASSERT_EQ(parse_at("100000000"), INT64_MIN);
