@@ -1202,11 +1202,6 @@ void http_stop_accepting(struct http *h)
     }
 }
 
-int http_port(const struct http *h)
-{
-    return h->port;
-}
-
 int http_deferred(const struct http *h)
 {
     int n = h->deferred;

@@ -37,8 +37,6 @@ struct http *http_new(struct event_base *base, struct api *api, struct writer *w
                       const struct opt_server *srv, char **errp);
 /* Closes the listening socket: no new connections; open ones are still served. */
 void http_stop_accepting(struct http *h);
-/* The bound port (after http_new). */
-int http_port(const struct http *h);
 /* Replies not yet delivered: waiting for a commit or for asynchronous work, or handed to
  * evhttp but with bytes still unsent (the server stops only when this is 0; a client that
  * stops reading is closed by the read/write timeout). */
