@@ -30,9 +30,9 @@
  * The server calls it through unit_decide (unit.h), which finishes the unit with the job's
  * state.
  *
- * May call: core, json (the sample in, the response out), options, plugin (the hooks), cron
- * (the native excluded-periods hook), jarena (printing the unit's texts), db (the write unit's
- * struct only), jansson.
+ * May call: core, jsn (the sample in, the response out), unit (the write unit's builders),
+ * options, plugin (the hooks), cron (the native excluded-periods hook), jarena (printing the
+ * unit's texts), db (the write unit's struct only), jansson.
  */
 #ifndef GOVERNOR_DECISION_H
 #define GOVERNOR_DECISION_H

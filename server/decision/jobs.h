@@ -18,7 +18,7 @@
  * state was computed from, and a write whose version moved stores nothing (db.h,
  * DB_FAULT_FENCED); the job is then loaded again from the store.
  *
- * May call: core (state), options, json (state codec), decision (the job's cache), db, writer
+ * May call: core (state), options, decision (the job's cache), db, writer
  * (the jobs with units in flight), jansson, jarena, log.
  */
 #ifndef GOVERNOR_JOBS_H
