@@ -7,15 +7,13 @@
 #include "base/text.h"
 #include "base/xmem.h"
 
-char *text_room(struct text *t, size_t more)
+char *text__grow(struct text *t, size_t more)
 {
-    if (t->n + more + 1 > t->cap) {
-        size_t cap = t->cap ? t->cap : 4096;
-        while (cap < t->n + more + 1)
-            cap *= 2;
-        t->p = xrealloc(t->p, cap);
-        t->cap = cap;
-    }
+    size_t cap = t->cap ? t->cap : 4096;
+    while (cap < t->n + more + 1)
+        cap *= 2;
+    t->p = xrealloc(t->p, cap);
+    t->cap = cap;
     return t->p + t->n;
 }
 
@@ -63,6 +61,10 @@ size_t text_utf8_len(const unsigned char *s, size_t n)
 bool text_utf8_valid(const char *s)
 {
     for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        if (*p < 0x80) { /* most text: no call a byte */
+            p++;
+            continue;
+        }
         size_t n = text_utf8_len(p, SIZE_MAX);
         if (!n)
             return false;

@@ -21,9 +21,14 @@ struct text {
     size_t n, cap;
 };
 
-/* Makes room for more bytes and a NUL after t->n (first 4096 bytes, then doubling); returns
- * where they go. The caller writes them and adds them to t->n. Aborts when out of memory. */
-char *text_room(struct text *t, size_t more);
+/* text_room's growth (first 4096 bytes, then doubling). */
+char *text__grow(struct text *t, size_t more);
+/* Makes room for more bytes and a NUL after t->n; returns where they go. The caller writes them
+ * and adds them to t->n. Aborts when out of memory. Inline: printers call it for every value. */
+static inline char *text_room(struct text *t, size_t more)
+{
+    return t->n + more + 1 <= t->cap ? t->p + t->n : text__grow(t, more);
+}
 /* Appends n bytes (and keeps the text NUL-terminated). */
 void text_add(struct text *t, const void *s, size_t n);
 /* Releases t's text; t is empty again. */

@@ -21,7 +21,6 @@
  * queues a DB_W_REPEAT unit, which writes nothing and comes back after every unit queued
  * before it, and is answered from the store then (api_committed).
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +34,6 @@
 #include "base/jarena.h"
 #include "plugin/plugin.h"
 #include "base/log.h"
-#include "store/timeline.h"
 #include "store/writer.h"
 #include "base/xmem.h"
 

@@ -33,7 +33,8 @@ PARTS = [
     ("HTTP", lambda ob, fl: "libevent" in ob or (re.search(r"server/http/", fl)
                                                  and not fl.endswith("api_decide.c"))),
     ("JSON", lambda ob, fl: "libjansson" in ob
-     or re.search(r"server/decision/jsn_", fl) or fl.endswith("server/base/jarena.c")),
+     or re.search(r"server/decision/jsn_", fl)
+     or fl.endswith(("server/base/jarena.c", "server/base/text.c"))),
     ("options", lambda ob, fl: "server/options/" in fl),
     ("Lua", lambda ob, fl: "liblua" in ob or re.search(r"server/(plugin|time)/", fl)),
     ("core", lambda ob, fl: "/server/core/" in fl and not fl.endswith("server/core/state.c")),
@@ -41,6 +42,7 @@ PARTS = [
     ("SQLite", lambda ob, fl: "libsqlite3" in ob or "server/store/" in fl),
     ("decide glue", lambda ob, fl: fl.endswith(("server/http/api_decide.c",
                                                 "server/decision/decision.c",
+                                                "server/decision/unit.c",
                                                 "server/decision/jobs.c"))),
 ]
 
