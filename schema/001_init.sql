@@ -1,4 +1,4 @@
--- 001_init.sql - the first schema of governor's store (DESIGN 6).
+-- 001_init.sql - the first schema of governor's store (README, Storage).
 -- Times are epoch milliseconds; JSON columns hold jansson-rendered text.
 
 -- One row per job the server knows: its stored config layer (PUT /v1/jobs/{job}/config)
@@ -44,7 +44,7 @@ CREATE TABLE vertex_decisions (
     PRIMARY KEY (decision_id, ord)
 );
 
--- Events (spec 6.3) raised by decisions; `suppressed` ones were deduplicated.
+-- Events (core/README.md, Events) raised by decisions; `suppressed` ones were deduplicated.
 CREATE TABLE events (
     id          INTEGER PRIMARY KEY,
     job         TEXT NOT NULL,

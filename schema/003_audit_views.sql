@@ -1,4 +1,4 @@
--- 003_audit_views.sql - the public audit schema (DESIGN 6): views with stable names and
+-- 003_audit_views.sql - the public audit schema (README, Audit views): views with stable names and
 -- columns over the tables of 001, documented in the README ("Audit with SQL"). Query them
 -- with POST /v1/sql or the sqlite3 shell. New columns may be added at the end of a view;
 -- none is renamed or removed. Times: `at` columns are epoch milliseconds, `*_utc` columns
@@ -78,7 +78,7 @@ SELECT d.id AS decision_id,
 FROM decisions d
 WHERE d.execute = 1 AND d.action <> 'NO_CHANGE';
 
--- Events (spec 6.3) raised by decisions; suppressed = 1: a repeat that was deduplicated.
+-- Events (core/README.md, Events) raised by decisions; suppressed = 1: a repeat that was deduplicated.
 CREATE VIEW audit_events AS
 SELECT e.id AS id,
        e.job AS job,

@@ -1,4 +1,4 @@
--- 009_compact_history.sql - a decision's history in about a tenth of the bytes (issue 13), with
+-- 009_compact_history.sql - a decision's history in about a tenth of the bytes (README, Storage), with
 -- nothing lost that audit, GET /v1/jobs/{job}/decisions, GET /v1/decisions/{id}, retries and
 -- replay against history read. Before it, every decision row repeated the effective options
 -- (config_json, ~3.8 KB), the whole response (decision_json, ~2-4 KB, repeating the vertex and

@@ -1,4 +1,4 @@
--- 011_job_generation.sql - a job's incarnation in the fence (issue 22). A deleted job that is
+-- 011_job_generation.sql - a job's incarnation in the fence (README, Storage). A deleted job that is
 -- created again started over at version 1, so a process still holding the job as it was
 -- before the deletion, at the same version, passed the fence and wrote its state over the new
 -- job's. Each creation of a job's row now draws a generation (a random 63-bit number, chosen by

@@ -18,6 +18,7 @@
 #include <event2/thread.h>
 
 #include "http/api.h"
+#include "decision/unit.h"
 #include "cli/cli.h"
 #include "cli/flink.h"
 #include "cli/reference.h"
@@ -88,7 +89,7 @@ static void policy_changed(void *ud, const struct pol_outcome *o)
 {
     struct serve *s = ud;
     metrics_reload(s->api->metrics, o->error == NULL);
-    struct db_write *w = api_policy_unit(o);
+    struct db_write *w = unit_policy(o);
     if (strcmp(o->trigger, "start") == 0 && s->db) {
         /* At start, before anything is served: stored at once, so that the database is
          * settled when the first request arrives. */

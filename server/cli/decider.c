@@ -14,6 +14,7 @@
 #include "cli/decider.h"
 #include "decision/jobs.h"
 #include "http/api.h"
+#include "decision/unit.h"
 #include "http/http.h"
 #include "plugin/plugin.h"
 #include "plugin/policies.h"
@@ -60,7 +61,7 @@ fail:
 static void policy_changed(void *ud, const struct pol_outcome *o)
 {
     struct decider *d = ud;
-    struct db_write *w = api_policy_unit(o);
+    struct db_write *w = unit_policy(o);
     char *err = NULL, q[600];
     if (db_begin(d->db, &err) < 0 || db_write_apply(d->db, w, &err) < 0 ||
         db_commit(d->db, &err) < 0) {

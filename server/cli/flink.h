@@ -1,6 +1,6 @@
 /*
  * flink.h - `governor flink` (prefix flink_): governs a Flink job's parallelism from its
- * JobManager's REST API, with no code on the user's side (DESIGN 7.1). Each poll reads the job
+ * JobManager's REST API, with no code on the user's side (docs/flink.md). Each poll reads the job
  * (flinkjob.h), has its sample decided by a governor server or in this process (decider.h),
  * and applies an answer with execute true: `--apply rest` through the adaptive scheduler's
  * resource requirements (Flink 1.18+), `--apply print` as the Kubernetes operator's

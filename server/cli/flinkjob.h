@@ -1,6 +1,7 @@
 /*
  * flinkjob.h - one Flink job read through the JobManager's REST API and turned into a sample
- * of POST /v1/jobs/{job}/metrics (prefix flinkjob_), DESIGN 7.1's table field by field:
+ * of POST /v1/jobs/{job}/metrics (prefix flinkjob_), docs/flink.md's table (What is read, and what
+ * each figure becomes) field by field:
  *
  *   GET /jobs/:jobid                     at, running_since, status, each vertex's id, name,
  *                                        parallelism, max_parallelism, slot_sharing_group,

@@ -11,7 +11,7 @@
 #include "time/timeutil.h"
 #include "core/core.h"
 #include "decision/decision.h"
-#include "decision/json.h"
+#include "decision/jsn.h"
 #include "options/options.h"
 #include "plugin/plugin.h"
 #include "cli/replay.h"
@@ -116,39 +116,6 @@ static int roundtrip(struct replay_job *j, char *err, size_t err_len)
     return rc;
 }
 
-/* One line's job and body, whether its round trip failed (the line's result then), and the
- * decision it repeats. */
-struct line {
-    struct replay_job *j;
-    json_t *body;
-    bool broken;
-    const char *repeat;
-};
-
-/* The server's check of a parsed sample (api_decide.c): one not after the job's last is a
- * repeat of the line decided at its `at` with the same body, or a 409. */
-static int not_after(void *ud, const struct core_sample *s, struct decision_err *e)
-{
-    struct line *l = ud;
-    int rc = decision_seen_check(&l->j->seen, s->at, l->body, "line", &l->repeat, e);
-    if (rc == 0)
-        return 0;
-    if (rc > 0)
-        e->status = 0;
-    return -1;
-}
-
-/* The service's last check under --roundtrip: the state goes through JSON first. */
-static int roundtrip_ready(void *ud, struct decision_err *e)
-{
-    struct line *l = ud;
-    char err[512];
-    if (roundtrip(l->j, err, sizeof err) == 0)
-        return 0;
-    l->broken = true;
-    return decision_refuse(e, 500, "INTERNAL", NULL, "%s", err);
-}
-
 int replay_line(struct replay *r, const char *line, int lineno, FILE *out)
 {
     json_error_t je;
@@ -170,30 +137,36 @@ int replay_line(struct replay *r, const char *line, int lineno, FILE *out)
                     "a replayed sample needs \"at\" (replay reads no clock)", "at");
         goto out;
     }
-    struct line l = {job_get(r, job), body, false, NULL};
+    struct replay_job *j = job_get(r, job);
+    char err[512];
+    if (r->roundtrip && roundtrip(j, err, sizeof err) < 0) {
+        /* --roundtrip: the state goes through its stored form before each line. */
+        print_error(out, lineno, job, 500, "INTERNAL", err, "");
+        rc = -1;
+        goto out;
+    }
     struct decision_req q = {.job = job,
                              .body = body,
                              .layers = r->defaults,
-                             .state = l.j->st,
+                             .state = j->st,
                              .set = r->policies,
                              .revision = "native",
-                             .sampled = not_after,
-                             .ready = r->roundtrip ? roundtrip_ready : NULL,
-                             .ud = &l};
+                             .seen = &j->seen,
+                             .seen_what = "line"};
     struct decision_res res;
-    if (decision_run(&r->buf, &q, &res) < 0) {
-        if (res.err.status == 0 && l.repeat) {
-            /* The server's answer to a retry: the decision of then, marked as a repeat. */
-            fprintf(out, "{\"repeat\":true,%s\n", l.repeat + 1);
-            goto out;
-        }
+    int dr = decision_run(&r->buf, &q, &res);
+    if (dr > 0) {
+        /* The server's answer to a retry: the decision of then, marked as a repeat. */
+        fprintf(out, "{\"repeat\":true,%s\n", res.repeat + 1);
+        goto out;
+    }
+    if (dr < 0) {
         print_error(out, lineno, job, res.err.status, res.err.code, res.err.message, res.err.field);
-        rc = l.broken ? -1 : 0;
         goto out;
     }
     char *s = json_dumps(res.response, JSON_COMPACT | JSON_REAL_PRECISION(15));
     fprintf(out, "%s\n", s);
-    decision_seen_add(&l.j->seen, json_integer_value(json_object_get(res.response, "at")), body, s,
+    decision_seen_add(&j->seen, json_integer_value(json_object_get(res.response, "at")), body, s,
                       lineno);
     free(s);
     json_decref(res.response);

@@ -419,6 +419,75 @@ struct core_decision {
     int cap_events, cap_changes;
 };
 
+/*
+ * The members of a decision's response (streaming mode; a batch decision and a rebalance advice
+ * are answers of their own, stored whole), one row each, in the order of the response: the
+ * name, how the value is shown, where it is, and where the store keeps it. Every codec of the
+ * answer iterates it: the jansson renderer and the text printer (decision/jsn_render.c,
+ * jsn_text.c), the store's rebuild of a response from its rows (store/read.c), and the rest a
+ * write unit keeps as JSON because no row holds it (decision/unit.c). A member added to the
+ * answer is one row here; kept as CORE_DS_REST it is stored and read back with no column of
+ * its own. The events' members are core_efields, a vertex's core_vfields.
+ */
+enum core_dfield_type {
+    CORE_DF_ARG,      /* a text the caller gives (arg: enum core_darg); NULL shows null */
+    CORE_DF_TEXT,     /* const char *; NULL shows "" */
+    CORE_DF_INT64,    /* int64_t */
+    CORE_DF_BOOL,     /* bool */
+    CORE_DF_ACTION,   /* enum core_action, by name (core_action_name) */
+    CORE_DF_REASON,   /* enum core_reason, by name (core_reason_name) */
+    CORE_DF_TARGETS,  /* {vertex id: target} of the vertices, in their order */
+    CORE_DF_VERTICES, /* [each vertex as core_vfields say] */
+    CORE_DF_EVENTS,   /* [each event as core_efields say] */
+    CORE_DF_KVS,      /* struct core_kv at off, int count at off_n: {key: value}; none: left out */
+    CORE_DF_TEXTS,    /* const char * at off, int count at off_n: [text]; none: left out */
+};
+/* The texts a caller gives the codecs besides the decision (CORE_DF_ARG). */
+enum core_darg { CORE_DARG_JOB, CORE_DARG_REVISION, CORE_DARG_HASH, CORE_DARG__N };
+/* Where the store keeps a member: a column of the decision's row (store/read.c names which),
+ * the decision's vertex and event rows, or the rest of the response, kept as JSON. */
+enum core_dstore { CORE_DS_COLUMN, CORE_DS_ROWS, CORE_DS_REST };
+struct core_dfield {
+    const char *name;
+    enum core_dfield_type type;
+    enum core_dstore store;
+    size_t off, off_n; /* offsetof(struct core_decision, ...): the value, its count */
+    int arg;           /* CORE_DF_ARG: enum core_darg */
+};
+extern const struct core_dfield core_dfields[];
+extern const int core_n_dfields;
+
+/* Where member i (0 <= i < core_n_dfields) of d is; read it as its type says. */
+static inline const void *core_dfield_at(const struct core_decision *d, int i)
+{
+    return (const char *)d + core_dfields[i].off;
+}
+/* The count of member i (CORE_DF_KVS, CORE_DF_TEXTS). */
+static inline int core_dfield_n(const struct core_decision *d, int i)
+{
+    return *(const int *)(const void *)((const char *)d + core_dfields[i].off_n);
+}
+
+/* The members of an event, in the order of the response (struct core_event). */
+enum core_efield_type {
+    CORE_EF_TEXT,  /* const char *; NULL shows null */
+    CORE_EF_TEXT0, /* const char *; NULL shows "" */
+    CORE_EF_INT,   /* int */
+    CORE_EF_BOOL,  /* bool */
+};
+struct core_efield {
+    const char *name;
+    enum core_efield_type type;
+    size_t off; /* offsetof(struct core_event, ...) */
+};
+extern const struct core_efield core_efields[];
+extern const int core_n_efields;
+
+static inline const void *core_efield_at(const struct core_event *e, int i)
+{
+    return (const char *)e + core_efields[i].off;
+}
+
 void core_decision_init(struct core_decision *d);
 /* Forgets the content but keeps the first arena block for the next decision. */
 void core_decision_reset(struct core_decision *d);

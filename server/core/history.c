@@ -162,14 +162,5 @@ int64_t core__restart_tracked(const struct core_state *st, const struct core_con
 
 int64_t core__restart_time(const struct core_state *st, const struct core_config *cfg)
 {
-    if (!cfg->restart_tracking_enabled)
-        return cfg->restart_time_ms;
-    int64_t maxm = -1;
-    for (int i = 0; i < st->n_track; i++)
-        if (st->track[i].restart_ms > maxm)
-            maxm = st->track[i].restart_ms;
-    if (maxm < 0)
-        return cfg->restart_time_ms;
-    maxm = maxm / 1000 * 1000; /* whole seconds */
-    return maxm < cfg->restart_tracking_limit_ms ? maxm : cfg->restart_tracking_limit_ms;
+    return cfg->restart_tracking_enabled ? core__restart_tracked(st, cfg) : cfg->restart_time_ms;
 }

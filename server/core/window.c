@@ -204,40 +204,63 @@ static void series_stats(const struct series *a, double first, double last,
         out->n_eff = 1;
 }
 
-void core__w_arrivals(const struct core_window *w, int vi, int64_t from, int64_t to,
-                      struct core_series_stats *out)
+/* A series' figures before anything is added: none. */
+static void stats_clear(struct core_series_stats *out)
 {
-    const size_t in_off = offsetof(struct core_vmetrics, rec_in),
-                 lag_off = offsetof(struct core_vmetrics, lag);
-    struct series a = {0};
-    double first = NAN, last = NAN;
     out->n = 0;
     out->mean = out->var = NAN;
     out->n_eff = 0;
-    if (vi < 0 || vi >= w->n_vertices)
-        return;
-    int prev = -1;
-    for (int k = 0; k < w->n; k++) {
+}
+
+/* Where arrivals_next is in a window: the next row to read and the last one with an input
+ * count (-1: none yet). */
+struct arrivals_it {
+    int k, prev;
+};
+
+/* The next interval of source vi's arrivals in (from, to]: the records it read between two
+ * rows with an input count plus its lag's growth, a second, into *x, over *d seconds, the
+ * interval's midpoint (ms) into *mid; false past the window's last row. */
+static bool arrivals_next(const struct core_window *w, int vi, int64_t from, int64_t to,
+                          struct arrivals_it *it, double *x, double *d, double *mid)
+{
+    const size_t in_off = offsetof(struct core_vmetrics, rec_in),
+                 lag_off = offsetof(struct core_vmetrics, lag);
+    while (it->k < w->n) {
+        int k = it->k++, prev = it->prev;
         const struct core_vmetrics *m = &core__wv_row(w, k)->v[vi];
         double in = vfield(m, in_off), lag = vfield(m, lag_off);
         if (isnan(in))
             continue;
-        if (isnan(lag))
-            lag = 0.0;
-        if (prev >= 0 && core__wv_at(w, k) > from && core__wv_at(w, k) <= to &&
-            core__wv_at(w, k) > core__wv_at(w, prev)) {
-            const struct core_vmetrics *p = &core__wv_row(w, prev)->v[vi];
-            double plag = vfield(p, lag_off);
-            if (isnan(plag))
-                plag = 0.0;
-            double d = (double)(core__wv_at(w, k) - core__wv_at(w, prev)) / 1000.0;
-            double x = (in - vfield(p, in_off) + lag - plag) / d;
-            if (isnan(first))
-                first = x;
-            last = x;
-            series_add(&a, x, d);
-        }
-        prev = k;
+        it->prev = k;
+        int64_t at = core__wv_at(w, k);
+        if (prev < 0 || at <= from || at > to || at <= core__wv_at(w, prev))
+            continue;
+        const struct core_vmetrics *p = &core__wv_row(w, prev)->v[vi];
+        double plag = vfield(p, lag_off);
+        *d = (double)(at - core__wv_at(w, prev)) / 1000.0;
+        *x = (in - vfield(p, in_off) + (isnan(lag) ? 0.0 : lag) - (isnan(plag) ? 0.0 : plag)) / *d;
+        *mid = (double)(at + core__wv_at(w, prev)) / 2.0;
+        return true;
+    }
+    return false;
+}
+
+void core__w_arrivals(const struct core_window *w, int vi, int64_t from, int64_t to,
+                      struct core_series_stats *out)
+{
+    struct series a = {0};
+    double first = NAN, last = NAN;
+    stats_clear(out);
+    if (vi < 0 || vi >= w->n_vertices)
+        return;
+    struct arrivals_it it = {0, -1};
+    double x, d, mid;
+    while (arrivals_next(w, vi, from, to, &it, &x, &d, &mid)) {
+        if (isnan(first))
+            first = x;
+        last = x;
+        series_add(&a, x, d);
     }
     series_stats(&a, first, last, out);
 }
@@ -247,29 +270,11 @@ void core__w_arrivals(const struct core_window *w, int vi, int64_t from, int64_t
 static int arrivals_series(const struct core_window *w, int vi, int64_t from, int64_t to, double *x,
                            double *t, int max)
 {
-    const size_t in_off = offsetof(struct core_vmetrics, rec_in),
-                 lag_off = offsetof(struct core_vmetrics, lag);
-    int n = 0, prev = -1;
-    for (int k = 0; k < w->n && n < max; k++) {
-        const struct core_vmetrics *m = &core__wv_row(w, k)->v[vi];
-        double in = vfield(m, in_off), lag = vfield(m, lag_off);
-        if (isnan(in))
-            continue;
-        if (isnan(lag))
-            lag = 0.0;
-        if (prev >= 0 && core__wv_at(w, k) > from && core__wv_at(w, k) <= to &&
-            core__wv_at(w, k) > core__wv_at(w, prev)) {
-            const struct core_vmetrics *p = &core__wv_row(w, prev)->v[vi];
-            double plag = vfield(p, lag_off);
-            if (isnan(plag))
-                plag = 0.0;
-            double d = (double)(core__wv_at(w, k) - core__wv_at(w, prev)) / 1000.0;
-            x[n] = (in - vfield(p, in_off) + lag - plag) / d;
-            t[n] = (double)(core__wv_at(w, k) + core__wv_at(w, prev)) / 2.0;
-            n++;
-        }
-        prev = k;
-    }
+    struct arrivals_it it = {0, -1};
+    double d;
+    int n = 0;
+    while (n < max && arrivals_next(w, vi, from, to, &it, &x[n], &d, &t[n]))
+        n++;
     return n;
 }
 
@@ -329,9 +334,7 @@ void core__w_gauge_stats(const struct core_window *w, int vi, size_t off,
 {
     struct series a = {0};
     double first = NAN, last = NAN;
-    out->n = 0;
-    out->mean = out->var = NAN;
-    out->n_eff = 0;
+    stats_clear(out);
     if (vi < 0 || vi >= w->n_vertices)
         return;
     for (int k = 0; k < w->n; k++) {

@@ -11,14 +11,16 @@
 #include "decision/decision.h"
 #include "base/jarena.h"
 #include "plugin/plugin.h"
+#include "decision/unit.h"
 #include "base/xmem.h"
 
 void decision_buf_init(struct decision_buf *b)
 {
-    json_sample_init(&b->js);
-    memset(&b->jr, 0, sizeof b->jr); /* zeroed is empty (json.h) */
+    jsn_sample_init(&b->js);
+    memset(&b->jr, 0, sizeof b->jr); /* zeroed is empty (jsn.h) */
     core_decision_init(&b->d);
-    json_text_init(&b->text);
+    jsn_text_init(&b->text);
+    jsn_text_init(&b->rest);
     b->warn = NULL;
     b->warn_cap = 0;
     sample_fields_reset(&b->sf);
@@ -26,10 +28,11 @@ void decision_buf_init(struct decision_buf *b)
 
 void decision_buf_deinit(struct decision_buf *b)
 {
-    json_rebalance_deinit(&b->jr);
-    json_sample_deinit(&b->js);
+    jsn_rebalance_deinit(&b->jr);
+    jsn_sample_deinit(&b->js);
     core_decision_deinit(&b->d);
-    json_text_deinit(&b->text);
+    jsn_text_deinit(&b->text);
+    jsn_text_deinit(&b->rest);
     free(b->warn);
 }
 
@@ -167,19 +170,54 @@ struct options {
     char hash[17];
 };
 
-/* Steps 1 to 4: the sample into b->js, the options into o. -1 + *e (o->own may be set). The
- * sample is checked whole (and the caller's check run: a retry, a 409) before any work on the
- * options, whose layers may hold thousands of keys. */
-static int sample_and_options(struct decision_buf *b, const struct decision_req *q,
-                              struct options *o, struct decision_err *e)
+/*
+ * Step 2: a sample at `at` against the job's decided ones (decision.h: seen, or has_last and
+ * last_at). 0: after the last one, to be decided; 1: a repeat (res->repeat, res->repeat_at);
+ * -1: a 409 in res->err.
+ */
+static int not_after(const struct decision_req *q, int64_t at, struct decision_res *res)
 {
-    struct json_err je;
+    if (q->seen) {
+        int rc = decision_seen_check(q->seen, at, q->body, q->seen_what ? q->seen_what : "sample",
+                                     &res->repeat, &res->err);
+        if (rc > 0)
+            res->repeat_at = at;
+        return rc;
+    }
+    if (!q->has_last || at > q->last_at)
+        return 0;
+    res->repeat = NULL;
+    res->repeat_at = at;
+    return 1;
+}
+
+/* Step 5: a unit the store could not take is refused before the state changes (503). */
+static int unwritable(const struct decision_req *q, struct decision_err *e)
+{
+    if (!q->unwritable)
+        return 0;
+    decision_refuse(e, 503, "UNAVAILABLE", NULL,
+                    "the store cannot be written (%s); nothing was stored, retry after %d s",
+                    q->unwritable, q->retry_after);
+    e->retry_after = q->retry_after;
+    return -1;
+}
+
+/* Steps 1 to 4: the sample into b->js, the options into o. -1 + res->err (o->own may be set),
+ * or 1 for a repeat (not_after). The sample is checked whole (and against the job's decided
+ * ones: a retry, a 409) before any work on the options, whose layers may hold thousands of
+ * keys. */
+static int sample_and_options(struct decision_buf *b, const struct decision_req *q,
+                              struct options *o, struct decision_res *res)
+{
+    struct decision_err *e = &res->err;
+    struct jsn_err je;
     char *err = NULL;
     const struct opt_job *layers = q->cache ? q->cache->layers : q->layers;
     bool own = !q->cache || q->overlay || own_options(q->body);
     memset(&je, 0, sizeof je);
     b->js.limits = q->limits;
-    if (json_parse_sample(q->body, q->now_ms, &b->js, NULL, &je) < 0)
+    if (jsn_parse_sample(q->body, q->now_ms, &b->js, NULL, &je) < 0)
         return decision_refuse(e, je.status ? je.status : 400,
                                je.code[0] ? je.code : "INVALID_ARGUMENT", je.field, "%s",
                                je.message);
@@ -192,14 +230,15 @@ static int sample_and_options(struct decision_buf *b, const struct decision_req 
                                b->sf.path[0], near ? ": did you mean \"" : "", near ? near : "",
                                near ? "\"?" : "");
     }
-    if (q->sampled && q->sampled(q->ud, &b->js.s, e) < 0)
-        return -1;
+    int seen = not_after(q, b->js.s.at, res);
+    if (seen != 0)
+        return seen;
     if (b->js.s.at < core_state_last_at(q->state))
         return decision_refuse(e, 409, "FAILED_PRECONDITION", "at",
                                "\"at\" is earlier than the job's last sample");
     if (own) {
         o->own = opt_job_clone(layers);
-        if (json_apply_config(q->body, o->own, &je) < 0)
+        if (jsn_apply_config(q->body, o->own, &je) < 0)
             return decision_refuse(e, je.status ? je.status : 422,
                                    je.code[0] ? je.code : "INVALID_CONFIG", je.field, "%s",
                                    je.message);
@@ -263,166 +302,28 @@ static char *options_text(const struct decision_req *q, const struct options *o)
     return text;
 }
 
-/* new: a write unit's decision row (the body as sent for input_json) with n_v vertex rows to
- * fill, no events and no plugin calls yet. */
-static struct db_write *unit_begin(const struct decision_req *q, int64_t at, const char *action,
-                                   int reason, const char *message, bool execute, int n_v)
-{
-    struct db_write *w = db_write_new(DB_W_DECISION, q->job);
-    w->at = at;
-    w->now = q->now_ms;
-    w->action = xstrdup(action);
-    w->reason = xstrdup(core_reason_name(reason));
-    w->message = xstrdup(message);
-    w->execute = execute;
-    w->n_v = n_v;
-    w->v = xcalloc((size_t)(n_v ? n_v : 1), sizeof *w->v);
-    w->e = xcalloc(1, sizeof *w->e);
-    w->p = xcalloc(1, sizeof *w->p);
-    /* The body was parsed as a JSON object: stored as sent. */
-    w->input_json = xmalloc(q->len + 1);
-    memcpy(w->input_json, q->text, q->len);
-    w->input_json[q->len] = '\0';
-    return w;
-}
-
-/* new: the batch decision's unit: its pool as one row, vertex "workers" (core/README.md,
- * Batch), so that the audit views show it as they show a vertex's scaling. */
-static struct db_write *batch_unit_new(const struct decision_req *q,
-                                       const struct core_batch_decision *d)
-{
-    struct db_write *w =
-        unit_begin(q, d->at, core_action_name(d->action), d->reason, d->message, d->execute, 1);
-    json_t *c = json_render_batch_constraints(d->constraints);
-    struct db_vrow *row = &w->v[0];
-    row->vertex = xstrdup("workers");
-    row->current = d->current;
-    row->raw_target = d->raw;
-    row->target = d->target;
-    row->reason = xstrdup(core_reason_name(d->reason));
-    row->constraints = jarena_dump(c);
-    row->message = xstrdup(d->message);
-    row->evaluated_json = json_batch_evaluated_text(d);
-    json_decref(c);
-    w->keep_response = true; /* its rows are the pool's, not a streaming decision's */
-    return w;
-}
-
-/* The response's members that the decision's rows hold (the store rebuilds them). */
-static bool in_rows(const char *key)
-{
-    static const char *const keys[] = {
-        "job",         "at",       "action", "execute",         "reason",     "message",
-        "parallelism", "vertices", "events", "policy_revision", "config_hash"};
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-        if (strcmp(key, keys[i]) == 0)
-            return true;
-    return false;
-}
-
-/* new: the response's members that no row holds, as JSON text; NULL when there are none. */
-static char *response_rest(json_t *response)
-{
-    json_t *rest = NULL, *v;
-    const char *key;
-    json_object_foreach(response, key, v)
-    {
-        if (in_rows(key))
-            continue;
-        if (!rest)
-            rest = json_object();
-        json_object_set(rest, key, v);
-    }
-    char *text = rest ? jarena_dump(rest) : NULL;
-    json_decref(rest);
-    return text;
-}
-
-/* new (malloc'd): n bytes of t's text from off. */
-static char *text_dup(const struct json_text *t, size_t off, size_t n)
-{
-    char *s = xmalloc(n + 1);
-    memcpy(s, t->p + off, n);
-    s[n] = '\0';
-    return s;
-}
-
-/* new: the vertex rows, events and plugin calls of the decision d, from d itself; each
- * vertex's constraints and evaluated texts are the response's (t, printed from d). */
-static struct db_write *unit_new(const struct decision_req *q, const struct core_decision *d,
-                                 const struct plugin_call *call, const struct json_text *t)
-{
-    struct db_write *w = unit_begin(q, d->at, core_action_name(d->action), d->reason, d->message,
-                                    d->execute, d->n_vertices);
-    for (int i = 0; i < d->n_vertices; i++) {
-        const struct core_vdecision *v = &d->vertices[i];
-        struct db_vrow *row = &w->v[i];
-        const struct json_text_vspan *sp = &t->vspan[i];
-        row->vertex = xstrdup(v->id);
-        row->current = v->current;
-        row->raw_target = v->raw_target;
-        row->target = v->target;
-        row->reason = xstrdup(core_reason_name(v->reason));
-        row->constraints = text_dup(t, sp->constraints, sp->constraints_len);
-        row->message = xstrdup(v->message);
-        row->excluded = v->excluded;
-        row->outside_bounds = v->outside_bounds;
-        row->evaluated_json = text_dup(t, sp->evaluated, sp->evaluated_len);
-    }
-    w->n_e = d->n_events;
-    free(w->e);
-    w->e = xcalloc((size_t)(d->n_events ? d->n_events : 1), sizeof *w->e);
-    for (int i = 0; i < d->n_events; i++) {
-        const struct core_event *e = &d->events[i];
-        w->e[i].type = xstrdup(e->type);
-        w->e[i].reason = xstrdup(e->reason);
-        w->e[i].message = xstrdup(e->message);
-        w->e[i].count = e->count;
-        w->e[i].suppressed = e->suppressed;
-    }
-    w->n_p = call ? plugin_call_n_records(call) : 0;
-    free(w->p);
-    w->p = xcalloc((size_t)(w->n_p ? w->n_p : 1), sizeof *w->p);
-    for (int i = 0; i < w->n_p; i++) {
-        const struct plugin_record *pr = plugin_call_record(call, i);
-        w->p[i].plugin = xstrdup(pr->plugin);
-        w->p[i].hook = xstrdup(pr->hook);
-        w->p[i].outcome = xstrdup(pr->outcome);
-        w->p[i].error = xstrdup(pr->error);
-        w->p[i].duration_us = pr->duration_us;
-    }
-    return w;
-}
-
 /* A rebalance request (DECISION_REBALANCE): parse, advise, render, write unit; the job's
  * state is not touched. */
 static int rebalance_run(struct decision_buf *b, const struct decision_req *q,
                          struct decision_res *res)
 {
-    struct json_err je;
+    struct jsn_err je;
     struct core_rebalance_out o;
     memset(&je, 0, sizeof je);
     memset(&o, 0, sizeof o);
     b->jr.limits = q->limits;
-    if (json_parse_rebalance(q->body, q->now_ms, &b->jr, &je) < 0)
+    if (jsn_parse_rebalance(q->body, q->now_ms, &b->jr, &je) < 0)
         return decision_refuse(&res->err, je.status ? je.status : 400,
                                je.code[0] ? je.code : "INVALID_ARGUMENT", je.field, "%s",
                                je.message);
-    if (q->ready && q->ready(q->ud, &res->err) < 0)
+    if (unwritable(q, &res->err) < 0)
         return -1;
     o.splits = xcalloc((size_t)b->jr.in.n_items, sizeof *o.splits);
     o.blocks = xcalloc((size_t)b->jr.in.n_items, sizeof *o.blocks);
     core_rebalance(&b->jr.in, &o);
-    res->response = json_render_rebalance(&b->jr, &o, q->job, o.reason, o.message);
-    if (q->text) {
-        struct db_write *w = res->write =
-            unit_begin(q, b->jr.at, "REBALANCE", o.reason, o.message, false, 0);
-        w->decision_json = jarena_dump(res->response);
-        w->keep_response = true;
-        w->config_json = xstrdup("{}");
-        w->policy_revision = xstrdup(q->revision ? q->revision : "native");
-        w->config_hash = xstrdup("");
-    }
+    res->response = jsn_render_rebalance(&b->jr, &o, q->job, o.reason, o.message);
+    if (q->text)
+        res->write = unit_rebalance(q, b->jr.at, o.reason, o.message, res->response);
     free(o.splits);
     free(o.blocks);
     return 0;
@@ -478,23 +379,20 @@ int decision_run(struct decision_buf *b, const struct decision_req *q, struct de
     memset(res, 0, sizeof *res);
     if (q->kind == DECISION_REBALANCE)
         return rebalance_run(b, q, res);
-    if (sample_and_options(b, q, &o, &res->err) < 0)
+    if ((rc = sample_and_options(b, q, &o, res)) != 0)
         goto out;
-    if (q->ready && q->ready(q->ud, &res->err) < 0)
+    rc = -1;
+    if (unwritable(q, &res->err) < 0)
         goto out;
     const char *revision = q->set ? plugin_set_revision(q->set) : q->revision;
     if (b->js.s.batch_mode) {
         /* A worker pool to size (core/README.md, Batch): no plugin hooks. */
         core_decide_batch(q->state, &b->js.s, &o.cfg, &b->bd);
-        res->response = json_render_batch(&b->bd, q->job, revision, o.hash);
+        res->response = jsn_render_batch(&b->bd, q->job, revision, o.hash);
         if (q->warnings)
             json_object_set_new(res->response, "warnings", warnings_json(b, o.eff));
-        if (q->text) {
-            struct db_write *w = res->write = batch_unit_new(q, &b->bd);
-            w->decision_json = jarena_dump(res->response);
-            w->response_json = response_rest(res->response);
-            unit_finish(w, q, &o, revision);
-        }
+        if (q->text)
+            unit_finish(res->write = unit_batch(q, &b->bd, res->response), q, &o, revision);
         rc = 0;
         goto out;
     }
@@ -514,20 +412,14 @@ int decision_run(struct decision_buf *b, const struct decision_req *q, struct de
     if (q->text) {
         /* The response printed once, straight from d: sent with decision_id added
          * (api_committed); the rows take their figures from it, and the store rebuilds it
-         * from the rows and what no row holds (the warnings). */
-        json_decision_text(&b->text, &b->d, q->job, revision, o.hash, q->warnings, b->warn, n_warn);
-        struct db_write *w = res->write = unit_new(q, &b->d, call, &b->text);
-        w->decision_json = text_dup(&b->text, 0, b->text.n);
-        if (q->warnings) {
-            json_t *rest = json_object();
-            json_object_set_new(rest, "warnings", warnings_json(b, o.eff));
-            w->response_json = jarena_dump(rest);
-            json_decref(rest);
-        }
-        unit_finish(w, q, &o, revision);
+         * from the rows and what no row holds (the rest: core_dfields, the warnings). */
+        jsn_decision_text(&b->text, &b->d, q->job, revision, o.hash, q->warnings, b->warn, n_warn);
+        jsn_rest_text(&b->rest, &b->d, q->warnings, b->warn, n_warn);
+        res->write = unit_sample(q, &b->d, call, &b->text, &b->rest);
+        unit_finish(res->write, q, &o, revision);
     }
     if (!q->text || !q->text_only) {
-        res->response = json_render_decision(&b->d, q->job, revision, o.hash);
+        res->response = jsn_render_decision(&b->d, q->job, revision, o.hash);
         if (q->warnings)
             json_object_set_new(res->response, "warnings", warnings_json(b, o.eff));
     }

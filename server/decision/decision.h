@@ -4,32 +4,37 @@
  * history and the simulator all call decision_run; nothing else calls the core's decide.
  *
  * One call runs, in this order:
- *   1. parse the sample (json_parse_sample), held to the request budget (req.limits); its
+ *   1. parse the sample (jsn_parse_sample), held to the request budget (req.limits); its
  *      unknown fields found when the response lists warnings, refused under `strict`;
- *   2. the caller's check of the parsed sample (sampled: the server's retries, its 409), and
- *      a sample earlier than the job state's last one refused (409, field "at"): both before
- *      any work on the options;
+ *   2. a sample not after the job's last decided one (req.seen, or req.last_at): a repeat of
+ *      a decided one is handed back (decision_run returns 1), anything else is a 409; and a
+ *      sample earlier than the job state's last one refused (409, field "at"): both before any
+ *      work on the options;
  *   3. the request's `config` laid over a copy of the job's option layers, and a candidate's
  *      keys over those (replay against history);
  *   4. resolve the effective options, or reuse the job's resolution (struct decision_cache);
- *   5. the caller's last check before anything changes (ready: the store's health);
+ *   5. a store that cannot take the unit now (req.unwritable) refused with a 503, the last
+ *      check before anything changes;
  *   6. the plugins' hooks (or the native ones), then core_decide, which updates the state
  *      (a batch sample: core_decide_batch, no hooks);
- *   7. the response (json_render_decision, and the warnings when asked: the sample's
+ *   7. the response (jsn_render_decision, and the warnings when asked: the sample's
  *      unknown fields, the options' ignored keys);
- *   8. when asked, the write unit of the decision, its rows built from the decision itself,
- *      with the response printed once as text (json_decision_text) for decision_json and
- *      each vertex row's figures (with text_only, only as that text: the server).
+ *   8. when asked, the write unit of the decision (unit.h), its rows built from the decision
+ *      itself, with the response printed once as text (jsn_decision_text) for decision_json
+ *      and each vertex row's figures (with text_only, only as that text: the server).
  * A refusal at any step comes back in one form (struct decision_err) and changes nothing:
  * the job's state is touched only by a decision made.
  *
- * The job's state, its option layers, the policy revision and the clock are passed in; the
- * service keeps nothing between calls but the caller's reusable buffers (struct decision_buf)
- * and, for a job the caller keeps, its cache (struct decision_cache).
+ * The job's state, its option layers, the policy revision, the clock and what the caller knows
+ * of the job's decided samples and of its store are passed in as data: the service calls
+ * nothing of its caller, and keeps nothing between calls but the caller's reusable buffers
+ * (struct decision_buf) and, for a job the caller keeps, its cache (struct decision_cache).
+ * The server calls it through unit_decide (unit.h), which finishes the unit with the job's
+ * state.
  *
- * May call: core, json (the sample in, the response out), options, plugin (the hooks), cron
- * (the native excluded-periods hook), jarena (printing the unit's texts), db (the write unit's
- * struct only), jansson.
+ * May call: core, jsn (the sample in, the response out), unit (the write unit's builders),
+ * options, plugin (the hooks), cron (the native excluded-periods hook), jarena (printing the
+ * unit's texts), db (the write unit's struct only), jansson.
  */
 #ifndef GOVERNOR_DECISION_H
 #define GOVERNOR_DECISION_H
@@ -41,7 +46,7 @@
 
 #include "core/core.h"
 #include "store/db.h"
-#include "decision/json.h"
+#include "decision/jsn.h"
 #include "decision/sample_fields.h"
 #include "options/options.h"
 
@@ -53,19 +58,21 @@ struct decision_err {
     char code[32];   /* "INVALID_ARGUMENT", "INVALID_CONFIG", "FAILED_PRECONDITION", ... */
     char field[256]; /* the path of the field at fault ("vertices[2].parallelism"), "" if none */
     char message[1024];
+    int retry_after; /* a 503: the seconds a client should wait (0: none) */
 };
 
-/* Fills e (the field may be NULL: none) and returns -1, for a caller's check. */
+/* Fills e (the field may be NULL: none) and returns -1. */
 int decision_refuse(struct decision_err *e, int status, const char *code, const char *field,
                     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 /* A caller's buffers, reused from one decision to the next (one decision at a time). */
 struct decision_buf {
-    struct json_sample js;
+    struct jsn_sample js;
     struct core_decision d;
     struct core_batch_decision bd; /* "mode": "BATCH" */
-    struct json_rebalance jr;      /* DECISION_REBALANCE */
-    struct json_text text;         /* the response's text (with a write unit) */
+    struct jsn_rebalance jr;       /* DECISION_REBALANCE */
+    struct jsn_text text;          /* the response's text (with a write unit) */
+    struct jsn_text rest;          /* what no row of the store holds of it (jsn_rest_text) */
     const char **warn;             /* the response's warnings, borrowed for one decision */
     int warn_cap;
     struct sample_fields sf; /* the sample's unknown fields (with req.warnings or .strict) */
@@ -95,8 +102,8 @@ void decision_cache_deinit(struct decision_cache *c);
 
 /* What a request asks: a decision from a sample (streaming, or batch with "mode": "BATCH"),
  * or rebalancing advice (POST /v1/jobs/{job}/rebalance: parsed, advised, rendered and given a
- * write unit with action REBALANCE; the job's state, options and plugins are not used, only
- * `ready` of the caller's checks is called). */
+ * write unit with action REBALANCE; the job's state, options, plugins and decided samples are
+ * not used, only `unwritable`). */
 enum decision_kind { DECISION_SAMPLE, DECISION_REBALANCE };
 
 /* One decision to make. Everything is borrowed for the call. */
@@ -131,13 +138,21 @@ struct decision_req {
      * the server sends; res->response stays NULL. */
     bool text_only;
     /*
-     * The caller's checks (each may be NULL): sampled sees the parsed sample before the
-     * options are resolved, ready runs last before the state changes. Each returns 0 to go
-     * on, or -1 with *e filled (status 0: it answered the request itself).
+     * What the caller knows of the job's decided samples (step 2): with seen (`governor
+     * replay`, replay against history), a sample that repeats a decided one is handed back with
+     * its response (res->repeat, borrowed from seen), any other not after the last a 409 whose
+     * message names seen_what ("line", "decision") with the entry's tag. Without seen but with
+     * has_last (the server), a sample at or before last_at is handed back undecided
+     * (res->repeat NULL) for the caller to answer from its store.
      */
-    int (*sampled)(void *ud, const struct core_sample *s, struct decision_err *e);
-    int (*ready)(void *ud, struct decision_err *e);
-    void *ud;
+    const struct decision_seen *seen;
+    const char *seen_what;
+    bool has_last;
+    int64_t last_at;
+    /* Why the store cannot take the decision's unit now (NULL: it can): a 503 with
+     * retry_after, once the sample and its options are checked, before the state changes. */
+    const char *unwritable;
+    int retry_after;
 };
 
 /* What came of it. */
@@ -145,8 +160,13 @@ struct decision_res {
     json_t *response;        /* new: the response object, without its decision_id (NULL
                                 with req.text_only) */
     struct db_write *write;  /* new: the DB_W_DECISION unit (when req.text is set); the
-                                caller adds the job's state (state_bin, ws, last_at) */
+                                caller adds the job's state (unit_decide) */
     struct decision_err err; /* when refused */
+    /* A sample not after the job's last one (decision_run returned 1): its at, and the
+     * response of the decision it repeats (borrowed from req.seen; NULL: the caller's store
+     * has it) */
+    const char *repeat;
+    int64_t repeat_at;
 };
 
 /*
@@ -184,8 +204,9 @@ void decision_seen_add(struct decision_seen *s, int64_t at, json_t *body, const 
 
 /*
  * Makes one decision (the steps above), with b's buffers. 0: res->response (and res->write)
- * are new and the state is updated. -1: res->err says why, nothing is allocated and the
- * state is as it was.
+ * are new and the state is updated. 1: the sample is not after the job's last decided one and
+ * repeats it (res->repeat, res->repeat_at; step 2): nothing is decided. -1: res->err says why.
+ * With 1 or -1 nothing is allocated and the state is as it was.
  */
 int decision_run(struct decision_buf *b, const struct decision_req *q, struct decision_res *res);
 

@@ -136,8 +136,3 @@ void jobopts_unref(struct jobopts *o)
     p->n--;
     entry_free(o);
 }
-
-int jobopts_count(const struct jobopts_pool *p)
-{
-    return p->n;
-}

@@ -55,7 +55,5 @@ struct jobopts *jobopts_take(struct jobopts_pool *p, const json_t *layer, struct
 struct jobopts *jobopts_find(struct jobopts_pool *p, const json_t *layer);
 /* Drops a reference; the entry is freed with its last. NULL is a no-op. */
 void jobopts_unref(struct jobopts *o);
-/* The number of distinct sets the pool holds (for the benchmarks and tests). */
-int jobopts_count(const struct jobopts_pool *p);
 
 #endif

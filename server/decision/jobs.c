@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "decision/jobs.h"
-#include "decision/json.h"
+#include "decision/jsn.h"
 #include "base/jarena.h"
 #include "base/log.h"
 #include "base/xmem.h"

@@ -13,12 +13,12 @@
  * not by the number of job names ever seen; the store lists every job (db_jobs_list).
  *
  * A decision changes an entry's state only through the decision service (decision_run, called
- * by api_decide.c); the state is written by the writer in the same transaction as the decision.
- * Several processes may share one store: each entry keeps the version of the job's row its
- * state was computed from, and a write whose version moved stores nothing (db.h,
+ * by unit_decide, unit.h); the state is written by the writer in the same transaction as the
+ * decision. Several processes may share one store: each entry keeps the version of the job's row
+ * its state was computed from, and a write whose version moved stores nothing (db.h,
  * DB_FAULT_FENCED); the job is then loaded again from the store.
  *
- * May call: core (state), options, json (state codec), decision (the job's cache), db, writer
+ * May call: core (state), options, decision (the job's cache), db, writer
  * (the jobs with units in flight), jansson, jarena, log.
  */
 #ifndef GOVERNOR_JOBS_H

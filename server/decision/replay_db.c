@@ -10,7 +10,7 @@
 
 #include "decision/decision.h"
 #include "decision/jobs.h"
-#include "decision/json.h"
+#include "decision/jsn.h"
 #include "plugin/plugin.h"
 #include "decision/replay_db.h"
 #include "store/db.h"
@@ -36,24 +36,6 @@ struct run {
      * server answers a retry (a repeat, or a 409), not decided a second time. */
     struct decision_seen seen;
 };
-
-/* What the candidate's check of a sample sees. */
-struct seen_check {
-    struct run *r;
-    json_t *body;
-    const char *repeat;
-};
-
-static int not_after(void *ud, const struct core_sample *s, struct decision_err *e)
-{
-    struct seen_check *c = ud;
-    int rc = decision_seen_check(&c->r->seen, s->at, c->body, "decision", &c->repeat, e);
-    if (rc == 0)
-        return 0;
-    if (rc > 0)
-        e->status = 0;
-    return -1;
-}
 
 /* The recorded effective options as an OPT_JOB layer; keys without a value are skipped
  * (their built-in default has none either). NULL + *errp when a stored value is refused. */
@@ -233,7 +215,6 @@ static int one(struct run *r, int64_t id, int64_t at, const char *input, const c
      * stored rebalance advice is advised again from its request. */
     const char *action = json_string_value(json_object_get(rec, "action"));
     bool advice = action && strcmp(action, "REBALANCE") == 0;
-    struct seen_check sc = {r, body, NULL};
     struct decision_req q = {.kind = advice ? DECISION_REBALANCE : DECISION_SAMPLE,
                              .job = r->o->job,
                              .body = body,
@@ -243,13 +224,14 @@ static int one(struct run *r, int64_t id, int64_t at, const char *input, const c
                              .state = r->st,
                              .set = r->o->policies,
                              .revision = "native",
-                             .sampled = advice ? NULL : not_after,
-                             .ud = &sc};
+                             .seen = advice ? NULL : &r->seen,
+                             .seen_what = "decision"};
     struct decision_res res;
     char *text = NULL;
-    if (decision_run(&r->buf, &q, &res) < 0 && res.err.status == 0 && sc.repeat) {
+    int dr = decision_run(&r->buf, &q, &res);
+    if (dr > 0) {
         /* A retry: the candidate's decision of then, again. */
-        text = xasprintf("{\"repeat\":true,%s", sc.repeat + 1);
+        text = xasprintf("{\"repeat\":true,%s", res.repeat + 1);
     } else if (res.err.status != 0) {
         /* The candidate refuses the sample: the job would have kept running as it was. */
         if (compared) {

@@ -18,7 +18,7 @@
  *
  * The database is opened read-only (SQLITE_OPEN_READONLY, query_only): nothing is written.
  *
- * May call: decision (each replayed sample is one decision of the service), core, json,
+ * May call: decision (each replayed sample is one decision of the service), core, jsn,
  * options, plugin, api (time parsing), SQLite, jansson.
  */
 #ifndef GOVERNOR_REPLAY_DB_H

@@ -34,7 +34,7 @@ struct sample_fields {
 };
 
 /*
- * Walks body (a decide request that json_parse_sample accepted: every known member has its
+ * Walks body (a decide request that jsn_parse_sample accepted: every known member has its
  * type) and records each member no level of the parser reads, in document order. A member
  * whose value is null is absent, as everywhere in the request. Linear in the body's members.
  * Returns how many were found (listed or not).

@@ -5,6 +5,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,11 +185,14 @@ int api_parse_uint(const char *s, int64_t *out)
 int api_query_time(const struct req *q, struct resp *r, const char *key, int64_t *t, bool *given)
 {
     const char *s = api_query(q, key);
+    *given = s != NULL;
+    return s ? api_time(r, key, s, t) : 0;
+}
+
+int api_time(struct resp *r, const char *key, const char *s, int64_t *t)
+{
     char buf[48];
     int64_t v;
-    *given = s != NULL;
-    if (!s)
-        return 0;
     if (time_parse_instant(s, &v) < 0 || v < TIME_MIN_MS || v > TIME_MAX_MS) {
         api_error(r, 400, NULL, key,
                   "%s must be a time from 0000-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z: "
@@ -328,5 +332,24 @@ int api_in_arena(const struct req *q, struct resp *r, void (*fn)(const struct re
         r->content_type = "application/json";
     }
     jarena_end(&q->api->arena);
+    return 0;
+}
+
+int api_thread_start(atomic_int *running, int max, void *(*fn)(void *), void *arg)
+{
+    pthread_t th;
+    pthread_attr_t at;
+    if (atomic_fetch_add(running, 1) >= max) {
+        atomic_fetch_sub(running, 1);
+        return -1;
+    }
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&th, &at, fn, arg);
+    pthread_attr_destroy(&at);
+    if (rc != 0) {
+        atomic_fetch_sub(running, 1);
+        return -1;
+    }
     return 0;
 }

@@ -13,8 +13,9 @@
  * resp->async_start instead: http.c calls it after the handler returns, the work runs on
  * another thread, and its done callback delivers the reply later (see struct resp).
  *
- * Files: api.c (errors, ids, query parameters, commit completion), api_decide.c,
- * api_rebalance.c (POST /v1/jobs/{job}/rebalance),
+ * Files: api.c (errors, ids, query parameters, commit completion), api_decide.c (POST
+ * /v1/jobs/{job}/metrics and POST /v1/jobs/{job}/rebalance: parsed here, decided and their
+ * unit made by the decision layer, unit_decide),
  * api_jobs.c (jobs, config), api_history.c (decisions, events), api_health.c,
  * api_sql.c (POST /v1/sql), api_replay.c (POST /v1/replay), api_dashboard.c (GET /, the
  * page embedded from server/http/dashboard/index.html), api_timeline.c (the timeline and the
@@ -30,6 +31,7 @@
 #define GOVERNOR_API_H
 
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -169,6 +171,9 @@ const char *api_query(const struct req *q, const char *key);
  * to max_ms. api_query_count: decimal digits (api_parse_uint) from min to max.
  */
 int api_query_time(const struct req *q, struct resp *r, const char *key, int64_t *t, bool *given);
+/* A time given as text s (a query parameter's value, a body's member) as api_query_time takes
+ * it: 0 with *t, or -1 after filling r with the 400 naming key. */
+int api_time(struct resp *r, const char *key, const char *s, int64_t *t);
 int api_query_duration(const struct req *q, struct resp *r, const char *key, int64_t max_ms,
                        int64_t *ms, bool *given);
 int api_query_count(const struct req *q, struct resp *r, const char *key, int64_t min, int64_t max,
@@ -211,19 +216,6 @@ int api_job_recover(struct api *a, const char *job, struct resp *r);
 int api_job_find(struct api *a, const char *job, struct jobs_entry **e, struct resp *r);
 
 /*
- * The job of a request that makes a decision (decide, rebalance): the job id checked, a failed
- * earlier write recovered, the body parsed as an object (new in *body), and the job's entry in
- * *e (api_job_find; a new one when *created: forgotten again unless a decision is made). 0, or -1
- * with r filled (*body may be set: the caller releases it).
- */
-struct jobs_entry;
-/* decision_run on the server's scratch: 0, or -1 with r filled with the refusal (if any). */
-int api_decision_run(struct api *a, const struct decision_req *dq, struct decision_res *res,
-                     struct resp *r);
-int api_decision_job(const struct req *q, struct resp *r, json_t **body, struct jobs_entry **e,
-                     bool *created);
-
-/*
  * A sample of job at `at` that is not after the job's last sample (body: the request as
  * sent, len bytes): the stored decision it repeats when the newest decision at that `at`
  * was made from the same JSON value (200, the reply of then with "repeat": true after its
@@ -231,14 +223,6 @@ int api_decision_job(const struct req *q, struct resp *r, json_t **body, struct 
  */
 void api_decide_repeat(struct api *a, const char *job, int64_t at, const char *body, size_t len,
                        int64_t last_at, struct resp *r);
-
-/*
- * new: the write unit of a policy outcome (policies.h): the revision's row when one became
- * active, and its global event (PolicyReloaded, or PolicyReloadFailed with the error). For
- * `serve` and for the other processes that decide and store (`governor flink --db`).
- */
-struct pol_outcome;
-struct db_write *api_policy_unit(const struct pol_outcome *o);
 
 /* ---------------------------------------------------------------- handlers -- */
 
@@ -255,6 +239,13 @@ int api_job_delete(const struct req *q, struct resp *r); /* DELETE /v1/jobs/{job
  */
 int api_in_arena(const struct req *q, struct resp *r,
                  void (*fn)(const struct req *, struct resp *));
+/*
+ * Starts fn(arg) on a detached thread unless *running already counts max of them: 0 with the
+ * thread counted in *running (fn takes itself off when it ends), or -1 (too many, or no thread
+ * could start) with *running as it was; arg is then still the caller's. For the work a handler
+ * runs off the loop, each kind capped (POST /v1/replay, the timeline and the advice).
+ */
+int api_thread_start(atomic_int *running, int max, void *(*fn)(void *), void *arg);
 
 int api_decisions_list(const struct req *q, struct resp *r);  /* GET /v1/jobs/{job}/decisions */
 int api_decision_get(const struct req *q, struct resp *r);    /* GET /v1/decisions/{id} */

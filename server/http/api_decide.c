@@ -1,14 +1,19 @@
 /*
- * api_decide.c - POST /v1/jobs/{job}/metrics: one scaling cycle.
+ * api_decide.c - POST /v1/jobs/{job}/metrics (one scaling cycle) and POST
+ * /v1/jobs/{job}/rebalance (split-point advice for a stage's stragglers, core/README.md,
+ * Rebalance, stored in the history as a decision with action REBALANCE): parsed here, decided
+ * and given their write unit by the decision layer (unit_decide, unit.h), replied here.
  *
  * Order of checks, so that a bad request changes nothing: job id, a job whose earlier write
  * failed and is not reloaded yet (503), JSON, then the decision service (decision.h): the
  * sample and its `config` (into a copy of the job's options), `at` against the job's last
- * sample (not_after here: a retry of a stored sample gets its decision again, anything else
- * not after it a 409), the effective options (422), a store that refuses writes (store_ready
- * here, 503), then the core's decide, which validates the topology before it touches the
- * state. Only then is the state changed (in memory) and the service's write unit, completed
- * here with the new state, handed back for commit.
+ * sample (a retry of a stored sample gets its decision again, anything else not after it a
+ * 409), the effective options (422), a store that refuses writes (503; the writer's health is
+ * passed down as data), then the core's decide, which validates the topology before it touches
+ * the state. Only then is the state changed (in memory) and the unit, finished with the new
+ * state, handed back for commit. The advice changes nothing of the job's state: its unit
+ * carries the state as it is (a decision unit always writes the job's row), and no window
+ * sample.
  *
  * A retry (the same `at`, the same JSON value) changes nothing and stores nothing: it reads
  * the decision stored then (db_decision_find) and answers it again with "repeat": true. When
@@ -16,7 +21,6 @@
  * queues a DB_W_REPEAT unit, which writes nothing and comes back after every unit queued
  * before it, and is answered from the store then (api_committed).
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,10 +30,10 @@
 #include "http/api.h"
 #include "options/options.h"
 #include "decision/decision.h"
+#include "decision/unit.h"
 #include "base/jarena.h"
 #include "plugin/plugin.h"
 #include "base/log.h"
-#include "store/timeline.h"
 #include "store/writer.h"
 #include "base/xmem.h"
 
@@ -76,18 +80,14 @@ out:
     free(stored);
 }
 
-int api_decision_run(struct api *a, const struct decision_req *dq, struct decision_res *res,
-                     struct resp *r)
-{
-    if (decision_run(&a->dec, dq, res) == 0)
-        return 0;
-    if (res->err.status)
-        api_error(r, res->err.status, res->err.code, res->err.field, "%s", res->err.message);
-    return -1;
-}
-
-int api_decision_job(const struct req *q, struct resp *r, json_t **body, struct jobs_entry **e,
-                     bool *created)
+/*
+ * The job of a request that makes a decision (decide, rebalance): the job id checked, a failed
+ * earlier write recovered, the body parsed as an object (new in *body), and the job's entry in
+ * *e (api_job_find; a new one when *created: forgotten again unless a decision is made). 0, or -1
+ * with r filled (*body may be set: the caller releases it).
+ */
+static int api_decision_job(const struct req *q, struct resp *r, json_t **body,
+                            struct jobs_entry **e, bool *created)
 {
     struct api *a = q->api;
     if (!api_job_id_ok(q->job))
@@ -110,37 +110,69 @@ int api_decision_job(const struct req *q, struct resp *r, json_t **body, struct 
     return 0;
 }
 
-static void decide(const struct req *q, struct resp *r);
-
-/* The figures GET /metrics shows of decision d (w: its write unit) of job e. The SLO is read
- * from the decision's effective options only when they changed since the job's last one. */
-static void gauges_of(const struct jobs_entry *e, const struct core_decision *d,
-                      const struct db_write *w, struct jobs_gauges *g)
+/* POST .../metrics and POST .../rebalance: the request parsed, the decision layer called with
+ * what the writer says of the store, its unit and answer replied. */
+static void run(const struct req *q, struct resp *r, enum decision_kind kind)
 {
-    memset(g, 0, sizeof *g);
-    g->set = true;
-    g->backlog_s = g->slo_lag_s = NAN;
-    for (int i = 0; i < d->n_vertices; i++) {
-        const struct core_vdecision *v = &d->vertices[i];
-        double b = timeline_backlog_s(v->ev.lag, v->ev.target_data_rate);
-        g->current += v->current;
-        g->target += v->target;
-        if (!isnan(b) && (isnan(g->backlog_s) || b > g->backlog_s))
-            g->backlog_s = b;
+    struct api *a = q->api;
+    json_t *body = NULL;
+    struct jobs_entry *e = NULL;
+    struct plugin_set *set = NULL;
+    struct decision_res res;
+    bool created = false;
+    char why[512];
+    int retry = 1;
+
+    memset(&res, 0, sizeof res);
+    if (api_decision_job(q, r, &body, &e, &created) < 0)
+        goto out;
+    /* A sample runs on the revision active now, whatever a reload swaps in meanwhile. */
+    if (kind == DECISION_SAMPLE)
+        set = pol_acquire(a->pol);
+    struct unit_req u = {.kind = kind,
+                         .job = q->job,
+                         .body = body,
+                         .text = q->body,
+                         .len = q->body_len,
+                         .now_ms = q->now_ms,
+                         .set = set,
+                         .limits = a->srv ? &a->srv->limits : NULL,
+                         .revision = a->policy_revision,
+                         .strict = a->srv && a->srv->strict_samples,
+                         .in_flight = a->wr ? writer_job_pending(a->wr, q->job) : 0,
+                         .retry_after = 1};
+    if (a->wr && writer_health(a->wr, why, sizeof why, &retry) < 0) {
+        u.unwritable = why;
+        u.retry_after = retry;
     }
-    snprintf(g->config_hash, sizeof g->config_hash, "%s", w->config_hash ? w->config_hash : "");
-    if (e->gauges.set && strcmp(e->gauges.config_hash, g->config_hash) == 0) {
-        g->slo_lag_s = e->gauges.slo_lag_s;
-        return;
+    int rc = unit_decide(&a->dec, e, &u, &res, &r->gauges);
+    if (rc < 0) {
+        if (res.err.retry_after)
+            r->retry_after = res.err.retry_after;
+        api_error(r, res.err.status, res.err.code, res.err.field, "%s", res.err.message);
+        goto out;
     }
-    json_t *opts = w->config_json ? json_loads(w->config_json, 0, NULL) : NULL;
-    const char *slo = json_string_value(json_object_get(opts, "governor.slo.lag"));
-    int64_t ms;
-    char *err = NULL;
-    if (slo && *slo && opt_parse_duration(slo, &ms, &err) == 0)
-        g->slo_lag_s = (double)ms / 1000.0;
-    free(err);
-    json_decref(opts);
+    if (rc > 0) {
+        api_decide_repeat(a, q->job, res.repeat_at, q->body, q->body_len, e->last_at, r);
+        goto out;
+    }
+    r->status = 200;
+    if (res.write->kind == DB_W_DECISION) {
+        created = false; /* the entry now holds state: keep it */
+        r->content_type = "application/json";
+    }
+    r->write = res.write;
+out:
+    json_decref(res.response);
+    plugin_set_unref(set);
+    if (created)
+        jobs_remove(a->jobs, q->job);
+    json_decref(body);
+}
+
+static void decide(const struct req *q, struct resp *r)
+{
+    run(q, r, DECISION_SAMPLE);
 }
 
 /* The handler: decide() inside the request's jansson arena (api_in_arena). */
@@ -149,116 +181,8 @@ int api_decide(const struct req *q, struct resp *r)
     return api_in_arena(q, r, decide);
 }
 
-/* What the service's checks need of the request. */
-struct gate {
-    const struct req *q;
-    struct resp *r;
-    struct jobs_entry *e;
-};
-
-/* The service's check of the parsed sample: not after the job's last one, it is a retry of a
- * decided sample (answered here) or a 409. */
-static int not_after(void *ud, const struct core_sample *s, struct decision_err *err)
+int api_rebalance(const struct req *q, struct resp *r)
 {
-    struct gate *g = ud;
-    struct api *a = g->q->api;
-    if (g->e->last_at == INT64_MIN || s->at > g->e->last_at)
-        return 0;
-    err->status = 0;
-    if (a->wr && writer_job_pending(a->wr, g->q->job) > 0) {
-        /* The decision it may repeat is still waiting for its commit: answer once every
-         * unit queued before this one is back (api_committed). */
-        struct db_write *w = db_write_new(DB_W_REPEAT, g->q->job);
-        w->at = s->at;
-        w->last_at = g->e->last_at;
-        w->input_json = xmalloc(g->q->body_len + 1);
-        memcpy(w->input_json, g->q->body, g->q->body_len);
-        w->input_json[g->q->body_len] = '\0';
-        g->r->status = 200;
-        g->r->write = w;
-    } else {
-        api_decide_repeat(a, g->q->job, s->at, g->q->body, g->q->body_len, g->e->last_at, g->r);
-    }
-    return -1;
-}
-
-/* The service's last check: a decision that could not be stored is refused before it
- * changes the job's state. */
-static int store_ready(void *ud, struct decision_err *err)
-{
-    struct gate *g = ud;
-    char why[512];
-    int retry = 1;
-    if (!g->q->api->wr || writer_health(g->q->api->wr, why, sizeof why, &retry) == 0)
-        return 0;
-    g->r->retry_after = retry;
-    return decision_refuse(err, 503, api_code(503), NULL,
-                           "the store cannot be written (%s); nothing was stored, retry after %d s",
-                           why, retry);
-}
-
-static void decide(const struct req *q, struct resp *r)
-{
-    struct api *a = q->api;
-    json_t *body = NULL;
-    struct jobs_entry *e = NULL;
-    struct plugin_set *set = NULL;
-    struct decision_res res;
-    bool created = false;
-
-    memset(&res, 0, sizeof res);
-    if (api_decision_job(q, r, &body, &e, &created) < 0)
-        goto out;
-    /* The decision runs on the revision active now, whatever a reload swaps in meanwhile. */
-    set = pol_acquire(a->pol);
-    struct gate g = {q, r, e};
-    struct decision_req dq = {.job = q->job,
-                              .body = body,
-                              .text = q->body,
-                              .len = q->body_len,
-                              .now_ms = q->now_ms,
-                              .layers = e->opts,
-                              .cache = e->cache,
-                              .state = e->state,
-                              .set = set,
-                              .limits = a->srv ? &a->srv->limits : NULL,
-                              .revision = a->policy_revision,
-                              .warnings = true,
-                              .strict = a->srv && a->srv->strict_samples,
-                              .text_only = true,
-                              .sampled = not_after,
-                              .ready = store_ready,
-                              .ud = &g};
-    if (api_decision_run(a, &dq, &res, r) < 0)
-        goto out;
-    e->last_at = core_state_last_at(e->state);
-    if (e->last_at == INT64_MIN)
-        e->last_at = a->dec.js.s.at;
-    created = false; /* the entry now holds state: keep it */
-
-    /* The state without its window, and the window's new samples, one row each. */
-    struct db_write *w = res.write;
-    gauges_of(e, &a->dec.d, w, &r->gauges);
-    core_state_encode_meta(e->state, &w->state_bin, &w->state_bin_len);
-    int64_t seq0 = core_state_seq0(e->state), end = core_state_seq_end(e->state);
-    int64_t from = e->stored_seq > seq0 ? e->stored_seq : seq0;
-    w->window_seq0 = seq0;
-    w->n_ws = (int)(end - from);
-    w->ws = xcalloc((size_t)(w->n_ws > 0 ? w->n_ws : 1), sizeof *w->ws);
-    for (int k = 0; k < w->n_ws; k++) {
-        w->ws[k].seq = from + k;
-        core_state_encode_sample(e->state, from + k, &w->ws[k].blob, &w->ws[k].len);
-    }
-    e->stored_seq = end;
-    w->last_at = e->last_at;
-    jobs_fence(e, w);
-    r->status = 200;
-    r->content_type = "application/json";
-    r->write = w;
-out:
-    json_decref(res.response);
-    plugin_set_unref(set);
-    if (created)
-        jobs_remove(a->jobs, q->job);
-    json_decref(body);
+    run(q, r, DECISION_REBALANCE);
+    return 0;
 }

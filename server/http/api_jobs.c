@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "decision/jobs.h"
+#include "decision/unit.h"
 #include "http/api.h"
 #include "options/options.h"
 #include "base/xmem.h"
@@ -72,19 +73,22 @@ static int bad_job(const struct req *q, struct resp *r)
     return 1;
 }
 
+/* The job a request names, which must exist: 0 with *e, or -1 after filling r (the store
+ * cannot be read, or a 404). */
+static int existing(const struct req *q, struct resp *r, struct jobs_entry **e)
+{
+    int found = api_job_find(q->api, q->job, e, r);
+    if (found == 0)
+        api_error(r, 404, NULL, "job", "no job \"%s\"", q->job);
+    return found > 0 ? 0 : -1;
+}
+
 int api_job_delete(const struct req *q, struct resp *r)
 {
     struct jobs_entry *e;
-    if (bad_job(q, r) || api_job_recover(q->api, q->job, r) < 0)
+    if (bad_job(q, r) || api_job_recover(q->api, q->job, r) < 0 || existing(q, r, &e) < 0)
         return 0;
-    int found = api_job_find(q->api, q->job, &e, r);
-    if (found < 0)
-        return 0;
-    if (!found)
-        return api_error(r, 404, NULL, "job", "no job \"%s\"", q->job);
-    struct db_write *w = db_write_new(DB_W_JOB_DELETE, q->job);
-    w->at = w->now = q->now_ms;
-    jobs_fence(e, w);
+    struct db_write *w = unit_delete(e, q->now_ms);
     jobs_remove(q->api->jobs, q->job);
     r->status = 200;
     r->json = json_pack("{s:s,s:b}", "job", q->job, "deleted", 1);
@@ -111,13 +115,8 @@ static void add_effective(void *ud, const char *key, const char *value, enum opt
 int api_config_get(const struct req *q, struct resp *r)
 {
     struct jobs_entry *e;
-    if (bad_job(q, r))
+    if (bad_job(q, r) || existing(q, r, &e) < 0)
         return 0;
-    int found = api_job_find(q->api, q->job, &e, r);
-    if (found < 0)
-        return 0;
-    if (!found)
-        return api_error(r, 404, NULL, "job", "no job \"%s\"", q->job);
     struct each_ctx c = {json_object()};
     opt_job_each_via(e->opts, add_effective, &c);
     r->status = 200;
@@ -188,10 +187,9 @@ int api_config_put(const struct req *q, struct resp *r)
     }
     if (!found)
         e = jobs_add(a->jobs, q->job, q->now_ms);
-    struct db_write *w = db_write_new(DB_W_JOB_CONFIG, q->job);
-    w->at = w->now = q->now_ms;
-    w->job_config_json = json_dumps(stored, JSON_COMPACT);
-    jobs_fence(e, w);
+    char *text = json_dumps(stored, JSON_COMPACT);
+    struct db_write *w = unit_config(e, q->now_ms, text);
+    free(text);
     r->status = 200;
     r->json = json_pack("{s:s,s:O,s:o}", "job", q->job, "config", stored, "warnings", warn);
     r->write = w;

@@ -8,8 +8,8 @@
  * decision. At most REPLAY_MAX replays run at once (503 beyond).
  */
 #include <limits.h>
-#include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -88,41 +88,28 @@ static void *replay_thread(void *arg)
 static int replay_start(void *ud, api_async_done done, void *tok)
 {
     struct replay_job *j = ud;
-    pthread_t th;
-    pthread_attr_t at;
-    if (atomic_fetch_add(&running, 1) >= REPLAY_MAX) {
-        atomic_fetch_sub(&running, 1);
-        replay_job_free(j);
-        return -1;
-    }
     j->done = done;
     j->tok = tok;
-    pthread_attr_init(&at);
-    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    int rc = pthread_create(&th, &at, replay_thread, j);
-    pthread_attr_destroy(&at);
-    if (rc != 0) {
-        atomic_fetch_sub(&running, 1);
+    if (api_thread_start(&running, REPLAY_MAX, replay_thread, j) < 0) {
         replay_job_free(j);
         return -1;
     }
     return 0;
 }
 
-/* Reads "from" / "to": absent or null keeps *t. -1 after filling r. */
+/* Reads "from" / "to" as the query parameters of the history take a time (api_time): epoch
+ * milliseconds, as a number or digits, or RFC 3339. Absent or null keeps *t. -1 after filling r. */
 static int get_time(json_t *body, const char *key, int64_t *t, struct resp *r)
 {
     json_t *v = json_object_get(body, key);
+    char num[32];
     if (!v || json_is_null(v))
         return 0;
     if (json_is_integer(v)) {
-        *t = (int64_t)json_integer_value(v);
-        return 0;
+        snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        return api_time(r, key, num, t);
     }
-    if (json_is_string(v) && time_parse_instant(json_string_value(v), t) == 0)
-        return 0;
-    api_error(r, 400, NULL, key, "%s must be epoch milliseconds or RFC 3339", key);
-    return -1;
+    return api_time(r, key, json_is_string(v) ? json_string_value(v) : "", t);
 }
 
 /* Whether real (resolved) is root (resolved here) or a directory under it. */

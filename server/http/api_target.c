@@ -1,6 +1,6 @@
 /*
  * api_target.c - GET /v1/jobs/{job}/target[?vertex=ID]: one vertex's replica count for KEDA's
- * metrics-api scaler (DESIGN 7.2).
+ * metrics-api scaler (docs/keda.md).
  *
  * `replicas` is the vertex's target in the job's newest decision with execute true, so that a
  * later NO_CHANGE or recommendation keeps a count the client has not applied yet instead of

@@ -6,7 +6,6 @@
  * a long history never holds the loop. At most HISTORY_MAX run at once (503 beyond). Both
  * replies carry an ETag (http.c): a refresh with If-None-Match gets 304.
  */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,21 +96,9 @@ static void *hist_thread(void *arg)
 static int hist_start(void *ud, api_async_done done, void *tok)
 {
     struct hist_job *j = ud;
-    pthread_t th;
-    pthread_attr_t at;
-    if (atomic_fetch_add(&running, 1) >= HISTORY_MAX) {
-        atomic_fetch_sub(&running, 1);
-        hist_job_free(j);
-        return -1;
-    }
     j->done = done;
     j->tok = tok;
-    pthread_attr_init(&at);
-    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    int rc = pthread_create(&th, &at, hist_thread, j);
-    pthread_attr_destroy(&at);
-    if (rc != 0) {
-        atomic_fetch_sub(&running, 1);
+    if (api_thread_start(&running, HISTORY_MAX, hist_thread, j) < 0) {
         hist_job_free(j);
         return -1;
     }

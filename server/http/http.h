@@ -10,6 +10,9 @@
  * auth (401; constant-time compare; tokens never logged), one logfmt line per request (the
  * path quoted), and replies deferred until the writer has committed the request's write unit.
  *
+ * Files: http.c (connections, limits, replies, lifecycle), routes.c (the route table and
+ * http_route), tokens.c (the token file and http_auth_ok).
+ *
  * May call: api (handlers), writer (submit), log, libevent.
  */
 #ifndef GOVERNOR_HTTP_H
@@ -34,8 +37,6 @@ struct http *http_new(struct event_base *base, struct api *api, struct writer *w
                       const struct opt_server *srv, char **errp);
 /* Closes the listening socket: no new connections; open ones are still served. */
 void http_stop_accepting(struct http *h);
-/* The bound port (after http_new). */
-int http_port(const struct http *h);
 /* Replies not yet delivered: waiting for a commit or for asynchronous work, or handed to
  * evhttp but with bytes still unsent (the server stops only when this is 0; a client that
  * stops reading is closed by the read/write timeout). */

@@ -9,6 +9,10 @@
  * The table's default column is the one home of every default (the core has none: it is
  * handed a struct core_config this module resolved, opt_config_defaults when nothing is set).
  *
+ * Files: options_table.c (the rows, and the knobs' maps), options.c (parsing a value, the
+ * server options and their file), options_job.c (a job's layers, resolved), options_print.c
+ * (`governor options`, `--help`, docs/options.md's tables); options_int.h is what they share.
+ *
  * May call: core (struct core_config, enum names), cron, tz, libc. No I/O except opt_print_*
  * (to a FILE the caller gives) and opt_server_load_file (reads the config file).
  */
@@ -56,8 +60,8 @@ void opt_job_clear_layer(struct opt_job *j, enum opt_layer layer);
  * what is allowed, e.g. `job.autoscaler.utilization.target: "1.5" is out of range [0, 1]`;
  * nothing is changed then. A key the algorithm does not read (outside job.autoscaler.* and
  * the cluster keys of the table) is accepted and recorded as ignored (opt_job_warnings).
- * A Dataflow knob (governor.dataflow.*, DESIGN 7.3) sets, in the same layer, each option it
- * maps onto, unless that option is set in that layer itself.
+ * A Dataflow knob (governor.dataflow.*: docs/flink.md, docs/keda.md) sets, in the
+ * same layer, each option it maps onto, unless that option is set in that layer itself.
  */
 int opt_job_set(struct opt_job *j, enum opt_layer layer, const char *key, const char *value,
                 char **errp);
@@ -87,8 +91,8 @@ void opt_job_each(const struct opt_job *j,
                   void (*fn)(void *ud, const char *key, const char *value, enum opt_layer layer),
                   void *ud);
 
-/* opt_job_each, and for each key the knob that set it (governor.dataflow.*, DESIGN 7.3), or
- * NULL when the key's own value (or its default) is in effect. */
+/* opt_job_each, and for each key the knob that set it (governor.dataflow.*: docs/flink.md,
+ * docs/keda.md), or NULL when the key's own value (or its default) is in effect. */
 void opt_job_each_via(const struct opt_job *j,
                       void (*fn)(void *ud, const char *key, const char *value, enum opt_layer layer,
                                  const char *via),
@@ -112,7 +116,7 @@ void opt_job_hash(const struct opt_job *j, char out[17]);
 
 /*
  * The budget of one request: every size in a request that drives work has a limit (the
- * README's limits table, opt_print_limits_markdown); these are the ones a user may need to
+ * docs/api.md's limits table, opt_print_limits_markdown); these are the ones a user may need to
  * raise, each a server option (defaults in the table). A request past one is refused (413
  * naming the field) before any work that grows with it.
  */
@@ -125,7 +129,7 @@ struct opt_limits {
 };
 
 /* The fixed limits (no option: nobody needs more), one definition each, which the code that
- * enforces them and the README's limits table both read. */
+ * enforces them and the docs/api.md's limits table both read. */
 #define OPT_MAX_ID_LEN     128     /* a vertex's or a stage's id, characters */
 #define OPT_MAX_IDLE_SLOTS 1000000 /* a rebalance request's idle_slots (a value: 400) */
 #define OPT_MAX_PAGE       1000    /* limit= of GET /v1/jobs/{job}/decisions and .../events */

@@ -39,18 +39,27 @@ static int fail(char **errp, const char *path, const char *fmt, ...)
     return -1;
 }
 
+/* o's member key into *x, its path (path.key) into p: 1 when it is there, 0 when it is absent
+ * or null (and not required), -1 with *errp when it is required. */
+static int member(json_t *o, const char *path, const char *key, bool required, char *p, size_t n,
+                  json_t **x, char **errp)
+{
+    snprintf(p, n, "%s%s%s", path, path[0] ? "." : "", key);
+    *x = json_object_get(o, key);
+    if (*x && !json_is_null(*x))
+        return 1;
+    return required ? fail(errp, p, "required") : 0;
+}
+
 /* A number field; absent keeps *out unless required. */
 static int get_num(json_t *o, const char *path, const char *key, bool required, double lo,
                    double hi, bool lo_open, double *out, char **errp)
 {
     char p[256];
-    snprintf(p, sizeof p, "%s%s%s", path, path[0] ? "." : "", key);
-    json_t *x = json_object_get(o, key);
-    if (!x || json_is_null(x)) {
-        if (required)
-            return fail(errp, p, "required");
-        return 0;
-    }
+    json_t *x;
+    int rc = member(o, path, key, required, p, sizeof p, &x, errp);
+    if (rc <= 0)
+        return rc;
     if (!json_is_number(x))
         return fail(errp, p, "must be a number");
     double d = json_number_value(x);
@@ -64,13 +73,10 @@ static int get_int(json_t *o, const char *path, const char *key, bool required, 
                    int *out, char **errp)
 {
     char p[256];
-    snprintf(p, sizeof p, "%s%s%s", path, path[0] ? "." : "", key);
-    json_t *x = json_object_get(o, key);
-    if (!x || json_is_null(x)) {
-        if (required)
-            return fail(errp, p, "required");
-        return 0;
-    }
+    json_t *x;
+    int rc = member(o, path, key, required, p, sizeof p, &x, errp);
+    if (rc <= 0)
+        return rc;
     if (!json_is_integer(x) || json_integer_value(x) < lo || json_integer_value(x) > hi)
         return fail(errp, p, "must be an integer in [%d, %d]", lo, hi);
     *out = (int)json_integer_value(x);
@@ -82,13 +88,10 @@ static int get_dur(json_t *o, const char *path, const char *key, bool required, 
                    int64_t *out, char **errp)
 {
     char p[256];
-    snprintf(p, sizeof p, "%s%s%s", path, path[0] ? "." : "", key);
-    json_t *x = json_object_get(o, key);
-    if (!x || json_is_null(x)) {
-        if (required)
-            return fail(errp, p, "required");
-        return 0;
-    }
+    json_t *x;
+    int rc = member(o, path, key, required, p, sizeof p, &x, errp);
+    if (rc <= 0)
+        return rc;
     int64_t ms;
     if (json_is_number(x)) {
         double d = json_number_value(x);

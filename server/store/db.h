@@ -131,7 +131,7 @@ enum db_fault {
 #define DB_ERR_FENCED (DB_ERR_OWN | DB_FAULT_FENCED)
 
 /* One vertex_decisions row (strings owned by the row). evaluated_json: the figures as
- * json_evaluated_text prints them (stored as a figures array, store/pack.h). */
+ * jsn_evaluated_text prints them (stored as a figures array, store/pack.h). */
 struct db_vrow {
     char *vertex, *reason, *constraints, *message, *evaluated_json;
     int current, raw_target, target;

@@ -291,19 +291,3 @@ fail:
     free(o);
     return NULL;
 }
-
-json_t *pack_str_json(const char *s)
-{
-    if (!s)
-        return json_null();
-    json_t *v = json_string(s);
-    if (v)
-        return v;
-    size_t n = strlen(s);
-    char *c = xmalloc(n + 1);
-    for (size_t i = 0; i <= n; i++)
-        c[i] = (unsigned char)s[i] < 0x80 ? s[i] : '?';
-    v = json_string(c);
-    free(c);
-    return v;
-}

@@ -9,7 +9,7 @@
  *   Unpacked, the text is the body as sent but for its whitespace: the same JSON value,
  *   member for member, number for number (each number keeps its text).
  * - a vertex's evaluated figures (vertex_decisions.figures): the object
- *   {"load":0.47,"lag":null,...} that json_evaluated_text prints, as the array of its values
+ *   {"load":0.47,"lag":null,...} that jsn_evaluated_text prints, as the array of its values
  *   in the order of pack_figure_names ([0.47,...,null]), each value's text kept, `false` for
  *   a figure left out (a diagnosis not made), the trailing ones dropped. The audit view
  *   audit_vertex_decisions rebuilds the object in SQL from the same list.
@@ -39,8 +39,5 @@ char *pack_input_text(const void *blob, size_t len);
 char *pack_figures(const char *evaluated_json);
 /* new: the evaluated object's text of a figures array; NULL when it is not one. */
 char *pack_figures_text(const char *figures);
-/* new: a stored string as the response renders one (decision/json.c str_new): invalid UTF-8
- * becomes '?'; NULL is null. The store's one rebuild of a response (read.c) uses it. */
-json_t *pack_str_json(const char *s);
 
 #endif

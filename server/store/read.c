@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/jarena.h"
+#include "base/text.h"
 #include "base/xmem.h"
 #include "core/core.h"
 #include "store/pack.h"
@@ -124,7 +125,7 @@ static json_t *col_input(struct db_cur *c, int i)
 /*
  * The response of a decision, rebuilt from its rows (migration 009): the decision row, its
  * vertex rows in order, its events, and `response` (the members no row holds), member for
- * member in the order json_render_decision writes them. A row converted from an older form
+ * member in the order jsn_render_decision writes them. A row converted from an older form
  * whose rows do not give its response back exactly kept it in decisions.decision_json.
  */
 static const struct db_sql SQL_RESPONSE_VERTICES = {
@@ -136,39 +137,59 @@ static const struct db_sql SQL_DECISION_EVENTS = {
     "ORDER BY id",
     NULL, "read events", 0};
 
-/* How the rebuild writes a member of the response. */
-enum rb_how {
-    RB_STRING, /* a column as the response renders a string (pack_str_json; NULL: "") */
-    RB_TEXT,   /* a column's text, or null */
-    RB_INT,
-    RB_BOOL,
-    RB_OBJECT, /* parallelism, filled from the vertex rows */
-    RB_ARRAY,  /* vertices, events: filled from their rows */
-    RB_EXTRA   /* a member of `response` that goes here (those not listed go last) */
-};
-/* The members of a response in the order json_render_decision writes them; col: a column of
- * DB_DEC_COLS. */
+/* The column of DB_DEC_COLS of each member of the response the store keeps in a column
+ * (core_dfields, CORE_DS_COLUMN), by name. */
 static const struct {
     const char *name;
-    enum rb_how how;
     int col;
-} rb_members[] = {
-    {"job", RB_STRING, DC_JOB},        {"at", RB_INT, DC_AT},
-    {"action", RB_TEXT, DC_ACTION},    {"execute", RB_BOOL, DC_EXECUTE},
-    {"reason", RB_TEXT, DC_REASON},    {"message", RB_STRING, DC_MESSAGE},
-    {"parallelism", RB_OBJECT, -1},    {"vertices", RB_ARRAY, -1},
-    {"events", RB_ARRAY, -1},          {"config_changes", RB_EXTRA, -1},
-    {"config_removals", RB_EXTRA, -1}, {"policy_revision", RB_TEXT, DC_REVISION},
-    {"config_hash", RB_TEXT, DC_HASH},
+} rb_columns[] = {
+    {"job", DC_JOB},
+    {"at", DC_AT},
+    {"action", DC_ACTION},
+    {"execute", DC_EXECUTE},
+    {"reason", DC_REASON},
+    {"message", DC_MESSAGE},
+    {"policy_revision", DC_REVISION},
+    {"config_hash", DC_HASH},
 };
-#define RB_N (sizeof rb_members / sizeof rb_members[0])
 
-static bool rb_extra(const char *key)
+static int rb_column(const char *name)
 {
-    for (size_t i = 0; i < RB_N; i++)
-        if (rb_members[i].how == RB_EXTRA && strcmp(rb_members[i].name, key) == 0)
+    for (size_t i = 0; i < sizeof rb_columns / sizeof rb_columns[0]; i++)
+        if (strcmp(rb_columns[i].name, name) == 0)
+            return rb_columns[i].col;
+    return -1;
+}
+
+/* Whether key is a member of the response kept in its rest (CORE_DS_REST). */
+static bool rb_rest(const char *key)
+{
+    for (int i = 0; i < core_n_dfields; i++)
+        if (core_dfields[i].store == CORE_DS_REST && strcmp(core_dfields[i].name, key) == 0)
             return true;
     return false;
+}
+
+/* new: member f of the response from column k of row, as the response shows it. */
+static json_t *rb_value(const struct core_dfield *f, const struct db_cur *row, int k)
+{
+    const char *s;
+    switch (f->type) {
+    case CORE_DF_ARG:
+        return text_json_string(db_text(row, k));
+    case CORE_DF_TEXT:
+        s = db_text(row, k);
+        return text_json_string(s ? s : "");
+    case CORE_DF_INT64:
+        return json_integer(db_int(row, k));
+    case CORE_DF_BOOL:
+        return json_boolean(db_int(row, k));
+    case CORE_DF_ACTION:
+    case CORE_DF_REASON:
+        return col_text(row, k);
+    default: /* not a column's (core_dfields) */
+        return json_null();
+    }
 }
 
 /* new: one vertex of the response from a row of SQL_RESPONSE_VERTICES, its members in the
@@ -182,7 +203,7 @@ static json_t *response_vertex(const struct db_cur *c)
         const char *name = core_vfields[i].name;
         json_t *x = NULL;
         if (strcmp(name, "id") == 0)
-            x = pack_str_json(db_text(c, 0));
+            x = text_json_string(db_text(c, 0));
         else if (strcmp(name, "current") == 0)
             x = json_integer(db_int(c, 1));
         else if (strcmp(name, "target") == 0)
@@ -198,7 +219,7 @@ static json_t *response_vertex(const struct db_cur *c)
         else if (strcmp(name, "outside_bounds") == 0)
             x = flags ? json_boolean(bits & 2) : NULL;
         else if (strcmp(name, "message") == 0)
-            x = db_null(c, 7) ? NULL : pack_str_json(db_text(c, 7));
+            x = db_null(c, 7) ? NULL : text_json_string(db_text(c, 7));
         else if (strcmp(name, "evaluated") == 0)
             x = col_evaluated(c, 8);
         if (x)
@@ -242,23 +263,39 @@ static int rebuild_vertices(struct db *db, const struct db_cur *row, int col, js
         full[len += n] = '\0';
     }
     if (full)
-        json_object_set_new(o, "message", pack_str_json(full));
+        json_object_set_new(o, "message", text_json_string(full));
     free(full);
     return db_finish(&c, rc, errp);
 }
 
+/* The events of decision id into evs, each member from its column (SQL_DECISION_EVENTS selects
+ * them in the order of core_efields). -1 + *errp. */
 static int rebuild_events(struct db *db, int64_t id, json_t *evs, char **errp)
 {
     struct db_cur c;
     int rc = db_query(db, &SQL_DECISION_EVENTS, DB_ARGS(DB_INT(id)), &c, errp);
     while (rc == 0 && db_next(&c)) {
-        const char *m = db_text(&c, 2);
         json_t *e = json_object();
-        json_object_set_new(e, "type", pack_str_json(db_text(&c, 0)));
-        json_object_set_new(e, "reason", pack_str_json(db_text(&c, 1)));
-        json_object_set_new(e, "message", pack_str_json(m ? m : ""));
-        json_object_set_new(e, "count", json_integer(db_int(&c, 3)));
-        json_object_set_new(e, "suppressed", json_boolean(db_int(&c, 4)));
+        for (int i = 0; i < core_n_efields; i++) {
+            const char *s = NULL;
+            json_t *x = NULL;
+            switch (core_efields[i].type) {
+            case CORE_EF_TEXT:
+                x = text_json_string(db_text(&c, i));
+                break;
+            case CORE_EF_TEXT0:
+                s = db_text(&c, i);
+                x = text_json_string(s ? s : "");
+                break;
+            case CORE_EF_INT:
+                x = json_integer(db_int(&c, i));
+                break;
+            case CORE_EF_BOOL:
+                x = json_boolean(db_int(&c, i));
+                break;
+            }
+            json_object_set_new(e, core_efields[i].name, x);
+        }
         json_array_append_new(evs, e);
     }
     return db_finish(&c, rc, errp);
@@ -268,44 +305,26 @@ int db_response_rebuild(struct db *db, struct db_cur *row, int col, json_t **out
 {
     json_t *o = json_object(), *extra = col_json(row, col + DC_RESPONSE), *v;
     const char *key;
-    bool placed = false;
     *out = NULL;
-    for (size_t i = 0; i < RB_N; i++) {
-        const char *name = rb_members[i].name, *s;
-        int k = col + rb_members[i].col;
-        switch (rb_members[i].how) {
-        case RB_STRING:
-            s = db_text(row, k);
-            json_object_set_new(o, name, pack_str_json(s ? s : ""));
+    for (int i = 0; i < core_n_dfields; i++) {
+        const struct core_dfield *f = &core_dfields[i];
+        switch (f->store) {
+        case CORE_DS_COLUMN:
+            json_object_set_new(o, f->name, rb_value(f, row, col + rb_column(f->name)));
             break;
-        case RB_TEXT:
-            json_object_set_new(o, name, col_text(row, k));
+        case CORE_DS_ROWS: /* filled from the rows below */
+            json_object_set_new(o, f->name,
+                                f->type == CORE_DF_TARGETS ? json_object() : json_array());
             break;
-        case RB_INT:
-            json_object_set_new(o, name, json_integer(db_int(row, k)));
-            break;
-        case RB_BOOL:
-            json_object_set_new(o, name, json_boolean(db_int(row, k)));
-            break;
-        case RB_OBJECT:
-            json_object_set_new(o, name, json_object());
-            break;
-        case RB_ARRAY:
-            json_object_set_new(o, name, json_array());
-            break;
-        case RB_EXTRA:
-            json_object_foreach(extra, key, v)
-            {
-                if (!placed && rb_extra(key))
-                    json_object_set(o, key, v);
-            }
-            placed = true;
+        case CORE_DS_REST: /* in its place when the rest has it */
+            if ((v = json_object_get(extra, f->name)))
+                json_object_set(o, f->name, v);
             break;
         }
     }
     json_object_foreach(extra, key, v)
     {
-        if (!rb_extra(key))
+        if (!rb_rest(key))
             json_object_set(o, key, v);
     }
     json_decref(extra);
@@ -363,7 +382,7 @@ static int jobs_row(struct db *db, struct db_cur *c, json_t **v, char **errp)
         json_decref(config);
         config = json_object();
     }
-    *v = json_pack("{s:o,s:I,s:o,s:o}", "job", pack_str_json(db_text(c, 0)), "created_at",
+    *v = json_pack("{s:o,s:I,s:o,s:o}", "job", text_json_string(db_text(c, 0)), "created_at",
                    (json_int_t)db_int(c, 1), "last_at",
                    db_null(c, 2) ? json_null() : json_integer(db_int(c, 2)), "config", config);
     return 0;

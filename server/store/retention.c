@@ -15,7 +15,6 @@ struct retention {
     int64_t retention_ms;
     int batch;
     bool stopping, in_flight;
-    int64_t deleted;
 };
 
 static int64_t now_ms(void)
@@ -33,7 +32,6 @@ static void done_cb(struct db_write *w, void *ud)
     rt->in_flight = false;
     /* A failed batch deleted nothing; the next round tries again. */
     if (w->ok) {
-        rt->deleted += w->deleted;
         if (w->deleted)
             log_msg(LOG_DEBUG, "retention", "deleted old audit rows", "rows=%" PRId64 " more=%d",
                     w->deleted, (int)w->more);
@@ -88,11 +86,6 @@ void retention_stop(struct retention *rt)
         return;
     rt->stopping = true;
     event_del(rt->timer);
-}
-
-int64_t retention_deleted(const struct retention *rt)
-{
-    return rt ? rt->deleted : 0;
 }
 
 void retention_free(struct retention *rt)

@@ -29,8 +29,6 @@ struct retention *retention_new(struct event_base *base, struct writer *wr, int6
                                 int64_t interval_ms, int batch);
 /* Stops queueing units (the shutdown starts); units in flight finish. NULL is fine. */
 void retention_stop(struct retention *rt);
-/* Rows deleted since start. */
-int64_t retention_deleted(const struct retention *rt);
 /* Frees rt; call after writer_free (which runs the callbacks still due). NULL is fine. */
 void retention_free(struct retention *rt);
 

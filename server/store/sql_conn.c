@@ -567,7 +567,7 @@ static char *sqlite_error(struct sql_conn *c, int rc, int *status)
 int sql_conn_run(struct sql_conn *c, const char *sql, json_t *params, char **body, size_t *len)
 {
     sqlite3_stmt *st = NULL;
-    struct sql_json_out o = {0};
+    struct text o = {0};
     const char **names = NULL;
     struct sql_json_cell *cells = NULL;
     char *err = NULL;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "store/sql_json.h"
+#include "base/text.h"
 #include "base/xmem.h"
 
 /* What follows the last row: `],"truncated":false}` and the newline. */
@@ -92,60 +93,11 @@ int sql_json_params_check(json_t *params, int want, char **err)
 
 /* ---- text ---------------------------------------------------------------------------- */
 
-void sql_json_add(struct sql_json_out *o, const void *s, size_t n)
+static void out_str(struct text *o, const char *s)
 {
-    if (o->n + n + 1 > o->cap) {
-        size_t cap = o->cap ? o->cap : 4096;
-        while (cap < o->n + n + 1)
-            cap *= 2;
-        o->p = xrealloc(o->p, cap);
-        o->cap = cap;
-    }
-    memcpy(o->p + o->n, s, n);
-    o->n += n;
-    o->p[o->n] = '\0';
+    text_add(o, s, strlen(s));
 }
 
-static void out_str(struct sql_json_out *o, const char *s)
-{
-    sql_json_add(o, s, strlen(s));
-}
-
-/* Length of the valid UTF-8 sequence at s (n bytes left), or 0 (the same rules as
- * jansson: no overlong forms, no surrogates, nothing above U+10FFFF). */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-    unsigned char b = s[0];
-    size_t len;
-    uint32_t cp;
-    if (b < 0x80)
-        return 1;
-    if (b < 0xC2)
-        return 0;
-    if (b < 0xE0) {
-        len = 2;
-        cp = b & 0x1F;
-    } else if (b < 0xF0) {
-        len = 3;
-        cp = b & 0x0F;
-    } else if (b < 0xF5) {
-        len = 4;
-        cp = b & 0x07;
-    } else {
-        return 0;
-    }
-    if (len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
-        (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return len;
-}
 /* The bytes jansson writes for an ASCII byte b inside a string: itself, a two-character
  * escape (\" \\ \b \f \n \r \t) or \u00XX. */
 static size_t ascii_json_len(unsigned char b)
@@ -165,7 +117,7 @@ size_t sql_json_text_size(const unsigned char *s, size_t n)
             total += ascii_json_len(s[i++]);
             continue;
         }
-        size_t k = utf8_seq(s + i, n - i);
+        size_t k = text_utf8_len(s + i, n - i);
         total += k ? k : 3;
         i += k ? k : 1;
     }
@@ -174,66 +126,66 @@ size_t sql_json_text_size(const unsigned char *s, size_t n)
 
 /* Appends the JSON string of the n bytes at s: escapes as jansson writes them, each invalid
  * UTF-8 byte replaced by U+FFFD. */
-void sql_json_text_put(struct sql_json_out *o, const unsigned char *s, size_t n)
+void sql_json_text_put(struct text *o, const unsigned char *s, size_t n)
 {
     size_t i = 0, start = 0;
-    sql_json_add(o, "\"", 1);
+    text_add(o, "\"", 1);
     while (i < n) {
         unsigned char b = s[i];
         if (b >= 0x20 && b < 0x80 && b != '"' && b != '\\') {
             i++;
             continue;
         }
-        size_t k = b >= 0x80 ? utf8_seq(s + i, n - i) : 0;
+        size_t k = b >= 0x80 ? text_utf8_len(s + i, n - i) : 0;
         if (k) {
             i += k;
             continue;
         }
-        sql_json_add(o, s + start, i - start);
+        text_add(o, s + start, i - start);
         char esc[8];
         switch (b) {
         case '"':
-            sql_json_add(o, "\\\"", 2);
+            text_add(o, "\\\"", 2);
             break;
         case '\\':
-            sql_json_add(o, "\\\\", 2);
+            text_add(o, "\\\\", 2);
             break;
         case '\b':
-            sql_json_add(o, "\\b", 2);
+            text_add(o, "\\b", 2);
             break;
         case '\f':
-            sql_json_add(o, "\\f", 2);
+            text_add(o, "\\f", 2);
             break;
         case '\n':
-            sql_json_add(o, "\\n", 2);
+            text_add(o, "\\n", 2);
             break;
         case '\r':
-            sql_json_add(o, "\\r", 2);
+            text_add(o, "\\r", 2);
             break;
         case '\t':
-            sql_json_add(o, "\\t", 2);
+            text_add(o, "\\t", 2);
             break;
         default:
             if (b >= 0x80) {
-                sql_json_add(o, "\xEF\xBF\xBD", 3);
+                text_add(o, "\xEF\xBF\xBD", 3);
             } else {
                 snprintf(esc, sizeof esc, "\\u%04X", (unsigned)b);
-                sql_json_add(o, esc, 6);
+                text_add(o, esc, 6);
             }
         }
         start = ++i;
     }
-    sql_json_add(o, s + start, i - start);
-    sql_json_add(o, "\"", 1);
+    text_add(o, s + start, i - start);
+    text_add(o, "\"", 1);
 }
 
 /* Appends standard base64 (RFC 4648, with padding) of n bytes, in quotes. */
-static void blob_put(struct sql_json_out *o, const unsigned char *s, size_t n)
+static void blob_put(struct text *o, const unsigned char *s, size_t n)
 {
     static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     char chunk[4 * 256];
     size_t c = 0, i = 0;
-    sql_json_add(o, "\"", 1);
+    text_add(o, "\"", 1);
     for (; i + 2 < n; i += 3) {
         uint32_t v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8 | s[i + 2];
         chunk[c++] = tab[v >> 18];
@@ -241,7 +193,7 @@ static void blob_put(struct sql_json_out *o, const unsigned char *s, size_t n)
         chunk[c++] = tab[(v >> 6) & 63];
         chunk[c++] = tab[v & 63];
         if (c == sizeof chunk) {
-            sql_json_add(o, chunk, c);
+            text_add(o, chunk, c);
             c = 0;
         }
     }
@@ -252,8 +204,8 @@ static void blob_put(struct sql_json_out *o, const unsigned char *s, size_t n)
         chunk[c++] = i + 1 < n ? tab[(v >> 6) & 63] : '=';
         chunk[c++] = '=';
     }
-    sql_json_add(o, chunk, c);
-    sql_json_add(o, "\"", 1);
+    text_add(o, chunk, c);
+    text_add(o, "\"", 1);
 }
 
 /* A real as jansson writes it with JSON_REAL_PRECISION(15) (its jsonp_dtostr): "%.15g",
@@ -300,11 +252,11 @@ static size_t cell_size(const struct sql_json_cell *c)
     }
 }
 
-static void cell_put(struct sql_json_out *o, const struct sql_json_cell *c)
+static void cell_put(struct text *o, const struct sql_json_cell *c)
 {
     switch (c->kind) {
     case SQL_JSON_NUMBER:
-        sql_json_add(o, c->num, c->numlen);
+        text_add(o, c->num, c->numlen);
         break;
     case SQL_JSON_TEXT:
         sql_json_text_put(o, c->p, c->n);
@@ -313,21 +265,20 @@ static void cell_put(struct sql_json_out *o, const struct sql_json_cell *c)
         blob_put(o, c->p ? c->p : (const unsigned char *)"", c->n);
         break;
     default:
-        sql_json_add(o, "null", 4);
+        text_add(o, "null", 4);
     }
 }
 
-int sql_json_head(struct sql_json_out *o, const char *const *names, int ncol, int64_t max_bytes,
-                  char **err)
+int sql_json_head(struct text *o, const char *const *names, int ncol, int64_t max_bytes, char **err)
 {
     out_str(o, "{\"columns\":[");
     for (int i = 0; i < ncol; i++) {
         if (i > 0)
-            sql_json_add(o, ",", 1);
+            text_add(o, ",", 1);
         if (names[i])
             sql_json_text_put(o, (const unsigned char *)names[i], strlen(names[i]));
         else
-            sql_json_add(o, "null", 4);
+            text_add(o, "null", 4);
     }
     out_str(o, "],\"rows\":[");
     if (o->n + TRAILER_BYTES > (size_t)max_bytes) {
@@ -340,12 +291,11 @@ int sql_json_head(struct sql_json_out *o, const char *const *names, int ncol, in
     return 0;
 }
 
-int sql_json_row_put(struct sql_json_out *o, const struct sql_json_cell *cells,
-                     const char *const *names, int ncol, int nrows, int64_t max_value,
-                     int64_t max_bytes, char **err)
+int sql_json_row_put(struct text *o, const struct sql_json_cell *cells, const char *const *names,
+                     int ncol, int nrows, int64_t max_value, int64_t max_bytes, char **err)
 {
     size_t mark = o->n, limit = (size_t)max_bytes;
-    sql_json_add(o, nrows ? ",[" : "[", nrows ? 2 : 1);
+    text_add(o, nrows ? ",[" : "[", nrows ? 2 : 1);
     for (int i = 0; i < ncol; i++) {
         size_t sz = cell_size(&cells[i]);
         if (sz > (size_t)max_value) {
@@ -375,19 +325,19 @@ int sql_json_row_put(struct sql_json_out *o, const struct sql_json_cell *cells,
             return -1;
         }
         if (i > 0)
-            sql_json_add(o, ",", 1);
+            text_add(o, ",", 1);
         cell_put(o, &cells[i]);
     }
-    sql_json_add(o, "]", 1);
+    text_add(o, "]", 1);
     return 0;
 }
 
-void sql_json_tail(struct sql_json_out *o, bool truncated)
+void sql_json_tail(struct text *o, bool truncated)
 {
     out_str(o, truncated ? "],\"truncated\":true}\n" : "],\"truncated\":false}\n");
 }
 
-void sql_json_body(struct sql_json_out *o, char *err, char **body, size_t *len)
+void sql_json_body(struct text *o, char *err, char **body, size_t *len)
 {
     if (err) {
         free(o->p);

@@ -20,20 +20,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A growing text buffer; zero-initialise it. p (new) is the caller's to free. */
-struct sql_json_out {
-    char *p;
-    size_t n, cap;
-};
-
-/* Appends n bytes (xmalloc: aborts when out of memory). */
-void sql_json_add(struct sql_json_out *o, const void *s, size_t n);
+#include "base/text.h"
 
 /* Bytes of the JSON string (quotes included) of the n bytes at s. */
 size_t sql_json_text_size(const unsigned char *s, size_t n);
 
 /* Appends the JSON string of the n bytes at s (escapes as jansson writes them). */
-void sql_json_text_put(struct sql_json_out *o, const unsigned char *s, size_t n);
+void sql_json_text_put(struct text *o, const unsigned char *s, size_t n);
 
 /* Writes the JSON text of a real into buf (at least 32 bytes) and returns its length. */
 size_t sql_json_real_text(char *buf, size_t size, double d);
@@ -52,7 +45,7 @@ struct sql_json_cell {
  * Appends {"columns":[names...],"rows":[ to o (empty). 0, or -1 with *err (new, the error
  * body) when the names alone leave no room under max_bytes.
  */
-int sql_json_head(struct sql_json_out *o, const char *const *names, int ncol, int64_t max_bytes,
+int sql_json_head(struct text *o, const char *const *names, int ncol, int64_t max_bytes,
                   char **err);
 
 /*
@@ -61,15 +54,14 @@ int sql_json_head(struct sql_json_out *o, const char *const *names, int ncol, in
  * unchanged: the result ends there, truncated), or -1 with *err (new) when a value is above
  * max_value, or the first row alone above max_bytes. names are for the messages.
  */
-int sql_json_row_put(struct sql_json_out *o, const struct sql_json_cell *cells,
-                     const char *const *names, int ncol, int nrows, int64_t max_value,
-                     int64_t max_bytes, char **err);
+int sql_json_row_put(struct text *o, const struct sql_json_cell *cells, const char *const *names,
+                     int ncol, int nrows, int64_t max_value, int64_t max_bytes, char **err);
 
 /* Appends the end of the body: `],"truncated":false}` and the newline. */
-void sql_json_tail(struct sql_json_out *o, bool truncated);
+void sql_json_tail(struct text *o, bool truncated);
 /* The answer's body into *body (new) and *len: err (new, taken) when it is set, o's text then
  * dropped, or else o's text. */
-void sql_json_body(struct sql_json_out *o, char *err, char **body, size_t *len);
+void sql_json_body(struct text *o, char *err, char **body, size_t *len);
 
 /*
  * Checks a request's SQL text (borrowed; NULL: the request's sql was not a string) against

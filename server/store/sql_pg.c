@@ -382,7 +382,7 @@ static void cancel_rest(struct sql_pg *c)
 
 int sql_pg_run(struct sql_pg *c, const char *sql, json_t *params, char **body, size_t *len)
 {
-    struct sql_json_out o = {0};
+    struct text o = {0};
     char *err = NULL, **vals = NULL, msg[512];
     const char **names = NULL;
     struct sql_json_cell *cells = NULL;

@@ -1,4 +1,4 @@
-"""Decided versus applied (issue 11, item 5): the trace of tests/cases/not_applied is posted to a
+"""Decided versus applied (README, Audit views: audit_scalings): the trace of tests/cases/not_applied is posted to a
 real server. Its scale-up agg 2 -> 4 is decided at 10:03:00 and again at 10:03:30 and 10:04:00
 while the job keeps reporting agg at 2; the sample of 10:04:30 runs agg at 4. audit_scalings
 keeps counting every executed scaling (the README's questions answer as before) and tells,

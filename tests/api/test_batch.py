@@ -1,4 +1,4 @@
-"""Batch mode and rebalancing advice (issue 15) over HTTP: the README's batch sample gets 104
+"""Batch mode and rebalancing advice over HTTP (README, Batch jobs and rebalancing): the README's batch sample gets 104
 workers on its first decision, the README's rebalance example exactly; both stored in the history and
 shown by the audit views; `governor replay --db` reproduces them; bad input is refused with the
 field named and nothing stored."""
@@ -92,7 +92,7 @@ bad = copy.deepcopy(BATCH)
 bad["mode"] = "BATCHY"
 refused("/v1/jobs/fresh/metrics", bad, "mode", "an unknown mode")
 
-# ---- the pool as running and requested workers (issue 24) ----
+# ---- the pool as running and requested workers (core/README.md, Batch) ----
 POOL = copy.deepcopy(BATCH)
 POOL["workers"] = {"running": 10, "requested": 10, "slots_per_worker": 4}
 st, d, _ = s.req("POST", "/v1/jobs/pool/metrics", POOL)
@@ -174,7 +174,7 @@ bad = copy.deepcopy(REB)
 del bad["items"][0]["rate"]
 refused("/v1/jobs/backfill/rebalance", bad, "items[0].rate", "no rate")
 
-# A stuck worker (rate 0) is the straggler rebalancing exists for (issue 24): all of D's
+# A stuck worker (rate 0) is the straggler rebalancing exists for (core/README.md, Rebalance): all of D's
 # remainder is handed out from where it stands, in two pieces, and the stage finishes when E
 # does, instead of never.
 stuck = copy.deepcopy(REB)

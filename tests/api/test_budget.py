@@ -3,7 +3,7 @@
 request that drives work is refused past its limit, naming the field and the limit, and what
 is allowed costs the loop time linear in its size.
 
-1. The requests of issue 22, each with another job deciding meanwhile (gov.Probe: its worst
+1. The requests of the README's budget table (Request budget), each with another job deciding meanwhile (gov.Probe: its worst
    latency during the request over its idle median): a rebalance with idle_slots 10,000,000
    or 2^31-1 (a 400; at the limit, an answer as long as its items), a sample of 30,000
    vertices, 14,000 plugin parameters in a sample and in a stored layer, 27,000 batch stages,
@@ -151,7 +151,7 @@ def refused(srv, probe, base, method, path, body, status, field, limit, what):
 
 
 def issue_requests():
-    """Section 1: the requests of issue 22, each with another job deciding meanwhile."""
+    """Section 1: the requests of the budget table (README, Request budget), each with another job deciding meanwhile."""
     # A body limit above the default (27,000 stages are 1 MB at their smallest): each size
     # meets its own limit, whatever max-body an operator chose. A page of 2,500 rows.
     s = Server(args=["--max-body", "2mb", "--max-page-rows", "2500"])

@@ -1,4 +1,4 @@
-"""Dataflow's knobs (DESIGN 7.3) through the server: a knob PUT on a job shows in
+"""Dataflow's knobs (README, Next to a Flink job, or under KEDA) through the server: a knob PUT on a job shows in
 GET /v1/jobs/{job}/config on each option it maps onto with "via": KNOB and the knob's layer,
 a mapped option set in the same layer wins, a request's knob wins over a stored option, an
 out-of-range knob is a 422 naming it and stores nothing, a decision is made on the mapped

@@ -1,4 +1,4 @@
-"""Durations are bounded (issue 9, item 12): `106751991167 d` (2^63 ms, the most Flink's parser
+"""Durations are bounded (README, Options): `106751991167 d` (2^63 ms, the most Flink's parser
 reads) overflowed `at + interval`, and a scale-down was "delayed until" year -292274999. Every
 duration option now has a range in the options table; a value past it is a 422 naming the key
 (a request's config, a job's stored config, a replay's candidate), stores nothing, and a

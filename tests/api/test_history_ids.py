@@ -1,4 +1,4 @@
-"""Ids and numeric query parameters are read strictly (issue 9, item 14): `/v1/decisions/1%00`,
+"""Ids and numeric query parameters are read strictly (README, Client contract: names, limits, timeouts): `/v1/decisions/1%00`,
 `/+1`, `/%201` and `/01` all returned decision 1. An id is decimal digits only (no sign, no
 space, no leading zero, within int64); so are `limit` and epoch-ms `since`/`until` (a '-'
 allowed before 1970); anything else is a 400 naming the field, and a NUL byte (%00) is never

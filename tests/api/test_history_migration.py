@@ -1,4 +1,4 @@
-"""Compact history (issue 13, item 3): a history written by the version before migration 009
+"""Compact history (README, Storage): a history written by the version before migration 009
 answers exactly as before once migrated, in a fraction of the bytes.
 
 The fixture (tests/api/data/history_v8.json.xz, written by make_history_v8.py with that

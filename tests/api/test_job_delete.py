@@ -1,4 +1,4 @@
-"""Delete means gone (issue 22, item 7). DELETE /v1/jobs/{job} clears the job's state whole, so
+"""Delete means gone (README, Storage). DELETE /v1/jobs/{job} clears the job's state whole, so
 that a job made again under the same name is a new job: the server decides it as a job never
 seen (its samples may be older than the deleted job's), and replay (`POST /v1/replay` and
 `governor replay --db`) and advice reproduce exactly what the server decided, reading the

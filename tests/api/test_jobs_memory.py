@@ -1,4 +1,4 @@
-"""Jobs in memory are bounded (issue 22, item 8): 20,000 one-sample job names cost +164 MB with
+"""Jobs in memory are bounded (README, Request budget): 20,000 one-sample job names cost +164 MB with
 no cap. `max-jobs-in-memory` caps the jobs whose state the server holds: past it the least
 recently used idle jobs are forgotten (their state is what the store holds) and read again from
 the store at their next request, as a replica takes over a job.

@@ -1,4 +1,4 @@
-"""Hostile plugins against a running server (issue 9, items 1, 2, 3, 8, 9, 10): each
+"""Hostile plugins against a running server (README, Sandbox and limits): each
 reproduction fails to hurt the server. While each runs, a thread times GET /healthz: it must
 keep answering (the plugin calls of one decision together get plugin-decision-timeout,
 100 ms by default; the limit checked here is 1 s, for a loaded or sanitized machine, where

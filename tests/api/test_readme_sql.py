@@ -1,4 +1,4 @@
-"""The README's audit questions keep working (issue 5, item 2): every `q "SQL"` command of the
+"""The README's audit questions keep working (README, Audit with SQL): every `q "SQL"` command of the
 "Audit with SQL" section is run through POST /v1/sql, and its `sqlite3 -readonly audit.db
 "SQL"` twin through the sqlite3 shell, against a database filled by audit_sim.py (the history
 the README's sample answers come from). Each must answer 200 (rc 0 for the shell).

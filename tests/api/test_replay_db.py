@@ -1,4 +1,4 @@
-"""Replay against history (issue 5, item 3): `governor replay --db` and POST /v1/replay.
+"""Replay against history (README, Replay against history): `governor replay --db` and POST /v1/replay.
 
 A 1,000-sample history of `orders` (plus `clicks` and `payments`, with a config change and a
 job deletion) is posted to a real server by audit_sim.py. Replayed with the recorded config,

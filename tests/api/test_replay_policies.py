@@ -1,4 +1,4 @@
-"""POST /v1/replay loads policies only from directories the server allows (issue 9, item 15):
+"""POST /v1/replay loads policies only from directories the server allows (README, Security):
 `"policies": "/etc"` loaded .lua files from any directory, and the error told which paths
 exist. Allowed are the server's --policies directory, those of --replay-policies, and any
 directory under one of them, compared after realpath (no way out with ".." or a symbolic

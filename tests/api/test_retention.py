@@ -1,8 +1,8 @@
-"""Audit retention (issue 5, item 4): with --audit-retention 1s, audit history older than a
+"""Audit retention (README, Storage): with --audit-retention 1s, audit history older than a
 second on the server clock (decisions.created_at, not the sample's `at`) disappears in
 batches, with its vertex rows and events, while decisions keep being answered; the job's
 state is untouched (decisions go on from it). An effective-option set (decision_configs,
-issue 13) goes with the last decision that used it, and stays while one does."""
+migration 009) goes with the last decision that used it, and stays while one does."""
 import os
 import sqlite3
 import sys

@@ -1,4 +1,4 @@
-"""POST /v1/sql against hostile queries (issue 9, items 4 and 5): the byte limits hold inside a
+"""POST /v1/sql against hostile queries (README, Audit with SQL): the byte limits hold inside a
 row (a value, a row and the body are measured before they are built), the time limit holds
 inside one SQL function call (the query's process is killed), neither delays /healthz or a
 decision, and SIGTERM stops the server at once whatever a query is doing."""
@@ -145,7 +145,7 @@ c.check(logs.count('path="/v1/sql" status=400') == 2,
 
 # ---- a value past sql-max-value from any function: 400 RESOURCE_EXHAUSTED naming the limit,
 # never null or a cut value (SQLite's printf() answers NULL when its result would be too long;
-# issue 22). 64 KiB here, so that each query builds little; a generous time limit, as above, so
+# README, Request budget). 64 KiB here, so that each query builds little; a generous time limit, as above, so
 # that on a loaded machine the value limit, not the clock, is what stops them. ----
 LIMIT = 64 * 1024
 v = Server(args=["--sql-max-value", "64 kb", "--sql-timeout", "30s", "--synchronous", "NORMAL"])

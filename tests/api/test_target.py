@@ -1,4 +1,4 @@
-"""GET /v1/jobs/{job}/target[?vertex=ID], KEDA's metrics-api count (DESIGN 7.2): before any
+"""GET /v1/jobs/{job}/target[?vertex=ID], KEDA's metrics-api count (docs/keda.md): before any
 executed decision the running size; after a scale-up its target, kept while later answers are
 NO_CHANGE (the count not applied yet does not flap back), with `current` the newest decision's;
 `vertex` may be left out only for a one-vertex job (400 naming it), an unknown vertex or a job
@@ -17,7 +17,7 @@ CFG = {"job.autoscaler.metrics.window": "1 min", "job.autoscaler.stabilization.i
 
 
 def consumer(i, p=4, busy=950, pending=180000):
-    """DESIGN 7.2's queue-consumer pool: one vertex, 30 s apart, 1,000 messages/s."""
+    """docs/keda.md's queue-consumer pool: one vertex, 30 s apart, 1,000 messages/s."""
     n = 3120000 + 30000 * i
     return {"at": T0 + 30000 * i, "running_since": T0 - 600000, "config": CFG,
             "vertices": [{"id": "consumer", "parallelism": p, "max_parallelism": 48,

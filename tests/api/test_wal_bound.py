@@ -1,4 +1,4 @@
-"""Reads that cannot grow the disk (issue 22, item 3). Readers that follow one another without
+"""Reads that cannot grow the disk (README, Storage). Readers that follow one another without
 a gap (clients reading one job's timeline back to back, with advice, history and SQL readers)
 while two clients decide kept SQLite's checkpoints from ever starting the write-ahead
 log over: it grew by megabytes a second and was never cut back until a restart. Now each reader

@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "core/codec.h"
-#include "decision/json.h"
+#include "decision/jsn.h"
 #include "options/options.h"
 #include "store/pack.h"
 
@@ -100,11 +100,11 @@ static void decide(struct job *j, const struct core_sample *sm)
 
 /* One request's text, of job `name`. */
 static void add_text(struct job **jobs, int *n_jobs, const char *name, const char *text, size_t len,
-                     struct totals *t, struct json_sample *js)
+                     struct totals *t, struct jsn_sample *js)
 {
     json_error_t je;
     json_t *body = json_loadb(text, len, 0, &je);
-    struct json_err e;
+    struct jsn_err e;
     struct job *j = NULL;
     for (int i = 0; i < *n_jobs; i++)
         if (strcmp((*jobs)[i].name, name) == 0)
@@ -118,7 +118,7 @@ static void add_text(struct job **jobs, int *n_jobs, const char *name, const cha
         j->opts = opt_job_new();
     }
     opt_job_clear_layer(j->opts, OPT_REQUEST);
-    if (!body || json_parse_sample(body, 0, js, j->opts, &e) < 0 || js->s.batch_mode) {
+    if (!body || jsn_parse_sample(body, 0, js, j->opts, &e) < 0 || js->s.batch_mode) {
         t->refused++;
         json_decref(body);
         return;
@@ -193,8 +193,8 @@ static int bench_body(char *buf, size_t n, long long k)
 
 int main(int argc, char **argv)
 {
-    struct json_sample js;
-    json_sample_init(&js);
+    struct jsn_sample js;
+    jsn_sample_init(&js);
     for (int a = 1; a < argc; a++) {
         struct totals t = {0};
         struct job *jobs = NULL;
@@ -255,6 +255,6 @@ int main(int argc, char **argv)
         finish(jobs, n_jobs, &t, spec);
         free(spec);
     }
-    json_sample_deinit(&js);
+    jsn_sample_deinit(&js);
     return 0;
 }

@@ -33,7 +33,8 @@ PARTS = [
     ("HTTP", lambda ob, fl: "libevent" in ob or (re.search(r"server/http/", fl)
                                                  and not fl.endswith("api_decide.c"))),
     ("JSON", lambda ob, fl: "libjansson" in ob
-     or fl.endswith(("server/decision/json.c", "server/base/jarena.c"))),
+     or re.search(r"server/decision/jsn_", fl)
+     or fl.endswith(("server/base/jarena.c", "server/base/text.c"))),
     ("options", lambda ob, fl: "server/options/" in fl),
     ("Lua", lambda ob, fl: "liblua" in ob or re.search(r"server/(plugin|time)/", fl)),
     ("core", lambda ob, fl: "/server/core/" in fl and not fl.endswith("server/core/state.c")),
@@ -41,6 +42,7 @@ PARTS = [
     ("SQLite", lambda ob, fl: "libsqlite3" in ob or "server/store/" in fl),
     ("decide glue", lambda ob, fl: fl.endswith(("server/http/api_decide.c",
                                                 "server/decision/decision.c",
+                                                "server/decision/unit.c",
                                                 "server/decision/jobs.c"))),
 ]
 
@@ -212,12 +214,12 @@ def report(prof, n, label):
     # The decision's steps (inclusive, per request).
     steps = [("the handler (api_decide), all of it", "api_decide"),
              ("  parse the body (api_json_body)", "api_json_body"),
-             ("  the sample (json_parse_sample)", "json_parse_sample"),
+             ("  the sample (jsn_parse_sample)", "jsn_parse_sample"),
              ("  the plugin call context (plugin_call_new)", "plugin_call_new"),
              ("  core_decide, plugin hooks included", "core_decide"),
              ("    evaluator hooks (hook_evaluate)", "hook_evaluate"),
              ("    executor hooks (hook_execute)", "hook_execute"),
-             ("  render the answer (json_render_decision)", "json_render_decision"),
+             ("  render the answer (jsn_render_decision)", "jsn_render_decision"),
              ("  the decision service (decision_run)", "decision_run"),
              ("  rows of the write unit (unit_new)", "unit_new"),
              ("  the stored options text (options_text)", "options_text"),

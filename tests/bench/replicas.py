@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """replicas.py - decisions per second with 1, 2 and 3 governor replicas on one PostgreSQL
-store, against the SQLite single process, on this machine (issue 17, Tests).
+store, against the SQLite single process, on this machine (README, Running several replicas on PostgreSQL).
 
     python3 tests/bench/replicas.py [--build build] [--seconds 10] [--jobs 200] [--conns 16]
     python3 tests/bench/replicas.py --smoke      (CTest: every configuration for a second)

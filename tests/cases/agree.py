@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Every reason and message checked against its action (issue 24, item 7).
+"""Every reason and message checked against its action (core/README.md, Explanations).
 
 agreement(decision) lists what is incoherent in one decision: an action that contradicts its
 reason or its vertices' moves, a vertex that moves against its own reason, a message that

@@ -1,4 +1,4 @@
-"""`governor flink --once`: exit codes and lines (DESIGN 7.1). Usage errors exit 2; an unreachable
+"""`governor flink --once`: exit codes and lines (docs/flink.md). Usage errors exit 2; an unreachable
 Flink exits 3 after --retries (a warn line per attempt naming the URL, the request and the cause,
 then `governor flink: URL: cause`); an unreachable or refusing governor 4; a refused rescale 5
 (Flink's `errors` named). The retry contract with a server: after a 503 with Retry-After, and

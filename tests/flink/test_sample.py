@@ -1,6 +1,6 @@
 """The sample `governor flink --once` builds from recorded Flink payloads (tests/flink/recorded/,
 in the shapes of Flink 1.18, 1.19 and 1.20) equals, field by field, a sample built here by hand
-from the same payloads following DESIGN 7.1's table:
+from the same payloads following docs/flink.md's table (What is read, and what each figure becomes):
 
   details   now -> at, timestamps.RUNNING -> running_since, state -> status; per vertex id, name,
             parallelism, maxParallelism -> max_parallelism, slotSharingGroupId ->
@@ -226,7 +226,7 @@ for version in ("1.18", "1.19", "1.20"):
     jm.close()
 
 # The same sample decided in process: the decision is made on what is there (the join without
-# its busy time is evaluated but excluded from scaling, as DESIGN 3.1 says).
+# its busy time is evaluated but excluded from scaling, as core/README.md, Cycle says).
 jm = RecordedJobManager("1.20")
 rc, lines, err = run(["--rest", jm.url, "--job", jm.jid, "--once", "--db", ":memory:",
                       "--set", "job.autoscaler.metrics.window=1 min"])

@@ -13,7 +13,7 @@
 
 #include "core/core.h"
 #include "decision/decision.h"
-#include "decision/json.h"
+#include "decision/jsn.h"
 #include "options/options.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

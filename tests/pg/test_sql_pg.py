@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""POST /v1/sql on PostgreSQL (issue 17, item 5): the same history in both stores answers the
+"""POST /v1/sql on PostgreSQL (README, PostgreSQL): the same history in both stores answers the
 same. audit_sim.py fills a SQLite store through a server; its tables are copied into a
 throwaway PostgreSQL (schema/pg/001_tables.sql and 002_audit_views.sql); then the README's ten
 audit questions, and every audit view read whole, answer with the same columns and rows
@@ -176,7 +176,7 @@ with pgtmp.Cluster() as pg:
     c.check(st == 400 and r["error"]["code"] == "RESOURCE_EXHAUSTED" and
             "sql-max-value" in r["error"]["message"], "one value above its limit: %r" % (r,))
     # a value past sql-max-value from any function: 400 RESOURCE_EXHAUSTED naming the limit,
-    # never null or a cut value (issue 22; the same table as tests/api/test_sql_hostile.py's)
+    # never null or a cut value (README, Request budget; the same table as tests/api/test_sql_hostile.py's)
     too_big = [
         "SELECT repeat('x', {n})",
         "SELECT lpad('', {n}, 'x')",

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Three replicas behind HAProxy on one PostgreSQL store; one is killed with SIGKILL under
-concurrent load (issue 17, Tests). A throwaway PostgreSQL (tests/pg/pgtmp.py), three
+concurrent load (README, Running several replicas on PostgreSQL). A throwaway PostgreSQL (tests/pg/pgtmp.py), three
 `governor serve --db URL` replicas, HAProxy from docs/haproxy.cfg with the ports filled in;
 one client thread per job posts the job's trace in order through HAProxy, retrying as the
 client contract says (the same request again after a dropped connection or a 503). After a

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Two replicas fed the same job at once (issue 17, Tests): both clients post the same
+"""Two replicas fed the same job at once (README, Running several replicas on PostgreSQL): both clients post the same
 samples of one job, each to its own replica, at the same time, retrying a 503 (the "conflict"
 of the replica that lost the race) as the client contract says. Exactly one decision per
 sample is stored, and both clients get that decision's id for every sample (one of them as the

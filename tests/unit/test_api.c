@@ -433,8 +433,9 @@ static void test_helpers(void)
     resp_deinit(&r);
 }
 
-/* Issue 9.14: ids and counts are read strictly (decimal digits, no sign, space or leading
- * zero, within int64); a percent-decoded NUL is not cut off silently. */
+/* Ids and counts are read strictly (README, Client contract: names, limits, timeouts) (decimal
+ * digits, no sign, space or leading zero, within int64); a percent-decoded NUL is not cut off
+ * silently. */
 static void test_strict_numbers(void)
 {
     int64_t v = -1;

@@ -227,8 +227,8 @@ static void later_decisions(void)
     core_batch_state_init(&st);
     core_batch_decide(&st, &in, T0 + 100000, T0, true, &c, &d);
     ASSERT_EQ(d.target, 259); /* ceil(sqrt(4 x 999000 / 60)) = ceil(258.07) */
-    /* 10 run and more work appeared: the 259 asked for have not had time to start (issue
-     * 24: this was answered 10 -> 20, undoing the pool before its workers could arrive) */
+    /* 10 run and more work appeared: the 259 asked for have not had time to start (core/README.md,
+     * Batch: this was answered 10 -> 20, undoing the pool before its workers could arrive) */
     s.total = 2e6;
     s.done = 1000 + 10 * 60.0;
     core_batch_decide(&st, &in, T0 + 160000, T0, true, &c, &d);
@@ -363,8 +363,8 @@ static void noisy_progress_few_changes(void)
 
 /* ---------------------------------------------------------- closed loops -- */
 
-/* How a client reports its pool (issue 24): the workers running as `current`, the pool it
- * requested as `current`, or both in `running` and `requested`. */
+/* How a client reports its pool (core/README.md, Batch): the workers running as `current`, the pool
+ * it requested as `current`, or both in `running` and `requested`. */
 enum report { REPORT_RUNNING, REPORT_REQUESTED, REPORT_BOTH };
 
 /* A pool that applies every executed decision: requested workers start `startup_s` after
@@ -445,9 +445,9 @@ static void closed_loop_pools_converge(void)
     }
 }
 
-/* A second splittable stage after a long first one is charged its own work only (issue 24):
- * 8 workers read 4 TB for 20,000 s (the pool held at 8 by max-workers), then `write` has
- * 1 TB at 25 MB/s per worker, W = 40,000 worker-seconds, about ceil(sqrt(4 x 40000 / 60)) = 52
+/* A second splittable stage after a long first one is charged its own work only (core/README.md,
+ * Batch): 8 workers read 4 TB for 20,000 s (the pool held at 8 by max-workers), then `write` has 1
+ * TB at 25 MB/s per worker, W = 40,000 worker-seconds, about ceil(sqrt(4 x 40000 / 60)) = 52
  * workers, reached in doublings from 8 (16, 32, 52) as the client applies them (workers start
  * in 90 s). Charged the run's 160,000 worker-seconds it went 8 -> 16 -> 32 -> 64 -> 128 ->
  * 232. The pool then shrinks as the work drains. */
@@ -502,8 +502,8 @@ static void second_stage_charged_its_own_work(void)
     core_batch_state_reset(&st);
 }
 
-/* Progress that goes back is a warning, not new work (issue 24): the cost stays what it was
- * (the README's 104, not 335), and the stage's progress is taken as its most. */
+/* Progress that goes back is a warning, not new work (core/README.md, Batch): the cost stays what
+ * it was (the README's 104, not 335), and the stage's progress is taken as its most. */
 static void progress_back_is_a_warning(void)
 {
     struct core_batch_config c = defaults();
@@ -527,8 +527,8 @@ static void progress_back_is_a_warning(void)
     core_batch_state_reset(&st);
 }
 
-/* A job with no work left is not LIMIT_REACHED (issue 24): WITHIN_TARGET, the pool kept while
- * the job finishes, and the same when every stage is DONE. */
+/* A job with no work left is not LIMIT_REACHED (core/README.md, Batch): WITHIN_TARGET, the pool
+ * kept while the job finishes, and the same when every stage is DONE. */
 static void no_work_left(void)
 {
     struct core_batch_config c = defaults();
@@ -660,10 +660,10 @@ static void rebalance_design_example(void)
     ASSERT_NEAR(simulate(&in, &o, &slots), 200, 1e-9);
 }
 
-/* The README's example with D stuck (rate 0, issue 24): D is the straggler to split, all of
- * its remainder handed out from where it stands (fraction of remainder 0), in two pieces of
- * 1,000 MB (190 s x 10 MB/s fit 1,900 at T = 200, which E bounds); the stage finishes at 200
- * s instead of never, when E does. Without E: 2,000 MB over 3 slots, 10 + 2000 / 30 = 76.7 s.
+/* The README's example with D stuck (rate 0; core/README.md, Rebalance): D is the straggler to
+ * split, all of its remainder handed out from where it stands (fraction of remainder 0), in two
+ * pieces of 1,000 MB (190 s x 10 MB/s fit 1,900 at T = 200, which E bounds); the stage finishes at
+ * 200 s instead of never, when E does. Without E: 2,000 MB over 3 slots, 10 + 2000 / 30 = 76.7 s.
  * With no idle slot nothing helps and the stage never finishes. */
 static void rebalance_stuck_worker(void)
 {

@@ -10,7 +10,7 @@
 #include "test.h"
 
 #include "core/core_int.h"
-#include "decision/json.h"
+#include "decision/jsn.h"
 #include "options/options.h"
 
 #define T0 1764410400000LL
@@ -286,9 +286,10 @@ static const struct core_event *event(const struct core_decision *d, const char 
 
 static void unapplied_scaling_is_said_and_forgotten(void)
 {
-    /* Issue 11 item 5: agg 2 -> 4 executed at 180 s; the sample at 210 s still runs agg at 2.
-     * The decision says so (message and ScalingNotApplied), the history and the tracking
-     * forget the 180 s scaling, and the re-decided scale-up is the one they hold now. */
+    /* Decided but not applied (core/README.md, History): agg 2 -> 4 executed at 180 s; the sample
+     * at 210 s still runs agg at 2. The decision says so (message and ScalingNotApplied), the
+     * history and the tracking forget the 180 s scaling, and the re-decided scale-up is the one
+     * they hold now. */
     struct fx f;
     fx_init(&f);
     ASSERT_EQ(fx_run(&f), 0);
@@ -318,7 +319,7 @@ static void unapplied_scaling_is_said_and_forgotten(void)
 
 static void delayed_scale_down_waits_for_the_application(void)
 {
-    /* Issue 11 item 6: the delayed scale-downs are dropped when a scaling is applied, not
+    /* The delayed scale-downs (core/README.md, Gating) are dropped when a scaling is applied, not
      * when it is executed, so an unapplied scale-down is due again at once. */
     struct fx f;
     fx_init(&f);
@@ -347,9 +348,9 @@ static void delayed_scale_down_waits_for_the_application(void)
 
 static void implausible_sample_decides_nothing(void)
 {
-    /* Issue 11 item 4: agg's records_in jumps by 1e12 at 180 s while its gauge says 1000/s:
-     * IMPLAUSIBLE_SAMPLE, no change, the window as it was; under governor.profile = flink
-     * (plausibility off) the jump is taken for input. */
+    /* An implausible sample (core/README.md, Window): agg's records_in jumps by 1e12 at 180 s while
+     * its gauge says 1000/s: IMPLAUSIBLE_SAMPLE, no change, the window as it was; under
+     * governor.profile = flink (plausibility off) the jump is taken for input. */
     for (int flink = 0; flink < 2; flink++) {
         struct fx f;
         fx_init(&f);

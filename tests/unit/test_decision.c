@@ -203,39 +203,52 @@ static void every_refusal_has_one_form_and_changes_nothing(void)
     job_deinit(&j);
 }
 
-static int answered(void *ud, const struct core_sample *s, struct decision_err *e)
-{
-    *(int64_t *)ud = s->at;
-    e->status = 0;
-    return -1;
-}
-
-static int not_now(void *ud, struct decision_err *e)
-{
-    (void)ud;
-    return decision_refuse(e, 503, "UNAVAILABLE", NULL, "not now");
-}
-
 static void a_callers_checks_stop_before_the_state_changes(void)
 {
     struct job j;
     job_init(&j);
     json_t *body = trace_line(1);
-    int64_t seen = 0;
+    int64_t at = json_integer_value(json_object_get(body, "at"));
     struct decision_req q = req_of(&j, body, true);
     struct decision_res res;
-    q.sampled = answered;
-    q.ud = &seen;
-    ASSERT_EQ(decision_run(&j.buf, &q, &res), -1);
+    /* A sample not after the job's last one (the server's last_at): handed back undecided. */
+    q.has_last = true;
+    q.last_at = at;
+    ASSERT_EQ(decision_run(&j.buf, &q, &res), 1);
     ASSERT_EQ(res.err.status, 0);
-    ASSERT_EQ(seen, json_integer_value(json_object_get(body, "at")));
-    q.sampled = NULL;
-    q.ready = not_now;
+    ASSERT_EQ(res.repeat_at, at);
+    ASSERT(res.repeat == NULL && res.write == NULL && res.response == NULL);
+    /* A store that takes no write: a 503 before the state changes. */
+    q.last_at = at - 1;
+    q.unwritable = "disk full";
+    q.retry_after = 4;
     ASSERT_EQ(decision_run(&j.buf, &q, &res), -1);
     ASSERT_EQ(res.err.status, 503);
+    ASSERT_STR(res.err.code, "UNAVAILABLE");
     ASSERT_STR(res.err.field, "");
-    ASSERT_STR(res.err.message, "not now");
+    ASSERT_STR(res.err.message,
+               "the store cannot be written (disk full); nothing was stored, retry after 4 s");
+    ASSERT_EQ(res.err.retry_after, 4);
     ASSERT_EQ(core_state_last_at(j.st), INT64_MIN);
+    /* A caller that keeps what it decided (replay): a repeat is answered from it. */
+    struct decision_seen seen;
+    decision_seen_init(&seen, 0);
+    decision_seen_add(&seen, at, body, "{\"at\":1}", 7);
+    q.has_last = false;
+    q.unwritable = NULL;
+    q.seen = &seen;
+    q.seen_what = "line";
+    ASSERT_EQ(decision_run(&j.buf, &q, &res), 1);
+    ASSERT_STR(res.repeat, "{\"at\":1}");
+    json_t *other = trace_line(2);
+    json_object_set_new(other, "at", json_integer(at));
+    q.body = other;
+    ASSERT_EQ(decision_run(&j.buf, &q, &res), -1);
+    ASSERT_EQ(res.err.status, 409);
+    ASSERT_CONTAINS(res.err.message, "(line 7)");
+    ASSERT_EQ(core_state_last_at(j.st), INT64_MIN);
+    json_decref(other);
+    decision_seen_deinit(&seen);
     json_decref(body);
     job_deinit(&j);
 }
@@ -282,8 +295,8 @@ static void the_figure_text_is_the_responses(void)
                 x = ldexp((double)(seed >> 8) / (1 << 24), (int)(seed % 200) - 100);
             *core_figure_at(&ev, i) = x;
         }
-        json_t *o = json_render_evaluated(&ev);
-        char *want = jarena_dump(o), *got = json_evaluated_text(&ev);
+        json_t *o = jsn_render_evaluated(&ev);
+        char *want = jarena_dump(o), *got = jsn_evaluated_text(&ev);
         ASSERT_STR(got, want);
         free(want);
         free(got);

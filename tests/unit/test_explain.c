@@ -69,7 +69,8 @@ static void move_names_the_figures_and_limits(void)
     core_decision_deinit(&d);
 }
 
-/* One subtask reads as one (issue 24: "needing it them", "1 subtask process"). */
+/* One subtask reads as one (core/README.md, Explanations: "needing it them", "1 subtask process").
+ */
 static void one_subtask_grammar(void)
 {
     struct core_config cfg;
@@ -103,9 +104,9 @@ static void one_subtask_grammar(void)
     core_decision_deinit(&d);
 }
 
-/* A vertex busy less than its target scaled up for the restart headroom says so (issue 24:
- * HIGH_UTILIZATION for agg 5 -> 7 at 68% busy, the headroom not mentioned). Under the flink
- * profile the capacity asked for is round(0 + 1000 x 300 / 1800 + 1000 / 0.7) = 1595/s, of
+/* A vertex busy less than its target scaled up for the restart headroom says so (core/README.md,
+ * Explanations: HIGH_UTILIZATION for agg 5 -> 7 at 68% busy, the headroom not mentioned). Under the
+ * flink profile the capacity asked for is round(0 + 1000 x 300 / 1800 + 1000 / 0.7) = 1595/s, of
  * which 167/s for the restart; without it 1429/s, which 5 subtasks at 1471/s already give. */
 static void restart_headroom_is_named(void)
 {

@@ -66,7 +66,8 @@ static void delayed_scale_down_disabled_and_cleared(void)
 
 static void delayed_proposal_never_above_current(void)
 {
-    /* Issue 11 item 1: a proposal of 7 made at p = 10; the vertex now runs at 4 and proposes
+    /* A delayed scale-down that is no longer one (core/README.md, Gating): a proposal of 7 made at
+     * p = 10; the vertex now runs at 4 and proposes
      * 2. The 7 is no scale-down of 4: dropped, and the wait starts again at the new
      * proposal instead of applying 7 (a scale-up) once the old wait is over. */
     struct core_config cfg;
@@ -222,8 +223,8 @@ static void restart_time_tracking(void)
     core_state_free(st);
 }
 
-/* Issue 9.12: a time plus a duration saturates instead of overflowing (undefined behaviour,
- * and a "delayed until" in year -292274999), whatever duration reaches the core. */
+/* A time plus a duration saturates (core/README.md, Numbers) instead of overflowing (undefined
+ * behaviour, and a "delayed until" in year -292274999), whatever duration reaches the core. */
 static void time_arithmetic_saturates(void)
 {
     ASSERT(core__time_add(INT64_MAX - 5, 10) == INT64_MAX);

@@ -1,11 +1,11 @@
-/* Unit tests for json.c: the decide request parser, the response renderer, and
- * the job state's JSON round trip. */
+/* Unit tests for the JSON codec (decision/jsn_*.c): the decide request parser, the response
+ * renderer, and the job state's JSON round trip. */
 #include "test.h"
 
 #include <stdlib.h>
 
 #include "core/core_int.h"
-#include "decision/json.h"
+#include "decision/jsn.h"
 
 /* What reached the options: the effective value and layer of a few keys. */
 struct seen {
@@ -57,10 +57,10 @@ static void parse_design_example(void)
 {
     json_t *body = load(design_request);
     ASSERT(body);
-    struct json_sample js;
-    json_sample_init(&js);
-    struct json_err e;
-    int rc = json_parse_sample(body, 42, &js, NULL, &e);
+    struct jsn_sample js;
+    jsn_sample_init(&js);
+    struct jsn_err e;
+    int rc = jsn_parse_sample(body, 42, &js, NULL, &e);
     if (rc != 0)
         fprintf(stderr, "  %s\n", e.message);
     ASSERT_EQ(rc, 0);
@@ -116,7 +116,7 @@ static void parse_design_example(void)
     ASSERT_DEQ(v->accumulated_busy_ms, 9.1e6);
     ASSERT(isnan(v->pending_records));
 
-    json_sample_deinit(&js);
+    jsn_sample_deinit(&js);
     json_decref(body);
 }
 
@@ -132,10 +132,10 @@ static void parse_defaults(void)
         " {\"id\": \"d\", \"parallelism\": 40000}],"
         " \"status\": \"FAILING\", \"job_metrics\": {}, \"unknown_field\": [1, 2]}");
     ASSERT(body);
-    struct json_sample js;
-    json_sample_init(&js);
-    struct json_err e;
-    ASSERT_EQ(json_parse_sample(body, 1764410400000LL, &js, NULL, &e), 0);
+    struct jsn_sample js;
+    jsn_sample_init(&js);
+    struct jsn_err e;
+    ASSERT_EQ(jsn_parse_sample(body, 1764410400000LL, &js, NULL, &e), 0);
     const struct core_sample *s = &js.s;
     ASSERT_EQ(s->at, 1764410400000LL); /* absent: now_ms */
     ASSERT_EQ(s->running_since, 0);    /* absent: 0 */
@@ -165,16 +165,16 @@ static void parse_defaults(void)
     ASSERT_DEQ(b->busy_avg, 300);
     ASSERT_DEQ(b->busy_max, 900);
     ASSERT(isnan(s->vertices[2].busy_max)); /* null = absent */
-    json_sample_deinit(&js);
+    jsn_sample_deinit(&js);
     json_decref(body);
 }
 
-/* The same json_sample reused across requests of different sizes keeps pointers right. */
+/* The same jsn_sample reused across requests of different sizes keeps pointers right. */
 static void parse_reuses_buffers(void)
 {
-    struct json_sample js;
-    json_sample_init(&js);
-    struct json_err e;
+    struct jsn_sample js;
+    jsn_sample_init(&js);
+    struct jsn_err e;
     char big[16384];
     size_t n = (size_t)snprintf(big, sizeof big, "{\"vertices\": [");
     for (int i = 0; i < 40; i++)
@@ -187,13 +187,13 @@ static void parse_reuses_buffers(void)
                         " \"inputs\": [{\"from\": \"y\"}]}]}";
     for (int round = 0; round < 2; round++) {
         json_t *b1 = load(small);
-        ASSERT_EQ(json_parse_sample(b1, 0, &js, NULL, &e), 0);
+        ASSERT_EQ(jsn_parse_sample(b1, 0, &js, NULL, &e), 0);
         ASSERT_EQ(js.s.n_vertices, 1);
         ASSERT_STR(js.s.vertices[0].inputs[0].from, "y");
         json_decref(b1);
 
         json_t *b2 = load(big);
-        ASSERT_EQ(json_parse_sample(b2, 0, &js, NULL, &e), 0);
+        ASSERT_EQ(jsn_parse_sample(b2, 0, &js, NULL, &e), 0);
         ASSERT_EQ(js.s.n_vertices, 40);
         for (int i = 0; i < 40; i++) {
             char id[16];
@@ -205,21 +205,21 @@ static void parse_reuses_buffers(void)
         }
         json_decref(b2);
     }
-    json_sample_reset(&js);
+    jsn_sample_reset(&js);
     ASSERT_EQ(js.s.n_vertices, 0);
-    json_sample_deinit(&js);
+    jsn_sample_deinit(&js);
 }
 
 /* Parses body with vertex list `verts`; returns the error (rc in e->status, 0 = ok). */
-static int parse_err(const char *text, struct json_err *e)
+static int parse_err(const char *text, struct jsn_err *e)
 {
     json_t *body = load(text);
     if (!body)
         return -2;
-    struct json_sample js;
-    json_sample_init(&js);
-    int rc = json_parse_sample(body, 0, &js, NULL, e);
-    json_sample_deinit(&js);
+    struct jsn_sample js;
+    jsn_sample_init(&js);
+    int rc = jsn_parse_sample(body, 0, &js, NULL, e);
+    jsn_sample_deinit(&js);
     json_decref(body);
     return rc;
 }
@@ -277,7 +277,8 @@ static void parse_rejects_bad_input(void)
         {"{\"vertices\": [{\"id\": \"a\", \"parallelism\": 2, \"metrics\": "
          "{\"busy_ms_per_s\": 1000.5}}]}",
          "vertices[0].metrics.busy_ms_per_s", "must be in [0, 1000], got 1000.5"},
-        /* (a negative busy_ms_per_s is taken and counted as 0 by the core: issue 11 item 9) */
+        /* (a negative busy_ms_per_s is taken and counted as 0 by the core: README, The metrics
+           request) */
         {"{\"vertices\": [{\"id\": \"a\", \"parallelism\": 2, \"metrics\": "
          "{\"busy_ms_per_s\": {\"min\": 700, \"avg\": 600, \"max\": 400}}}]}",
          "vertices[0].metrics.busy_ms_per_s.min", "700 is above max 400"},
@@ -343,7 +344,7 @@ static void parse_rejects_bad_input(void)
          "expected a string or a number, got null"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct json_err e;
+        struct jsn_err e;
         int rc = parse_err(cases[i].body, &e);
         if (rc != -1)
             fprintf(stderr, "  case %zu: %s\n", i, cases[i].body);
@@ -361,7 +362,7 @@ static void parse_rejects_bad_input(void)
 
 static void parse_exact_message(void)
 {
-    struct json_err e;
+    struct jsn_err e;
     ASSERT_EQ(parse_err("{\"vertices\": [" V0 ", {\"id\": \"b\", \"parallelism\": 2, "
                         "\"metrics\": {\"records_in\": \"12\"}}]}",
                         &e),
@@ -375,7 +376,7 @@ static void parse_id_length(void)
     memset(id, 'x', 128);
     id[128] = '\0';
     snprintf(text, sizeof text, "{\"vertices\": [{\"id\": \"%s\", \"parallelism\": 1}]}", id);
-    struct json_err e;
+    struct jsn_err e;
     ASSERT_EQ(parse_err(text, &e), 0); /* 128 characters: the limit */
     id[128] = 'x';
     id[129] = '\0';
@@ -405,16 +406,17 @@ static int64_t parse_at(const char *at_json)
     char text[256];
     snprintf(text, sizeof text, "{\"at\": %s, \"vertices\": [" V0 "]}", at_json);
     json_t *body = load(text);
-    struct json_sample js;
-    json_sample_init(&js);
-    struct json_err e;
-    int64_t at = json_parse_sample(body, 0, &js, NULL, &e) == 0 ? js.s.at : INT64_MIN;
-    json_sample_deinit(&js);
+    struct jsn_sample js;
+    jsn_sample_init(&js);
+    struct jsn_err e;
+    int64_t at = jsn_parse_sample(body, 0, &js, NULL, &e) == 0 ? js.s.at : INT64_MIN;
+    jsn_sample_deinit(&js);
     json_decref(body);
     return at;
 }
 
-/* Issue 11 item 9: what is normalized rather than refused. */
+/* What is normalized rather than refused (README, The metrics request: what is refused,
+ * normalized and inferred). */
 static void parse_normalizes(void)
 {
     static const char *const running[] = {"\"RUNNING\"", "\"running\"", "\"Running\""};
@@ -425,27 +427,27 @@ static void parse_normalizes(void)
                  "[{\"id\": \"a\", \"parallelism\": 2, \"metrics\": {\"busy_ms_per_s\": -5}}]}",
                  running[i]);
         json_t *body = load(text);
-        struct json_sample js;
-        json_sample_init(&js);
-        struct json_err e;
-        ASSERT_EQ(json_parse_sample(body, 0, &js, NULL, &e), 0);
+        struct jsn_sample js;
+        jsn_sample_init(&js);
+        struct jsn_err e;
+        ASSERT_EQ(jsn_parse_sample(body, 0, &js, NULL, &e), 0);
         ASSERT(js.s.running);                /* RUNNING in any case */
         ASSERT_EQ(js.s.running_since, 5000); /* running since the sample itself: fine */
         /* a negative busy time is passed on: the core counts it as 0 and says so */
         ASSERT_DEQ(js.s.vertices[0].busy_avg, -5.0);
-        json_sample_deinit(&js);
+        jsn_sample_deinit(&js);
         json_decref(body);
     }
     /* figures rounded one by one may cross by up to 1 ms/s: avg is put back between them */
     json_t *body = load("{\"vertices\": [{\"id\": \"a\", \"parallelism\": 2, \"metrics\": "
                         "{\"busy_ms_per_s\": {\"min\": 555.556, \"avg\": 555.5561, "
                         "\"max\": 555.556}}}]}");
-    struct json_sample js;
-    json_sample_init(&js);
-    struct json_err e;
-    ASSERT_EQ(json_parse_sample(body, 0, &js, NULL, &e), 0);
+    struct jsn_sample js;
+    jsn_sample_init(&js);
+    struct jsn_err e;
+    ASSERT_EQ(jsn_parse_sample(body, 0, &js, NULL, &e), 0);
     ASSERT_DEQ(js.s.vertices[0].busy_avg, 555.556);
-    json_sample_deinit(&js);
+    jsn_sample_deinit(&js);
     json_decref(body);
 }
 
@@ -476,7 +478,7 @@ static void parse_times(void)
     ASSERT_EQ(parse_at("null"), 0);                                  /* absent: now_ms */
     /* Numbers in [1e8, 1e11) read as seconds (1973-03-03 to 5138) and are refused; as
      * milliseconds they would be 1970-01-02 to 1973-03-03. Either side of the range, and any
-     * RFC 3339 string, stays milliseconds (issue 24). */
+     * RFC 3339 string, stays milliseconds (README, The metrics request). */
     ASSERT_EQ(parse_at("1764410400"), INT64_MIN);
     ASSERT_EQ(parse_at("1764410400.0"), INT64_MIN);
     ASSERT_EQ(parse_at("100000000"), INT64_MIN);
@@ -485,7 +487,7 @@ static void parse_times(void)
     ASSERT_EQ(parse_at("100000000000"), 100000000000LL);
     ASSERT_EQ(parse_at("\"1971-06-01T00:00:00Z\""), 44582400000LL);
     ASSERT_EQ(parse_at("1764410400000000"), INT64_MIN); /* microseconds */
-    struct json_err e;
+    struct jsn_err e;
     ASSERT_EQ(parse_err("{\"at\": 1764410400000, \"running_since\": 1764409800, "
                         "\"vertices\": [" V0 "]}",
                         &e),
@@ -505,11 +507,11 @@ static void config_reaches_opts(void)
                         " \"job.autoscaler.history.max.count\": 3.0,"
                         " \"job.autoscaler.scaling.enabled\": false},"
                         " \"vertices\": [" V0 "]}");
-    struct json_sample js;
-    json_sample_init(&js);
-    struct json_err e;
+    struct jsn_sample js;
+    jsn_sample_init(&js);
+    struct jsn_err e;
     struct opt_job *opts = opt_job_new();
-    ASSERT_EQ(json_parse_sample(body, 0, &js, opts, &e), 0);
+    ASSERT_EQ(jsn_parse_sample(body, 0, &js, opts, &e), 0);
     struct seen seen[] = {{.key = "job.autoscaler.utilization.target"},
                           {.key = "job.autoscaler.vertex.max-parallelism"},
                           {.key = "job.autoscaler.utilization.max"},
@@ -530,13 +532,13 @@ static void config_reaches_opts(void)
 
     /* opts == NULL: the config is checked for types but not applied */
     body = load("{\"config\": {\"a\": \"1\"}, \"vertices\": [" V0 "]}");
-    ASSERT_EQ(json_parse_sample(body, 0, &js, NULL, &e), 0);
+    ASSERT_EQ(jsn_parse_sample(body, 0, &js, NULL, &e), 0);
     json_decref(body);
 
     /* a refused value: 422 naming the key, the options module's message */
     opts = opt_job_new();
     body = load("{\"config\": {\"job.autoscaler.metrics.window\": \"x\"}, \"vertices\": [" V0 "]}");
-    ASSERT_EQ(json_parse_sample(body, 0, &js, opts, &e), -1);
+    ASSERT_EQ(jsn_parse_sample(body, 0, &js, opts, &e), -1);
     ASSERT_EQ(e.status, 422);
     ASSERT_STR(e.code, "INVALID_ARGUMENT");
     ASSERT_STR(e.field, "config.job.autoscaler.metrics.window");
@@ -546,13 +548,13 @@ static void config_reaches_opts(void)
     /* an otherwise bad request never touches opts */
     body = load("{\"config\": {\"job.autoscaler.utilization.target\": \"0.5\"}, "
                 "\"vertices\": []}");
-    ASSERT_EQ(json_parse_sample(body, 0, &js, opts, &e), -1);
+    ASSERT_EQ(jsn_parse_sample(body, 0, &js, opts, &e), -1);
     struct seen t[] = {{.key = "job.autoscaler.utilization.target"}, {.key = NULL}};
     opt_job_each(opts, seen_cb, t);
     ASSERT_EQ(t[0].layer, OPT_BUILTIN);
     json_decref(body);
     opt_job_free(opts);
-    json_sample_deinit(&js);
+    jsn_sample_deinit(&js);
 }
 
 /* ------------------------------------------------------------- render -- */
@@ -629,7 +631,7 @@ static void render_decision(void)
     d.config_removals = core__alloc(&d, sizeof *d.config_removals);
     d.config_removals[0] = "taskmanager.memory.flink.size";
 
-    json_t *j = json_render_decision(&d, "orders", "3f9c2a17", "b2e1");
+    json_t *j = jsn_render_decision(&d, "orders", "3f9c2a17", "b2e1");
     /* Printed as a response is (15 significant digits: 0.7, not 0.69999999999999996).
      * Non-finite figures are null; skew figures appear only when finite. */
     char *text = dump(j, JSON_REAL_PRECISION(15));
@@ -671,7 +673,7 @@ static void render_decision(void)
     core_decision_reset(&d);
     d.reason = CORE_R_PLUGIN_ERROR;
     d.message = "freeze.lua:1: bad \xff byte";
-    j = json_render_decision(&d, "j", NULL, NULL);
+    j = jsn_render_decision(&d, "j", NULL, NULL);
     text = dump(j, 0);
     ASSERT_STR(text, "{\"job\":\"j\",\"at\":0,\"action\":\"NO_CHANGE\",\"execute\":false,"
                      "\"reason\":\"PLUGIN_ERROR\",\"message\":\"freeze.lua:1: bad ? byte\","
@@ -689,12 +691,12 @@ static unsigned rnd(void)
     return seed >> 8;
 }
 
-/* jansson's compact dump at 15 digits of the tree json_render_decision makes, with the
- * options' warnings last when given: what json_decision_text must print byte for byte. */
+/* jansson's compact dump at 15 digits of the tree jsn_render_decision makes, with the
+ * options' warnings last when given: what jsn_decision_text must print byte for byte. */
 static char *tree_text(const struct core_decision *d, const char *job, const char *rev,
                        const char *hash, const char *const *warn, int n_warn)
 {
-    json_t *j = json_render_decision(d, job, rev, hash);
+    json_t *j = jsn_render_decision(d, job, rev, hash);
     if (warn) {
         json_t *w = json_array();
         for (int i = 0; i < n_warn; i++)
@@ -725,8 +727,9 @@ static void decision_text_is_the_trees(void)
                                         "\xf0\x9f\x98\x80 4-byte"};
     static const char *const ids[] = {"source", "map", "agg", "sink", "map"};
     const int nt = (int)(sizeof texts / sizeof texts[0]);
-    struct json_text t;
-    json_text_init(&t);
+    struct jsn_text t, r;
+    jsn_text_init(&t);
+    jsn_text_init(&r);
     struct core_decision d;
     core_decision_init(&d);
     for (int k = 0; k < 600; k++) {
@@ -794,27 +797,50 @@ static void decision_text_is_the_trees(void)
         const char *rev = rnd() % 4 ? "3f9c2a17" : NULL, *hash = rnd() % 4 ? "b2e1" : NULL;
 
         char *want = tree_text(&d, job, rev, hash, with_warn ? warn : NULL, n_warn);
-        json_decision_text(&t, &d, job, rev, hash, with_warn, warn, n_warn);
-        ASSERT_STR(t.p, want);
-        ASSERT_EQ(t.n, strlen(want));
+        jsn_decision_text(&t, &d, job, rev, hash, with_warn, warn, n_warn);
+        ASSERT_STR(t.b.p, want);
+        ASSERT_EQ(t.b.n, strlen(want));
         /* Each vertex's constraints and evaluated texts, where the text says they are. */
         for (int i = 0; i < d.n_vertices; i++) {
-            json_t *c = json_render_constraints(d.vertices[i].constraints);
-            json_t *e = json_render_evaluated(&d.vertices[i].ev);
+            json_t *c = jsn_render_constraints(d.vertices[i].constraints);
+            json_t *e = jsn_render_evaluated(&d.vertices[i].ev);
             char *cw = dump(c, 0), *ew = dump(e, JSON_REAL_PRECISION(15));
             ASSERT(t.vspan[i].constraints_len == strlen(cw) &&
-                   memcmp(t.p + t.vspan[i].constraints, cw, strlen(cw)) == 0);
+                   memcmp(t.b.p + t.vspan[i].constraints, cw, strlen(cw)) == 0);
             ASSERT(t.vspan[i].evaluated_len == strlen(ew) &&
-                   memcmp(t.p + t.vspan[i].evaluated, ew, strlen(ew)) == 0);
+                   memcmp(t.b.p + t.vspan[i].evaluated, ew, strlen(ew)) == 0);
             free(cw);
             free(ew);
             json_decref(c);
             json_decref(e);
         }
+        /* What the store keeps as JSON: the tree's members no row holds (core_dfields'
+         * rest, and the warnings), in the tree's order; nothing when there are none. */
+        json_t *tree = json_loads(want, 0, NULL), *rest = json_object(), *v;
+        const char *key;
+        json_object_foreach(tree, key, v)
+        {
+            bool kept = strcmp(key, "warnings") == 0;
+            for (int i = 0; i < core_n_dfields; i++)
+                kept |=
+                    core_dfields[i].store == CORE_DS_REST && strcmp(core_dfields[i].name, key) == 0;
+            if (kept)
+                json_object_set(rest, key, v);
+        }
+        char *rest_want = json_object_size(rest) ? dump(rest, JSON_REAL_PRECISION(15)) : NULL;
+        jsn_rest_text(&r, &d, with_warn, warn, n_warn);
+        if (rest_want)
+            ASSERT_STR(r.b.p, rest_want);
+        else
+            ASSERT_EQ(r.b.n, 0);
+        free(rest_want);
+        json_decref(rest);
+        json_decref(tree);
         free(want);
     }
     core_decision_deinit(&d);
-    json_text_deinit(&t);
+    jsn_text_deinit(&t);
+    jsn_text_deinit(&r);
 }
 
 TEST_MAIN(TEST_ENTRY(parse_design_example), TEST_ENTRY(parse_defaults),

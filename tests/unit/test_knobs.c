@@ -1,8 +1,9 @@
 /*
- * test_knobs.c - Dataflow's knobs (DESIGN 7.3): each governor.dataflow.* option sets the
- * options it stands for in its own layer, a mapped option set in the same layer wins, a higher
- * layer wins whichever spelling it uses, each effective value says which knob set it, ranges
- * are checked naming the key, and a knob of a decision's overlay maps in the overlay's layer.
+ * test_knobs.c - Dataflow's knobs (README, Next to a Flink job, or under KEDA): each
+ * governor.dataflow.* option sets the options it stands for in its own layer, a mapped option set
+ * in the same layer wins, a higher layer wins whichever spelling it uses, each effective value says
+ * which knob set it, ranges are checked naming the key, and a knob of a decision's overlay maps in
+ * the overlay's layer.
  */
 #include <stdlib.h>
 #include <string.h>

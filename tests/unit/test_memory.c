@@ -229,7 +229,7 @@ static void tune_topology_and_usage(void)
      *   96 segments x 32768 B x 2 slots/TM = 6291456 (granted; 3724961376 left)
      * metaspace = (long)(104857600 x 1.2) = 125829120      (3599132256 left)
      * heap      = (long)(1073741824 x 1.2) = 1288490188    (2310642068 left)
-     * managed   = used > 0, not maximized: spec 1438814063 (871828005 left)
+     * managed   = used > 0, not maximized: the reference model's 1438814063 (871828005 left)
      * compensation: max current 2 == 2 slots used -> sharing -> 5 slots after;
      *   TMs ceil(2/2)=1 -> ceil(5/2)=3: factor max(1, 1/3) = 1, heap unchanged.
      * total = 4294967296 - 871828005 = 3423139291 */

@@ -275,7 +275,7 @@ static void every_error_names_the_key(void)
     opt_job_free(j);
 }
 
-/* Issue 9.12: every duration is bounded (ten years for job options), so that no duration
+/* Every duration is bounded (README, Options) (ten years for job options), so that no duration
  * overflows `at + interval`. Every row that takes "5 min" as a duration is checked: the
  * largest duration the parser reads is refused naming the key and the range, ten years
  * pass. The server's durations are bounded too (their timeouts tighter). */
@@ -1337,7 +1337,8 @@ static void profile_rows_match_core(void)
 }
 
 /* governor.profile sets the defaults of its safeguards; each can still be set on its own. The
- * governor profile refuses utilization.target = 0, the flink one takes it (issue 11). */
+ * governor profile refuses utilization.target = 0, the flink one takes it (core/README.md,
+ * Options). */
 static void profile_and_safeguards(void)
 {
     struct opt_job *j = opt_job_new();

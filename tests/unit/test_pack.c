@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core/core.h"
-#include "decision/json.h"
+#include "decision/jsn.h"
 #include "store/pack.h"
 #include "test.h"
 
@@ -115,7 +115,7 @@ static void test_names_are_the_cores(void)
         for (int i = 0; i < CORE_N_FIGURES; i++)
             if ((mask >> (i % 6)) & 1)
                 *core_figure_at(&ev, i) = i == 3 ? INFINITY : 1000.0 / (i + 3) + mask;
-        char *text = json_evaluated_text(&ev);
+        char *text = jsn_evaluated_text(&ev);
         char *f = pack_figures(text);
         ASSERT(f != NULL);
         char *back = f ? pack_figures_text(f) : NULL;

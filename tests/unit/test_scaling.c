@@ -376,7 +376,8 @@ static void source_capped_at_partitions(void)
     ASSERT_EQ(f.r.target, 15);
     ASSERT_EQ(f.r.constraints, CORE_C_CAPPED_AT_PARTITIONS);
     /* Only 15 of the 100 subtasks read a partition, before and after: 100 / 15 x 15 = 100
-     * (issue 11, item 8: 100 / 100 x 15 = 15 promised a capacity loss that does not occur). */
+     * (core/README.md, Scaling: 100 / 100 x 15 = 15 promised a capacity loss that does not occur).
+     */
     ASSERT_DEQ(f.r.expected_rate, 100.0);
 
     /* The legacy modes no longer block here (spec's known defect: they returned 100). */

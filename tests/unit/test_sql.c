@@ -604,8 +604,8 @@ static void test_size_limits(void)
     sql_engine_free(e);
 }
 
-/* Issue 9.4: the limits hold inside a row. A value and a row are measured before they are
- * built, so a row of huge values is refused at once instead of growing the process. */
+/* The limits hold inside a row (README, Audit with SQL). A value and a row are measured before they
+ * are built, so a row of huge values is refused at once instead of growing the process. */
 static void test_limits_inside_a_row(void)
 {
     struct sql_limits lim = {.max_value = 1000, .max_bytes = 5000};
@@ -677,8 +677,8 @@ static void test_text_as_jansson_writes_it(void)
     sql_engine_free(e);
 }
 
-/* Issue 9.5: one SQL function call that runs for minutes inside SQLite (the progress handler
- * is not called within it) is stopped at the time limit all the same: its query process is
+/* One SQL function call (README, Audit with SQL) that runs for minutes inside SQLite (the progress
+ * handler is not called within it) is stopped at the time limit all the same: its query process is
  * killed. instr() of a 1 MB haystack and a 0.5 MB needle that match up to the needle's last
  * byte at every position compares about 2.5e11 bytes. */
 static const char *const slow_instr =

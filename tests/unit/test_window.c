@@ -556,7 +556,7 @@ static void restart_on_parallelism_or_vertices(void)
     fx_deinit(&f);
 }
 
-/* Issue 11 item 2: rates first, then the client's counters (a day's worth): the series goes
+/* Rates first (core/README.md, Window), then the client's counters (a day's worth): the series goes
  * on from the rebuilt values, this interval at the gauge's rate, and the rate stays. */
 static void counters_after_rates_go_on(void)
 {
@@ -579,7 +579,7 @@ static void counters_after_rates_go_on(void)
     fx_deinit(&f);
 }
 
-/* Issue 11 item 3: a counter that goes back to what a reset explains restarts the window,
+/* A counter (core/README.md, Window) that goes back to what a reset explains restarts the window,
  * which then stabilizes from that sample (the client declared no restart). */
 static void counters_going_back_restart(void)
 {
@@ -602,7 +602,7 @@ static void counters_going_back_restart(void)
     fx_deinit(&f);
 }
 
-/* Issue 11 item 4: counters growing faster than their gauge, or back further than a reset
+/* Counters (core/README.md, Window) growing faster than their gauge, or back further than a reset
  * explains, leave the sample out; the third in a row restarts the window; with
  * plausibility off the sample is taken (or, going back, restarts the window). */
 static void implausible_counters(void)
@@ -675,7 +675,7 @@ static void busy_counter_against_time(void)
     fx_deinit(&f);
 }
 
-/* Issue 11 item 10: another edge or ship strategy under the same ids restarts the window;
+/* Another edge (core/README.md, Window) or ship strategy under the same ids restarts the window;
  * so does a rescale, and both stabilize from their first sample. */
 static void restart_on_edges_and_rescale_stabilizes(void)
 {
@@ -704,7 +704,7 @@ static void restart_on_edges_and_rescale_stabilizes(void)
     fx_deinit(&f);
 }
 
-/* Issue 11 item 7: with governor.window.keep-full a window stays full however late the
+/* With governor.window.keep-full (core/README.md, Window) a window stays full however late the
  * sample after its cut-off; the reference (off) flips back to not full. */
 static void window_stays_full(void)
 {

@@ -1,0 +1,90 @@
+/*
+ * text.c - text helpers the layers share (see text.h).
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "base/text.h"
+#include "base/xmem.h"
+
+char *text__grow(struct text *t, size_t more)
+{
+    size_t cap = t->cap ? t->cap : 4096;
+    while (cap < t->n + more + 1)
+        cap *= 2;
+    t->p = xrealloc(t->p, cap);
+    t->cap = cap;
+    return t->p + t->n;
+}
+
+void text_add(struct text *t, const void *s, size_t n)
+{
+    memcpy(text_room(t, n), s, n);
+    t->n += n;
+    t->p[t->n] = '\0';
+}
+
+void text_free(struct text *t)
+{
+    free(t->p);
+    memset(t, 0, sizeof *t);
+}
+
+size_t text_utf8_len(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0];
+    size_t len;
+    uint32_t cp;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        len = 2, cp = c & 0x1F;
+    else if (c >= 0xE0 && c <= 0xEF)
+        len = 3, cp = c & 0x0F;
+    else if (c >= 0xF0 && c <= 0xF4)
+        len = 4, cp = c & 0x07;
+    else
+        return 0;
+    if (len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3F);
+    }
+    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return len;
+}
+
+bool text_utf8_valid(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        if (*p < 0x80) { /* most text: no call a byte */
+            p++;
+            continue;
+        }
+        size_t n = text_utf8_len(p, SIZE_MAX);
+        if (!n)
+            return false;
+        p += n;
+    }
+    return true;
+}
+
+json_t *text_json_string(const char *s)
+{
+    if (!s)
+        return json_null();
+    json_t *v = json_string(s);
+    if (v)
+        return v;
+    size_t n = strlen(s);
+    char *c = xmalloc(n + 1);
+    for (size_t i = 0; i <= n; i++)
+        c[i] = (unsigned char)s[i] < 0x80 ? s[i] : '?';
+    v = json_string(c);
+    free(c);
+    return v;
+}
