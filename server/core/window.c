@@ -204,12 +204,13 @@ static void series_stats(const struct series *a, double first, double last,
         out->n_eff = 1;
 }
 
-/* A series' figures before anything is added: none. */
-static void stats_clear(struct core_series_stats *out)
+/* A series' figures before anything is added (none); false when vertex vi is not in w. */
+static bool stats_begin(const struct core_window *w, int vi, struct core_series_stats *out)
 {
     out->n = 0;
     out->mean = out->var = NAN;
     out->n_eff = 0;
+    return vi >= 0 && vi < w->n_vertices;
 }
 
 /* Where arrivals_next is in a window: the next row to read and the last one with an input
@@ -251,8 +252,7 @@ void core__w_arrivals(const struct core_window *w, int vi, int64_t from, int64_t
 {
     struct series a = {0};
     double first = NAN, last = NAN;
-    stats_clear(out);
-    if (vi < 0 || vi >= w->n_vertices)
+    if (!stats_begin(w, vi, out))
         return;
     struct arrivals_it it = {0, -1};
     double x, d, mid;
@@ -334,8 +334,7 @@ void core__w_gauge_stats(const struct core_window *w, int vi, size_t off,
 {
     struct series a = {0};
     double first = NAN, last = NAN;
-    stats_clear(out);
-    if (vi < 0 || vi >= w->n_vertices)
+    if (!stats_begin(w, vi, out))
         return;
     for (int k = 0; k < w->n; k++) {
         double x = vfield(&core__wv_row(w, k)->v[vi], off);
