@@ -10,8 +10,9 @@
  * state. Only then is the state changed (in memory) and the service's write unit, completed
  * here with the new state, handed back for commit.
  *
- * A retry (the same `at`, the same JSON value) changes nothing and stores nothing: it reads
- * the decision stored then (db_decision_find) and answers it again with "repeat": true. When
+ * A retry (the same `at`, the same JSON value; for a sample the store keeps in its job's chunks
+ * of samples, the same sample as the server reads it) changes nothing and stores nothing: it
+ * reads the decision stored then (db_decision_find) and answers it again with "repeat": true. When
  * a unit of the job is still in flight, the decision may not be committed yet: the retry then
  * queues a DB_W_REPEAT unit, which writes nothing and comes back after every unit queued
  * before it, and is answered from the store then (api_committed).
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/codec.h"
 #include "decision/jobs.h"
 #include "plugin/policies.h"
 #include "http/api.h"
@@ -33,13 +35,49 @@
 #include "store/writer.h"
 #include "base/xmem.h"
 
+/* Whether two request bodies hold the same streaming sample, read as the server reads it (the
+ * same numbers bit for bit, the same layout), and neither has options of its own. */
+static bool same_sample(json_t *sent, json_t *then)
+{
+    struct json_sample x, y;
+    struct json_err e;
+    bool same = false;
+    json_sample_init(&x);
+    json_sample_init(&y);
+    if (json_object_size(json_object_get(sent, "config")) == 0 &&
+        json_object_size(json_object_get(then, "config")) == 0 &&
+        json_parse_sample(sent, 0, &x, NULL, &e) == 0 &&
+        json_parse_sample(then, 0, &y, NULL, &e) == 0 && !x.s.batch_mode && !y.s.batch_mode &&
+        x.s.at == y.s.at && x.s.n_vertices == y.s.n_vertices) {
+        unsigned char *lx, *ly, *cx, *cy;
+        size_t nx, ny;
+        int k = core_codec_sample_k(x.s.n_vertices);
+        double *rx = xcalloc((size_t)k, sizeof *rx), *ry = xcalloc((size_t)k, sizeof *ry);
+        core_codec_sample_layout(&x.s, &lx, &nx, &cx);
+        core_codec_sample_layout(&y.s, &ly, &ny, &cy);
+        core_codec_sample_row(&x.s, rx);
+        core_codec_sample_row(&y.s, ry);
+        same = nx == ny && memcmp(lx, ly, nx) == 0 && memcmp(rx, ry, (size_t)k * sizeof *rx) == 0;
+        free(lx);
+        free(ly);
+        free(cx);
+        free(cy);
+        free(rx);
+        free(ry);
+    }
+    json_sample_deinit(&x);
+    json_sample_deinit(&y);
+    return same;
+}
+
 void api_decide_repeat(struct api *a, const char *job, int64_t at, const char *body, size_t len,
                        int64_t last_at, struct resp *r)
 {
     char *input = NULL, *stored = NULL, *err = NULL;
     json_t *sent = NULL, *then = NULL;
     int64_t id = 0;
-    int found = db_decision_find(a->db, job, at, &id, &input, &stored, &err);
+    bool from_samples = false;
+    int found = db_decision_find(a->db, job, at, &id, &input, &from_samples, &stored, &err);
     if (found < 0) {
         log_msg(LOG_ERROR, "api", "cannot read a stored decision", "job=%s error=\"%s\"", job, err);
         api_error(r, 503, NULL, NULL, "cannot read the job's stored decisions (%s); retry", err);
@@ -53,10 +91,12 @@ void api_decide_repeat(struct api *a, const char *job, int64_t at, const char *b
                   (long long)at, (long long)last_at);
         goto out;
     }
-    /* The same sample: the same JSON value (member order and spacing aside). */
+    /* The same sample: the same JSON value (member order and spacing aside); or, where the
+     * store kept the sample as the server read it (its chunks of samples), the same sample. */
     sent = json_loadb(body ? body : "", len, JSON_REJECT_DUPLICATES, NULL);
     then = json_loads(input, JSON_REJECT_DUPLICATES, NULL);
-    if (!sent || !then || !json_equal(sent, then) || stored[0] != '{') {
+    if (!sent || !then || !(from_samples ? same_sample(sent, then) : json_equal(sent, then)) ||
+        stored[0] != '{') {
         api_error(r, 409, NULL, "at",
                   "at %lld was already decided (decision %lld) from another sample; a retry must "
                   "send the same body, and a new sample a later at",
@@ -249,6 +289,10 @@ static void decide(const struct req *q, struct resp *r)
         core_state_encode_sample(e->state, from + k, &w->ws[k].blob, &w->ws[k].len);
     }
     e->stored_seq = end;
+    /* The sample kept as history in the job's chunks of samples, unless the request carries
+     * more than the sample (its own options: the request is then stored as it came). */
+    if (!a->dec.js.s.batch_mode && json_object_size(json_object_get(body, "config")) == 0)
+        jobs_samples_add(e, &a->dec.js.s, w);
     w->last_at = e->last_at;
     jobs_fence(e, w);
     r->status = 200;
