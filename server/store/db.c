@@ -758,12 +758,13 @@ static int insert_decision(struct db *db, struct db_write *w, char **errp)
     snprintf(pbuf, sizeof pbuf, "%lld", (long long)parts);
     vertices = pack_vertices(w->v, w->n_v);
     events = events_text(w);
-    const char *ot[10] = {w->action ? w->action : "",
-                          w->reason ? w->reason : "",
+    /* A unit without its action, reason or revision is refused by the store (NOT NULL). */
+    const char *ot[10] = {w->action,
+                          w->reason,
                           message,
                           parts ? pbuf : NULL,
                           w->response_json,
-                          w->policy_revision ? w->policy_revision : "",
+                          w->policy_revision,
                           hash,
                           vertices,
                           events,

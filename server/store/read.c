@@ -479,6 +479,7 @@ static int chunk_load(struct db *db, const char *job, int64_t id, struct chunk_r
     int rc;
     chunk_rows_clear(cr);
     cr->job = xstrdup(job);
+    /* Each query's one row, or none (db_finish: whether they ended on an error). */
     rc = db_query(db, &SQL_CHUNK_OF, DB_ARGS(DB_TEXT(job), DB_INT(id)), &c, errp);
     if (rc == 0 && db_next(&c)) {
         first = db_int(&c, 0);
@@ -486,13 +487,14 @@ static int chunk_load(struct db *db, const char *job, int64_t id, struct chunk_r
         blob = xmalloc(n ? n : 1);
         memcpy(blob, b, n);
         len = n;
-    }
-    if (db_finish(&c, rc, errp) < 0)
+        db_end(&c);
+    } else if (db_finish(&c, rc, errp) < 0) {
         goto fail;
+    }
     rc = db_query(db, &SQL_CHUNK_OPEN, DB_ARGS(DB_TEXT(job)), &c, errp);
-    if (rc == 0 && db_next(&c) && !db_null(&c, 0)) {
-        open_first = db_int(&c, 0);
-        if (open_first <= id && open_first > first) {
+    if (rc == 0 && db_next(&c)) {
+        open_first = db_null(&c, 0) ? INT64_MIN : db_int(&c, 0);
+        if (open_first != INT64_MIN && open_first <= id && open_first > first) {
             first = open_first;
             b = db_blob(&c, 1, &n);
             free(blob);
@@ -501,19 +503,22 @@ static int chunk_load(struct db *db, const char *job, int64_t id, struct chunk_r
             len = n;
             cr->open = true;
         }
-    }
-    if (db_finish(&c, rc, errp) < 0)
+        db_end(&c);
+    } else if (db_finish(&c, rc, errp) < 0) {
         goto fail;
+    }
     if (first == INT64_MIN) {
         free(blob);
         return 0;
     }
     if (!cr->open) {
         rc = db_query(db, &SQL_CHUNK_NEXT, DB_ARGS(DB_TEXT(job), DB_INT(first)), &c, errp);
-        if (rc == 0 && db_next(&c))
+        if (rc == 0 && db_next(&c)) {
             next = db_int(&c, 0);
-        if (db_finish(&c, rc, errp) < 0)
+            db_end(&c);
+        } else if (db_finish(&c, rc, errp) < 0) {
             goto fail;
+        }
         if (open_first > first && open_first < next)
             next = open_first;
     }

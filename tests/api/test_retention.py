@@ -59,15 +59,16 @@ c.check(old == 0, "no decision older than retention + a round is left: %d" % old
 c.check(q("SELECT count(*) FROM decisions WHERE id <= 1200")[0][0] == 0,
         "the first 1,200 decisions are gone")
 c.check(recent > 0, "recent decisions are kept: %d" % recent)
-c.check(q("SELECT count(*) FROM vertex_decisions WHERE decision_id NOT IN "
-          "(SELECT id FROM decisions)")[0][0] == 0, "no orphan vertex rows")
+c.check(q("SELECT count(*) FROM decision_outcomes o WHERE NOT EXISTS "
+          "(SELECT 1 FROM decisions d WHERE d.outcome_id = o.id)")[0][0] == 0,
+        "no outcome that no decision uses")
 c.check(q("SELECT count(*) FROM events WHERE decision_id NOT IN (SELECT id FROM decisions)")[0][0]
         == 0, "no orphan events")
 c.check(q("SELECT count(*) FROM config_changes")[0][0] == 0, "the old config change is gone")
 c.check(q("SELECT count(*) FROM decision_configs WHERE id NOT IN "
-          "(SELECT config_id FROM decisions)")[0][0] == 0,
+          "(SELECT config_id FROM decision_outcomes)")[0][0] == 0,
         "no option set that no decision uses: %r" % q("SELECT id, hash FROM decision_configs"))
-c.check(q("SELECT count(*) FROM decisions WHERE config_id NOT IN "
+c.check(q("SELECT count(*) FROM decision_outcomes WHERE config_id NOT IN "
           "(SELECT id FROM decision_configs)")[0][0] == 0, "every decision's option set is kept")
 c.check(q("SELECT count(*) FROM jobs WHERE job = 'orders' AND state_bin IS NOT NULL")[0][0] == 1,
         "the job's state is kept")
