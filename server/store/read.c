@@ -64,9 +64,17 @@ int db_jobs_each(struct db *db, const char *job, int limit,
                                .last_at = db_null(&c, 3) ? INT64_MIN : db_int(&c, 3),
                                .version = db_int(&c, 5),
                                .generation = db_int(&c, 6)};
+        /* a backend keeps one blob of a row at a time (PostgreSQL's unescaped bytes): the
+         * samples copied first, then the state */
+        const void *b = db_blob(&c, 7, &r.samples_len);
+        void *samples = b ? xmalloc(r.samples_len ? r.samples_len : 1) : NULL;
+        if (b)
+            memcpy(samples, b, r.samples_len);
+        r.samples = samples;
         r.state_bin = db_blob(&c, 4, &r.state_bin_len);
-        r.samples = db_blob(&c, 7, &r.samples_len);
-        if (fn(ud, &r) != 0) {
+        int rc = fn(ud, &r);
+        free(samples);
+        if (rc != 0) {
             *errp = xasprintf("job \"%s\": bad stored row", db_text(&c, 0));
             n = -1;
             break;
@@ -1030,10 +1038,22 @@ int db_job_deletions(struct db *db, const char *job, int64_t **ids, int *n, char
     return rc;
 }
 
+/* A decision's event has its texts in its outcome (ord), another one in its row. */
+#define EVENT_TEXT(i, json)                                                                        \
+    "CASE WHEN e.ord IS NULL THEN e." i " ELSE " json " END"
+#define EVENTS(type, reason, message)                                                              \
+    "SELECT e.id, e.decision_id, e.at, " type ", " reason ", " message ", e.count, e.suppressed "  \
+    "FROM events e LEFT JOIN decisions d ON d.id = e.decision_id "                                 \
+    "LEFT JOIN decision_outcomes o ON o.id = d.outcome_id "                                       \
+    "WHERE e.job = ?1 ORDER BY e.at DESC, e.id DESC LIMIT ?2"
 static const struct db_sql SQL_EVENTS = {
-    "SELECT id, decision_id, at, type, reason, message, count, suppressed FROM events "
-    "WHERE job = ?1 ORDER BY at DESC, id DESC LIMIT ?2",
-    NULL, "read events", 0};
+    EVENTS(EVENT_TEXT("type", "o.events -> e.ord ->> 0"),
+           EVENT_TEXT("reason", "o.events -> e.ord ->> 1"),
+           EVENT_TEXT("message", "o.events -> e.ord ->> 2")),
+    EVENTS(EVENT_TEXT("type", "o.events::json -> e.ord::int ->> 0"),
+           EVENT_TEXT("reason", "o.events::json -> e.ord::int ->> 1"),
+           EVENT_TEXT("message", "o.events::json -> e.ord::int ->> 2")),
+    "read events", 0};
 
 static int events_row(struct db *db, struct db_cur *c, json_t **v, char **errp)
 {
