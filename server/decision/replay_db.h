@@ -58,10 +58,13 @@ typedef void (*replay_db_change_cb)(void *ud, json_t *change);
  * sample (a bad option value, ...). *summary (new) is
  *   {"job", "from", "to", "replayed", "warmup", "decisions", "changed", "identical", "errors",
  *    "scalings_recorded", "scalings_candidate", "scalings_added", "scalings_removed",
- *    "subtask_minutes_recorded", "subtask_minutes_candidate", "subtask_minutes_delta"}
+ *    "subtask_minutes_recorded", "subtask_minutes_candidate", "subtask_minutes_delta",
+ *    "without_sample"}
  * "identical" counts compared decisions whose whole response (every vertex's figures,
  * constraints, messages, events) equals the stored one, policy revision and config hash
- * aside. Subtask-minutes integrate, between consecutive compared decisions, the sum of the
+ * aside. "without_sample" counts the decisions whose sample is no longer kept
+ * (sample-retention): they are not replayed, and the replay starts over after them.
+ * Subtask-minutes integrate, between consecutive compared decisions, the sum of the
  * parallelism the job runs at after each decision (the decision's targets when it executes,
  * the current parallelism otherwise). Returns 0, or -1 with *errp (new): the database cannot
  * be opened or read.
