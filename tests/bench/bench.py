@@ -579,6 +579,52 @@ class Bench:
                 runs[label].append(ns[0])
         return runs
 
+    def history_day(self):
+        """A day of one 4-vertex job sampled every 10 s (8,640 decisions), once without plugins
+        and once with two, each on a fresh database of this build (and of --baseline's): the
+        bytes a decision, over the whole day and past its first 1,000 decisions (the server is
+        stopped there and the file checkpointed: what a decision adds once the job's window,
+        state and first outcomes are stored), and 90 days extrapolated from them."""
+        a = self.a
+        n = 300 if a.smoke else SAMPLES_PER_DAY
+        first = n // 8 if a.smoke else 1000
+        builds = ([("baseline", a.baseline)] if a.baseline else []) + [("this build", self.build)]
+        out = {}
+        for label, build in builds:
+            out[label] = {}
+            for prefix in ("np", "pl"):
+                db = os.path.join(self.tmp, f"day-{prefix}-{len(out)}.db")
+                sizes = []
+                for k, (start, rounds) in enumerate(((0, first), (first, n - first))):
+                    gov = self.start_governor(f"day-{prefix}-{label.split()[0]}", db, sync="OFF",
+                                              build=build)
+                    if prefix == "pl" and k == 0:
+                        self.put_configs(gov, "dpl", 1, PLUGIN_CONFIG)
+                    argv = [os.path.join(self.build, "bench_load"), "--port", str(gov.port),
+                            "--conns", "1", "--jobs", "1", "--prefix", "d" + prefix,
+                            "--first", str(start), "--rounds", str(rounds)]
+                    r = subprocess.run(argv, capture_output=True, text=True)
+                    self.stop(gov)
+                    if r.returncode != 0:
+                        raise SystemExit(f"bench: bench_load (a day) failed: {r.stderr}")
+                    c = sqlite3.connect(db)
+                    c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                    d = c.execute("SELECT count(*) FROM decisions").fetchone()[0]
+                    try:
+                        tables = {name: b for name, b in c.execute(
+                            "SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC")}
+                    except sqlite3.Error:
+                        tables = {}
+                    c.close()
+                    sizes.append((d, os.path.getsize(db), tables))
+                (d1, b1, _), (d2, b2, t2) = sizes
+                out[label][prefix] = {"decisions": d2, "bytes": b2, "per_decision": b2 / max(1, d2),
+                                      "marginal": (b2 - b1) / max(1, d2 - d1), "tables": t2}
+                log(f"  a day of one job ({prefix}, {label}): {d2} decisions, {b2} bytes, "
+                    f"{b2 / max(1, d2):.0f} B a decision, {(b2 - b1) / max(1, d2 - d1):.0f} B "
+                    "past the first 1,000")
+        return out
+
     def cleanup(self):
         for s in list(self.servers):
             s.stop()
@@ -736,6 +782,32 @@ def report(b):
             p(f"the load generator against the bare 1 KB server: busy {spread(busy, '{:.0f}')}% "
               f"of one core, {spread(rel, '{:.2f}')} of the server's CPU time a request (it "
               "waits for the server, not the other way round)")
+    if res.get("history_day"):
+        hd = res["history_day"]
+        p("")
+        p("history of one 4-vertex job sampled every 10 s (the load's job; a day is 8,640 "
+          "decisions; 90 days extrapolated from the day's run: the bytes a decision past the "
+          "first 1,000, times 777,600, plus the first 1,000's); target <= 150 MB for 90 days "
+          "(the issue's 1.2 GB before)")
+        for prefix, name in (("np", "no plugins"), ("pl", "two plugins")):
+            for label in ("baseline", "this build"):
+                h = hd.get(label, {}).get(prefix)
+                if not h:
+                    continue
+                first = h["bytes"] - h["marginal"] * (h["decisions"] - 1000) \
+                    if h["decisions"] > 1000 else h["bytes"]
+                d90 = first + h["marginal"] * (SAMPLES_PER_DAY * RETENTION_DAYS - 1000)
+                line = (f"  {name:11s} {label:10s} {h['per_decision']:6.0f} B a decision over the "
+                        f"day ({h['bytes'] / 1e6:.1f} MB), {h['marginal']:.0f} B past the first "
+                        f"1,000: {d90 / 1e6:.0f} MB for 90 days")
+                if label == "this build":
+                    line += f"; target <= 150 MB: {verdict(d90 / 1e6, 150, fmt='{:.0f}')}"
+                p(line)
+            h = hd.get("this build", {}).get(prefix)
+            if h and h["tables"]:
+                tot = sum(h["tables"].values())
+                p(f"    by table and index ({name}): " + ", ".join(
+                    f"{k} {v / h['decisions']:.0f} B" for k, v in list(h["tables"].items())[:8]))
     if res.get("codec"):
         p("")
         p("samples' codec (server/core/codec.h): bytes a sample in chunks of up to 360 samples or "
@@ -842,6 +914,8 @@ def main():
     ap.add_argument("--no-main", action="store_true", help="skip the main figures")
     ap.add_argument("--no-codec", action="store_true",
                     help="skip the samples' codec figures (a few seconds)")
+    ap.add_argument("--no-history-day", action="store_true",
+                    help="skip the day of one job's history (8,640 decisions, each set)")
     ap.add_argument("--scale", action="store_true",
                     help="also the scale figures (--scale-jobs jobs with full windows; long)")
     ap.add_argument("--scale-jobs", type=int, default=100000)
@@ -877,6 +951,8 @@ def main():
             b.lua_calls()
         if not a.no_codec:
             b.codec()
+        if not a.no_history_day:
+            b.results["history_day"] = b.history_day()
         if a.scale:
             b.scale()
         if a.baseline:
