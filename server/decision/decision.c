@@ -27,6 +27,7 @@ void decision_buf_deinit(struct decision_buf *b)
 {
     json_rebalance_deinit(&b->jr);
     json_sample_deinit(&b->js);
+    sample_text_deinit(&b->st);
     core_decision_deinit(&b->d);
     json_text_deinit(&b->text);
     free(b->warn);
@@ -178,7 +179,7 @@ static int sample_and_options(struct decision_buf *b, const struct decision_req 
     bool own = !q->cache || q->overlay || own_options(q->body);
     memset(&je, 0, sizeof je);
     b->js.limits = q->limits;
-    if (json_parse_sample(q->body, q->now_ms, &b->js, NULL, &je) < 0)
+    if (!q->parsed && json_parse_sample(q->body, q->now_ms, &b->js, NULL, &je) < 0)
         return decision_refuse(e, je.status ? je.status : 400,
                                je.code[0] ? je.code : "INVALID_ARGUMENT", je.field, "%s",
                                je.message);

@@ -212,9 +212,10 @@ int api_job_find(struct api *a, const char *job, struct jobs_entry **e, struct r
 
 /*
  * The job of a request that makes a decision (decide, rebalance): the job id checked, a failed
- * earlier write recovered, the body parsed as an object (new in *body), and the job's entry in
- * *e (api_job_find; a new one when *created: forgotten again unless a decision is made). 0, or -1
- * with r filled (*body may be set: the caller releases it).
+ * earlier write recovered, the body parsed as an object (new in *body; body NULL: the caller
+ * has read it otherwise), and the job's entry in *e (api_job_find; a new one when *created:
+ * forgotten again unless a decision is made). 0, or -1 with r filled (*body may be set: the
+ * caller releases it).
  */
 struct jobs_entry;
 /* decision_run on the server's scratch: 0, or -1 with r filled with the refusal (if any). */

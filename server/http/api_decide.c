@@ -134,7 +134,7 @@ int api_decision_job(const struct req *q, struct resp *r, json_t **body, struct 
         return api_error(r, 400, NULL, "job", "job id must match [A-Za-z0-9._:-]{1,128}"), -1;
     if (api_job_recover(a, q->job, r) < 0)
         return -1;
-    if (!(*body = api_json_body(q, r, NULL)))
+    if (body && !(*body = api_json_body(q, r, NULL)))
         return -1;
     int found = api_job_find(a, q->job, e, r);
     if (found < 0)
@@ -247,13 +247,17 @@ static void decide(const struct req *q, struct resp *r)
     bool created = false;
 
     memset(&res, 0, sizeof res);
-    if (api_decision_job(q, r, &body, &e, &created) < 0)
+    /* A plain body read straight into the sample; any other parsed as a tree. */
+    a->dec.js.limits = a->srv ? &a->srv->limits : NULL;
+    bool parsed = sample_text_read(q->body, q->body_len, q->now_ms, &a->dec.js, &a->dec.st) == 0;
+    if (api_decision_job(q, r, parsed ? NULL : &body, &e, &created) < 0)
         goto out;
     /* The decision runs on the revision active now, whatever a reload swaps in meanwhile. */
     set = pol_acquire(a->pol);
     struct gate g = {q, r, e};
     struct decision_req dq = {.job = q->job,
                               .body = body,
+                              .parsed = parsed,
                               .text = q->body,
                               .len = q->body_len,
                               .now_ms = q->now_ms,

@@ -74,9 +74,9 @@ struct retention *retention_new(struct event_base *base, struct writer *wr, int6
     rt->retention_ms = retention_ms;
     rt->sample_ms = sample_ms;
     rt->batch = batch > 0 ? batch : 500;
-    int64_t shortest = retention_ms <= 0                        ? sample_ms
+    int64_t shortest = retention_ms <= 0                            ? sample_ms
                        : sample_ms <= 0 || retention_ms < sample_ms ? retention_ms
-                                                                   : sample_ms;
+                                                                    : sample_ms;
     if (interval_ms <= 0)
         interval_ms = shortest < 60000 ? shortest : 60000;
     if (interval_ms < 1000)

@@ -230,8 +230,8 @@ class Bench:
 
     def check_steady(self, server, prefix, want_reason, want_calls):
         """The newest decision of the set is what the load means to measure."""
-        rows = self.sql(server, "SELECT d.id, d.reason, (SELECT count(*) FROM plugin_calls p "
-                        "WHERE p.decision_id = d.id) FROM decisions d WHERE d.job = ? "
+        rows = self.sql(server, "SELECT d.id, d.reason, (SELECT count(*) FROM audit_plugin_calls "
+                        "p WHERE p.decision_id = d.id) FROM audit_decisions d WHERE d.job = ? "
                         "ORDER BY d.id DESC LIMIT 1", [f"{prefix}-0"])
         if not rows or rows[0][1] != want_reason or rows[0][2] != want_calls:
             raise SystemExit(f"bench: {prefix}-0 decides {rows}, not {want_reason} with "
@@ -388,15 +388,19 @@ class Bench:
         except sqlite3.Error:
             h["tables"] = {}
         h["plugin_calls"] = {hook: (avg, n) for hook, avg, n in c.execute(
-            "SELECT hook, avg(duration_us), count(*) FROM plugin_calls GROUP BY hook")}
+            "SELECT hook, avg(duration_us), count(*) FROM audit_plugin_calls GROUP BY hook")}
         h["columns"] = {}
         for prefix in ("np", "pl"):
             row = c.execute(
-                "SELECT avg(length(input)), avg(coalesce(length(response), 0)), "
-                "avg(length(message)), count(*) FROM decisions WHERE job LIKE ? AND "
-                "reason != 'COLLECTING_METRICS'", [prefix + "-%"]).fetchone()
-            h["columns"][prefix] = dict(zip(("input", "response", "message",
+                "SELECT avg(coalesce(length(d.calls), 0)), count(DISTINCT d.outcome_id), "
+                "avg(length(o.vertices) + coalesce(length(o.events), 0)), count(*) "
+                "FROM decisions d JOIN decision_outcomes o ON o.id = d.outcome_id "
+                "WHERE d.job LIKE ? AND o.reason != 'COLLECTING_METRICS'",
+                [prefix + "-%"]).fetchone()
+            h["columns"][prefix] = dict(zip(("calls", "outcomes", "outcome_bytes",
                                              "decisions"), row))
+        h["samples"] = c.execute("SELECT count(*), coalesce(sum(length(chunk)), 0) "
+                                 "FROM sample_chunks").fetchone()
         c.close()
         return h
 
@@ -756,10 +760,13 @@ def report(b):
                 f"{k} {v / tot * 100:.0f}%" for k, v in list(h["tables"].items())[:6]))
         for prefix, c in h["columns"].items():
             if c["decisions"]:
-                p(f"  {'without' if prefix == 'np' else 'with'} plugins, a row of decisions "
-                  f"holds the packed request {c['input'] or 0:.0f} B, the response's rest "
-                  f"{c['response'] or 0:.0f} B, the message {c['message'] or 0:.0f} B (the "
-                  f"options are stored once per distinct set)")
+                p(f"  {'without' if prefix == 'np' else 'with'} plugins: {c['decisions']} "
+                  f"decisions share {c['outcomes']} outcomes (their vertices and events' texts, "
+                  f"{c['outcome_bytes'] or 0:.0f} B each), a row's plugin calls "
+                  f"{c['calls'] or 0:.0f} B")
+        if h.get("samples") and h["samples"][0]:
+            p(f"  the samples: {h['samples'][0]} closed chunks, {h['samples'][1] / 2**20:.1f} MiB "
+              f"(and each job's chunk being filled, with its state)")
         if h.get("plugin_calls") and res.get("lua"):
             pc = h["plugin_calls"]
             lua = res["lua"]
