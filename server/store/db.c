@@ -30,6 +30,7 @@ struct tx_row {
     uint64_t hash;
     char *key;
     int64_t id;
+    int64_t seq; /* which entry: a number of the connection's, never reused */
 };
 struct tx_rows {
     struct tx_row v[DB_TX_ROWS];
@@ -46,6 +47,7 @@ struct db {
      * theirs; forgotten when the transaction ends, so that nothing another connection deletes
      * is assumed */
     struct tx_rows configs, outcomes;
+    int64_t row_seq; /* the last tx_row.seq given */
     /* plugin_names rows (never deleted): kept for the connection's life once the transaction
      * that found or added them committed */
     struct db_name {
@@ -65,24 +67,26 @@ static void rows_forget(struct tx_rows *r)
 
 /* The id of the row of key (hash h) the transaction stored: 1 with *id (0: not known yet, in
  * a pipeline), or 0 when it stored none. */
-static int rows_find(const struct tx_rows *r, uint64_t h, const char *key, int64_t *id)
+static int rows_find(const struct tx_rows *r, uint64_t h, const char *key, int64_t *id,
+                     int64_t *seq)
 {
     for (int i = 0; i < r->n; i++)
         if (r->v[i].hash == h && strcmp(r->v[i].key, key) == 0) {
             *id = r->v[i].id;
+            *seq = r->v[i].seq;
             return 1;
         }
     return 0;
 }
 
-static void rows_add(struct tx_rows *r, uint64_t h, const char *key, int64_t id)
+static void rows_add(struct tx_rows *r, uint64_t h, const char *key, int64_t id, int64_t seq)
 {
     if (r->n == DB_TX_ROWS) { /* the oldest goes */
         free(r->v[0].key);
         memmove(&r->v[0], &r->v[1], (DB_TX_ROWS - 1) * sizeof r->v[0]);
         r->n--;
     }
-    r->v[r->n++] = (struct tx_row){h, xstrdup(key), id};
+    r->v[r->n++] = (struct tx_row){h, xstrdup(key), id, seq};
 }
 
 /* Forgets the rows the transaction stored; committed: its plugin names are kept. */
@@ -528,17 +532,17 @@ int db_window_write(struct db *db, const char *job, int64_t seq0, const struct d
 }
 
 /*
- * The id of a row stored once (rows: the transaction's of its kind, key: its columns joined,
- * h: their hash), found or added unless the transaction did already: add (its parameters p,
- * n) inserts it unless it is there, first (the same parameters) finds it. *id is 0 when it
- * is not known yet (a pipeline's results come later; the statement that uses it looks it up).
- * -1 + *errp.
+ * The id of a row stored once (rows: the transaction's of its kind, key: what tells it from
+ * the others, h: a hash of that), found or added unless the transaction did already: add (its
+ * parameters p, n) inserts it unless it is there, first (the same parameters) finds it. *id is
+ * 0 when it is not known yet (a pipeline's results come later; the statement that uses it looks
+ * it up); *seq names the transaction's entry for it. -1 + *errp.
  */
 static int stored_once(struct db *db, struct tx_rows *rows, uint64_t h, const char *key,
                        const struct db_sql *add, const struct db_sql *first,
-                       const struct db_param *p, int n, int64_t *id, char **errp)
+                       const struct db_param *p, int n, int64_t *id, int64_t *seq, char **errp)
 {
-    if (rows_find(rows, h, key, id))
+    if (rows_find(rows, h, key, id, seq))
         return 0;
     *id = 0;
     int added = db_exec(db, add, p, n, id, errp);
@@ -553,7 +557,8 @@ static int stored_once(struct db *db, struct tx_rows *rows, uint64_t h, const ch
             return -1;
         db_end(&c);
     }
-    rows_add(rows, h, key, *id);
+    *seq = ++db->row_seq;
+    rows_add(rows, h, key, *id, *seq);
     return 0;
 }
 
@@ -738,14 +743,14 @@ static int insert_decision(struct db *db, struct db_write *w, char **errp)
     const char *cfg = w->config_json ? w->config_json : "{}";
     unsigned char *input = NULL;
     size_t input_len = 0, head;
-    char *msg = NULL, *calls = NULL, *vertices = NULL, *events = NULL, *okey = NULL, *ckey = NULL;
-    int64_t parts = message_parts(w, &head), cid, oid;
-    uint64_t h;
+    char *msg = NULL, *calls = NULL, *vertices = NULL, *events = NULL, *okey = NULL;
+    int64_t parts = message_parts(w, &head), cid, oid, cseq, oseq;
     int rc = -1;
-    const char *ct[2] = {hash, cfg};
-    ckey = row_key(ct, 2, &h);
-    if (stored_once(db, &db->configs, h, ckey, &SQL_CONFIG_ADD, &SQL_CONFIG_FIRST,
-                    DB_ARGS(DB_TEXT(hash), DB_TEXT(cfg)), &cid, errp) < 0 ||
+    /* An option set is told from another by its text; its hash only sorts them (the text is
+     * some 4 KB: hashed whole for every decision it would cost more than its row). */
+    if (stored_once(db, &db->configs, pack_hash_text(PACK_HASH_INIT, hash), cfg, &SQL_CONFIG_ADD,
+                    &SQL_CONFIG_FIRST, DB_ARGS(DB_TEXT(hash), DB_TEXT(cfg)), &cid, &cseq,
+                    errp) < 0 ||
         calls_text(db, w, &calls, errp) < 0)
         goto out;
     if (parts) {
@@ -759,28 +764,28 @@ static int insert_decision(struct db *db, struct db_write *w, char **errp)
     vertices = pack_vertices(w->v, w->n_v);
     events = events_text(w);
     /* A unit without its action, reason or revision is refused by the store (NOT NULL). */
-    const char *ot[10] = {w->action,
-                          w->reason,
-                          message,
-                          parts ? pbuf : NULL,
-                          w->response_json,
-                          w->policy_revision,
-                          hash,
-                          vertices,
-                          events,
-                          cfg};
-    okey = row_key(ot, 10, &h);
-    /* the hash as migration 012's gov_hash computes it: without the options' text */
-    uint64_t oh = PACK_HASH_INIT;
-    for (int i = 0; i < 9; i++)
-        oh = pack_hash_text(oh, ot[i]);
+    const char *ot[9] = {w->action,
+                         w->reason,
+                         message,
+                         parts ? pbuf : NULL,
+                         w->response_json,
+                         w->policy_revision,
+                         hash,
+                         vertices,
+                         events};
+    /* the hash as migration 012's gov_hash computes it; the key the same columns and the
+     * transaction's entry of the option set (its text) */
+    uint64_t oh;
+    char *k9 = row_key(ot, 9, &oh);
+    okey = xasprintf("%s\x1f%lld", k9, (long long)cseq);
+    free(k9);
     int64_t hs = pack_hash_sql(oh);
     struct db_param mp = parts ? DB_INT(parts) : DB_NULL, cp = cid ? DB_INT(cid) : DB_NULL;
-    if (stored_once(db, &db->outcomes, h, okey, &SQL_OUTCOME_ADD, &SQL_OUTCOME_FIRST,
+    if (stored_once(db, &db->outcomes, oh, okey, &SQL_OUTCOME_ADD, &SQL_OUTCOME_FIRST,
                     DB_ARGS(DB_INT(hs), DB_TEXT(ot[0]), DB_TEXT(ot[1]), DB_TEXT(message), mp,
                             DB_TEXT(w->response_json), DB_TEXT(ot[5]), cp, DB_TEXT(hash),
                             DB_TEXT(cfg), DB_TEXT(vertices), DB_TEXT(events)),
-                    &oid, errp) < 0)
+                    &oid, &oseq, errp) < 0)
         goto out;
     if (!w->samples) {
         const char *in = w->input_json ? w->input_json : "";
@@ -809,7 +814,6 @@ out:
     free(vertices);
     free(events);
     free(okey);
-    free(ckey);
     return rc;
 }
 
