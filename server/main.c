@@ -189,7 +189,8 @@ static int serve(struct cli *c)
                              .max_value = c->srv.sql_max_value};
     if (!(sql = sql_engine_new(c->srv.sql_db ? c->srv.sql_db : c->srv.db, &lim, &err)))
         goto out;
-    s.ret = retention_new(s.base, s.wr, c->srv.audit_retention_ms, 0, 500);
+    s.ret =
+        retention_new(s.base, s.wr, c->srv.audit_retention_ms, c->srv.sample_retention_ms, 0, 500);
     api.sql = sql;
     api.db = db;
     api.jobs = jobs;

@@ -30,7 +30,7 @@ set(GOVERNOR_PG_API_TESTS
   test_retry test_routes test_replay_db test_batch test_applied_scalings test_timeline
   test_advice test_durability test_auth test_config_file test_token_file test_log_escaping
   test_out_of_descriptors test_dashboard test_target test_history_pages test_job_delete
-  test_jobs_memory test_stored_answer)
+  test_jobs_memory test_stored_answer test_history_two_parts)
 if(PYTHON3 AND PG_CTL)
   foreach(name ${GOVERNOR_PG_API_TESTS})
     add_test(NAME pg.${name} COMMAND ${PYTHON3} ${CMAKE_SOURCE_DIR}/tests/api/${name}.py

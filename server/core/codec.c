@@ -470,10 +470,11 @@ static inline void refill(struct fastbits *b)
     }
 }
 
-/* Takes n <= 56 bits, which need() made sure of (or the end was reached). */
+/* Takes n bits, which need() made sure of (or the end was reached): up to 64, a run of zeros
+ * read whole from a full accumulator. */
 static inline void take(struct fastbits *b, int n)
 {
-    b->acc <<= n;
+    b->acc = n < 64 ? b->acc << n : 0;
     b->nacc -= n;
 }
 
@@ -626,6 +627,88 @@ void core_codec_read_state(const struct core_codec_reader *r, struct core_codec_
         st->prev[i] = r->s[i].prev;
         st->dk[i] = r->s[i].dk;
     }
+}
+
+/* ------------------------------------------------------------------ a chunk's blob -- */
+
+void core_codec_blob(const struct core_chunk *c, unsigned char **out, size_t *len)
+{
+    size_t bytes = core_codec_bytes(c);
+    unsigned char *b = core__xmalloc(20 + bytes);
+    size_t off = put_varint(b, (uint64_t)c->n);
+    off += put_varint(b + off, (uint64_t)c->nbits);
+    memcpy(b + off, c->p, bytes);
+    *out = b;
+    *len = off + bytes;
+}
+
+/* The rows, bits and bytes of a blob; -1 when it does not hold them. */
+static int blob_parts(const unsigned char *blob, size_t len, int *n, size_t *nbits,
+                      const unsigned char **p, char *err, size_t err_len)
+{
+    size_t off = 0;
+    uint64_t rows, bits;
+    if (!blob || get_varint(blob, len, &off, &rows) < 0 || get_varint(blob, len, &off, &bits) < 0 ||
+        rows > INT32_MAX || bits > 8 * (uint64_t)(len - off)) {
+        snprintf(err, err_len, "not a chunk of samples (%zu bytes)", len);
+        return -1;
+    }
+    *n = (int)rows;
+    *nbits = (size_t)bits;
+    *p = blob + off;
+    return 0;
+}
+
+int core_codec_blob_read(struct core_codec_reader *r, const unsigned char *blob, size_t len,
+                         char *err, size_t err_len)
+{
+    int n;
+    size_t nbits;
+    const unsigned char *p;
+    memset(r, 0, sizeof *r);
+    if (blob_parts(blob, len, &n, &nbits, &p, err, err_len) < 0)
+        return -1;
+    return core_codec_read_init(r, p, nbits, n, err, err_len);
+}
+
+int core_codec_blob_resume(const unsigned char *blob, size_t len, struct core_chunk **c,
+                           struct core_codec_state *st, char *err, size_t err_len)
+{
+    struct core_codec_reader r;
+    int64_t at = 0, first = 0;
+    int rc = core_codec_blob_read(&r, blob, len, err, err_len);
+    *c = NULL;
+    if (rc < 0 || r.n < 1) {
+        if (rc == 0)
+            snprintf(err, err_len, "chunk of samples without rows");
+        core_codec_read_deinit(&r);
+        return -1;
+    }
+    double *row = core__xmalloc((size_t)(r.k ? r.k : 1) * sizeof *row);
+    for (int i = 0; i < r.n && rc == 0; i++) {
+        if (core_codec_read_row(&r, &at, row) != 1) {
+            snprintf(err, err_len, "chunk of samples: row %d does not read", i);
+            rc = -1;
+        }
+        if (i == 0)
+            first = at;
+    }
+    free(row);
+    if (rc == 0) {
+        size_t bytes = (r.nbits + 7) / 8;
+        struct core_chunk *ch = core__xcalloc(1, sizeof *ch + bytes);
+        memcpy(ch->p, r.p, bytes);
+        ch->n = r.n;
+        ch->nbits = r.nbits;
+        ch->cap = bytes;
+        ch->at_first = first;
+        ch->at_last = at;
+        core_codec_state_init(st, r.k);
+        core_codec_read_state(&r, st);
+        *c = ch;
+    }
+    core_codec_read_deinit(&r);
+    return rc;
 }
 
 /* ------------------------------------------------------- a decide request's sample -- */

@@ -123,6 +123,22 @@ int core_codec_read_row(struct core_codec_reader *r, int64_t *at, double *row);
 void core_codec_read_state(const struct core_codec_reader *r, struct core_codec_state *st);
 void core_codec_read_deinit(struct core_codec_reader *r);
 
+/* ------------------------------------------------------------------ a chunk's blob -- */
+
+/*
+ * A chunk as one self-contained blob, as history stores it: its rows and its bits as varints,
+ * then its bytes. core_codec_blob sets new (*out, free() it) from c; core_codec_blob_read
+ * starts a reader on a blob (borrowed for the reader's life: core_codec_read_row,
+ * core_codec_read_deinit); core_codec_blob_resume makes *c (new) a copy of the blob's chunk
+ * and *st (initialized here, for the chunk's k) the state after its last row, so that
+ * core_codec_append continues it. Each -1 with a message in err when the blob is not one.
+ */
+void core_codec_blob(const struct core_chunk *c, unsigned char **out, size_t *len);
+int core_codec_blob_read(struct core_codec_reader *r, const unsigned char *blob, size_t len,
+                         char *err, size_t err_len);
+int core_codec_blob_resume(const unsigned char *blob, size_t len, struct core_chunk **c,
+                           struct core_codec_state *st, char *err, size_t err_len);
+
 /* ------------------------------------------------------- a decide request's sample -- */
 
 /* Numbers a sample's row holds: its job metrics, then each vertex's. */

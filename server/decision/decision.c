@@ -30,6 +30,7 @@ void decision_buf_deinit(struct decision_buf *b)
 {
     jsn_rebalance_deinit(&b->jr);
     jsn_sample_deinit(&b->js);
+    sample_text_deinit(&b->st);
     core_decision_deinit(&b->d);
     jsn_text_deinit(&b->text);
     jsn_text_deinit(&b->rest);
@@ -217,12 +218,14 @@ static int sample_and_options(struct decision_buf *b, const struct decision_req 
     bool own = !q->cache || q->overlay || own_options(q->body);
     memset(&je, 0, sizeof je);
     b->js.limits = q->limits;
-    if (jsn_parse_sample(q->body, q->now_ms, &b->js, NULL, &je) < 0)
+    if (!q->parsed && jsn_parse_sample(q->body, q->now_ms, &b->js, NULL, &je) < 0)
         return decision_refuse(e, je.status ? je.status : 400,
                                je.code[0] ? je.code : "INVALID_ARGUMENT", je.field, "%s",
                                je.message);
     sample_fields_reset(&b->sf);
-    if ((q->warnings || q->strict) && sample_fields_check(q->body, &b->sf) > 0 && q->strict) {
+    /* (a sample read without a tree has no member governor does not know: sample_text.h) */
+    if ((q->warnings || q->strict) && q->body && sample_fields_check(q->body, &b->sf) > 0 &&
+        q->strict) {
         const char *near = b->sf.near[0];
         return decision_refuse(e, 400, "INVALID_ARGUMENT", b->sf.path[0],
                                "%s: unknown field%s%s%s (the server runs with strict-samples: "

@@ -48,6 +48,7 @@
 #include "store/db.h"
 #include "decision/jsn.h"
 #include "decision/sample_fields.h"
+#include "decision/sample_text.h"
 #include "options/options.h"
 
 struct plugin_set;
@@ -68,6 +69,7 @@ int decision_refuse(struct decision_err *e, int status, const char *code, const 
 /* A caller's buffers, reused from one decision to the next (one decision at a time). */
 struct decision_buf {
     struct jsn_sample js;
+    struct sample_text st; /* a body read without a tree (sample_text.h) */
     struct core_decision d;
     struct core_batch_decision bd; /* "mode": "BATCH" */
     struct jsn_rebalance jr;       /* DECISION_REBALANCE */
@@ -110,7 +112,10 @@ enum decision_kind { DECISION_SAMPLE, DECISION_REBALANCE };
 struct decision_req {
     enum decision_kind kind; /* zero: DECISION_SAMPLE */
     const char *job;
-    json_t *body; /* the request body, parsed (a JSON object) */
+    json_t *body; /* the request body, parsed (a JSON object); NULL with parsed */
+    /* The sample is in the buffer's js already, read from the body's text without a tree
+     * (sample_text_read, which takes no body with options of its own). */
+    bool parsed;
     /* The body as sent: stored in the write unit (input_json). NULL: no write unit. */
     const char *text;
     size_t len;

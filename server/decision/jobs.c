@@ -79,6 +79,8 @@ static void entry_free(struct jobs_entry *e)
     if (!e)
         return;
     core_state_free(e->state);
+    free(e->samples);
+    core_codec_state_deinit(&e->samples_st);
     jobopts_unref(e->shared);
     json_decref(e->config);
     free(e->id);
@@ -301,10 +303,13 @@ static int add_sample(void *ud, int64_t seq, const void *blob, size_t len)
     return core_state_decode_sample(wc->st, seq, blob, len, wc->msg, wc->msg_len) < 0 ? -1 : 0;
 }
 
-static int load_row(void *ud, const char *id, int64_t created_at, const char *config_json,
-                    const void *state_bin, size_t state_bin_len, int64_t last_at, int64_t version,
-                    int64_t generation)
+static int load_row(void *ud, const struct db_job_row *row)
 {
+    const char *id = row->job, *config_json = row->config_json;
+    const void *state_bin = row->state_bin;
+    size_t state_bin_len = row->state_bin_len;
+    int64_t created_at = row->created_at, last_at = row->last_at, version = row->version,
+            generation = row->generation;
     struct load_ctx *lc = ud;
     struct jobs *js = lc->js;
     json_t *layer = NULL;
@@ -367,6 +372,12 @@ static int load_row(void *ud, const char *id, int64_t created_at, const char *co
          * dropped. */
         e->stored_seq = meta ? core_state_seq_end(e->state) : core_state_seq0(e->state);
     }
+    /* The chunk of samples its decisions were filling goes on; one that does not read is
+     * started over by the next decision. */
+    if (row->samples && core_codec_blob_resume(row->samples, row->samples_len, &e->samples,
+                                               &e->samples_st, msg, sizeof msg) < 0)
+        log_msg(LOG_ERROR, "jobs", "stored chunk of samples unreadable, starting a new one",
+                "job=%s error=\"%s\"", id, msg);
     return 0;
 }
 
@@ -379,6 +390,35 @@ int jobs_load(struct jobs *js, struct db *db, const char *id, char **errp)
         jobs_remove(js, id);
     jarena_resume(ar);
     return n < 0 ? -1 : 0;
+}
+
+void jobs_samples_add(struct jobs_entry *e, const struct core_sample *sm, struct db_write *w)
+{
+    static const struct core_codec_limits lim = {JOBS_SAMPLES_ROWS, JOBS_SAMPLES_SPAN_MS};
+    unsigned char *layout, *counter;
+    size_t len;
+    int k = core_codec_sample_k(sm->n_vertices);
+    double *row = xmalloc((size_t)k * sizeof *row);
+    core_codec_sample_layout(sm, &layout, &len, &counter);
+    core_codec_sample_row(sm, row);
+    if (!e->samples || e->samples_st.k != k || core_codec_bytes(e->samples) >= JOBS_SAMPLES_BYTES ||
+        core_codec_append(&e->samples, &e->samples_st, &lim, sm->at, row, counter, layout, len)) {
+        if (e->samples) {
+            core_codec_blob(e->samples, &w->samples_closed, &w->samples_closed_len);
+            free(e->samples);
+            e->samples = NULL;
+        }
+        if (!e->samples_st.prev || e->samples_st.k != k) {
+            core_codec_state_deinit(&e->samples_st);
+            core_codec_state_init(&e->samples_st, k);
+        }
+        core_codec_append(&e->samples, &e->samples_st, &lim, sm->at, row, counter, layout, len);
+        w->samples_new = true;
+    }
+    core_codec_blob(e->samples, &w->samples, &w->samples_len);
+    free(row);
+    free(layout);
+    free(counter);
 }
 
 void jobs_fence(struct jobs_entry *e, struct db_write *w)

@@ -27,6 +27,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "core/codec.h"
 #include "core/core.h"
 #include "store/db.h"
 #include "store/writer.h"
@@ -67,6 +68,11 @@ struct jobs_entry {
      * entry is made for a job the store does not hold, the stored row's when loaded. */
     int64_t generation;
     struct jobs_gauges gauges;
+    /* The chunk of samples its decisions are filling, kept as history with the job's state
+     * (jobs.samples; closed ones in sample_chunks, schema 012), and what continues it; NULL:
+     * none (the next decision opens one). */
+    struct core_chunk *samples;
+    struct core_codec_state samples_st;
     /* the registry's: the use order, most recent first (jobs_get, jobs_add, jobs_load) */
     struct jobs_entry *lru_prev, *lru_next;
 };
@@ -124,6 +130,21 @@ void jobs_set_layer_take(struct jobs_entry *e, json_t *layer, struct opt_job *op
  * outside the thread's jansson arena (jarena.h). -1 + *errp.
  */
 int jobs_load(struct jobs *js, struct db *db, const char *id, char **errp);
+
+/* A chunk of samples is closed once it holds this many bytes or samples, or once a sample is
+ * this far after its first: some 150 samples of a steady job, fewer of a noisy one (a decision
+ * writes its job's chunk whole, with its state; and a closed chunk stays within one page of
+ * SQLite's sample_chunks, whose rows keep up to about 1,000 bytes in the page). */
+#define JOBS_SAMPLES_BYTES   880
+#define JOBS_SAMPLES_ROWS    720
+#define JOBS_SAMPLES_SPAN_MS (3600 * 1000LL)
+
+/*
+ * Appends sm (a streaming sample, the one w decided) to e's chunk of samples, and hands w the
+ * chunk to store (db_write.samples), opening a new chunk when sm does not fit the last (its
+ * limits, another layout, a series that was absent) and handing w the closed one too.
+ */
+void jobs_samples_add(struct jobs_entry *e, const struct core_sample *sm, struct db_write *w);
 
 /*
  * Fences w (a decision, config or delete unit of e's job) on the version and generation e's

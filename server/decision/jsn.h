@@ -62,6 +62,14 @@ void jsn_sample_deinit(struct jsn_sample *js);
  */
 int jsn_parse_sample(json_t *body, int64_t now_ms, struct jsn_sample *js, struct opt_job *opts,
                      struct jsn_err *e);
+/* What jsn_parse_sample holds a vertex to, for another reader of a sample (sample_text.c):
+ * Flink's default max parallelism for parallelism p (KeyGroupRangeAssignment's
+ * computeDefaultMaxParallelism: roundUpToPowerOfTwo(p + p/2) within [128, 32768], never below
+ * p); whether s is a vertex id (1 to OPT_MAX_ID_LEN printable ASCII characters, no spaces);
+ * how far apart (ms/s) busy min, avg and max may be the wrong way round by rounding. */
+int jsn_default_max_parallelism(int p);
+bool jsn_valid_id(const char *s);
+#define JSN_BUSY_SLACK 1.0
 /* Sets the request's `config` (body's, which jsn_parse_sample has checked) into opts at
  * OPT_REQUEST: what jsn_parse_sample does with opts, for a caller that checks the sample
  * before it copies and resolves the options. 0, or -1 with *e filled (422 naming the key). */

@@ -92,7 +92,7 @@ static int parse_stage_entry(const struct sink *k, const json_t *jv, const struc
     st->id = NULL;
     if (jsn__get_string(k, jv, vp, "id", true, &st->id) < 0)
         return -1;
-    if (!jsn__valid_id(st->id))
+    if (!jsn_valid_id(st->id))
         return jsn__fail(k, &ip, "must be 1-%d printable ASCII characters without spaces",
                          OPT_MAX_ID_LEN);
     if (dup)

@@ -282,7 +282,7 @@ void jsn__init_err(struct jsn_err *e, struct sink *k)
     k->field_len = sizeof e->field;
 }
 
-bool jsn__valid_id(const char *s)
+bool jsn_valid_id(const char *s)
 {
     size_t n = 0;
     for (; s[n]; n++)

@@ -59,7 +59,6 @@ void jsn__reserve(void *arr, int *cap, int need, size_t elem);
 int jsn__over(struct jsn_err *e, const struct sink *k, const struct path *p, long long n,
               const char *what, long long limit, const char *option);
 void jsn__init_err(struct jsn_err *e, struct sink *k);
-bool jsn__valid_id(const char *s);
 int jsn__apply_config(json_t *cfg, struct opt_job *opts, const struct opt_limits *lim,
                       struct jsn_err *e, const struct sink *k);
 int jsn__parse_batch(const struct sink *k, json_t *body, struct core_sample *s,

@@ -51,7 +51,7 @@ void jsn_sample_deinit(struct jsn_sample *js)
 
 /* Flink's default max parallelism (KeyGroupRangeAssignment.computeDefaultMaxParallelism):
  * roundUpToPowerOfTwo(p + p/2) within [128, 32768]; never below p itself. */
-static int default_max_parallelism(int p)
+int jsn_default_max_parallelism(int p)
 {
     int64_t want = (int64_t)p + p / 2, pow2 = 1;
     while (pow2 < want)
@@ -62,9 +62,6 @@ static int default_max_parallelism(int p)
         pow2 = 32768;
     return pow2 < p ? p : (int)pow2;
 }
-
-/* How far apart (ms/s) busy min, avg and max may be the wrong way round by rounding. */
-#define BUSY_SLACK 1.0
 
 static int parse_metrics(const struct sink *k, const json_t *m, const struct path *up,
                          struct core_vertex_in *v)
@@ -88,15 +85,16 @@ static int parse_metrics(const struct sink *k, const json_t *m, const struct pat
             return -1;
         /* min <= avg <= max over the subtasks, or the figures contradict each other. A
          * client that rounds each figure on its own (to whole ms/s, or to a few decimals)
-         * may put them up to BUSY_SLACK apart the wrong way: that is rounding, and avg is
+         * may put them up to JSN_BUSY_SLACK apart the wrong way: that is rounding, and avg is
          * moved back between them. */
-        if (v->busy_min > v->busy_max + BUSY_SLACK) {
+        if (v->busy_min > v->busy_max + JSN_BUSY_SLACK) {
             struct path p = {&bp, "min", 0};
             return jsn__fail(k, &p, "%g is above max %g", v->busy_min, v->busy_max);
         }
         if (v->busy_min > v->busy_max)
             v->busy_min = v->busy_max;
-        if (v->busy_avg < v->busy_min - BUSY_SLACK || v->busy_avg > v->busy_max + BUSY_SLACK) {
+        if (v->busy_avg < v->busy_min - JSN_BUSY_SLACK ||
+            v->busy_avg > v->busy_max + JSN_BUSY_SLACK) {
             struct path p = {&bp, "avg", 0};
             return jsn__fail(k, &p, "%g is outside [min %g, max %g]", v->busy_avg, v->busy_min,
                              v->busy_max);
@@ -138,7 +136,7 @@ static int parse_vertex(const struct sink *k, const json_t *jv, const struct pat
 
     if (jsn__get_string(k, jv, vp, "id", true, &v->id) < 0)
         return -1;
-    if (!jsn__valid_id(v->id)) {
+    if (!jsn_valid_id(v->id)) {
         struct path p = {vp, "id", 0};
         return jsn__fail(k, &p, "must be 1 to %d printable ASCII characters without spaces",
                          OPT_MAX_ID_LEN);
@@ -151,7 +149,7 @@ static int parse_vertex(const struct sink *k, const json_t *jv, const struct pat
         jsn__get_bool(k, jv, vp, "finished", &v->finished) < 0)
         return -1;
     if (v->max_parallelism == 0) {
-        v->max_parallelism = default_max_parallelism(v->parallelism);
+        v->max_parallelism = jsn_default_max_parallelism(v->parallelism);
     } else if (v->parallelism > v->max_parallelism) {
         struct path p = {vp, "parallelism", 0};
         return jsn__fail(k, &p, "%d exceeds max_parallelism %d", v->parallelism,

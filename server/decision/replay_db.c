@@ -28,6 +28,7 @@ struct run {
     struct opt_job *base; /* recorded effective options (OPT_JOB layer) */
     /* summary */
     int64_t replayed, warmup, compared, changed, identical, errors;
+    int64_t without_sample; /* decisions whose sample is no longer kept (sample-retention) */
     int64_t sc_rec, sc_cand, sc_added, sc_removed;
     double sm_rec, sm_cand; /* subtask-milliseconds */
     int64_t prev_at;        /* at of the previous compared decision, INT64_MIN: none */
@@ -313,6 +314,15 @@ static int each_decision(void *ud, int64_t id, int64_t at, const char *input, co
         decision_seen_clear(&r->seen);
     }
     e->prev_id = id;
+    if (!input[0]) { /* its sample is gone: the replay starts over after it */
+        r->without_sample++;
+        if (r->replayed > 0) {
+            core_state_free(r->st);
+            r->st = core_state_new();
+            decision_seen_clear(&r->seen);
+        }
+        return 0;
+    }
     return one(r, id, at, input, config, dec, e->cb, e->ud, e->errp) < 0 ? -1 : 0;
 }
 
@@ -372,6 +382,8 @@ int replay_db_run(const struct replay_db_opts *o, replay_db_change_cb cb, void *
     json_object_set_new(*summary, "subtask_minutes_recorded", json_real(mrec));
     json_object_set_new(*summary, "subtask_minutes_candidate", json_real(mcand));
     json_object_set_new(*summary, "subtask_minutes_delta", json_real(mcand - mrec));
+    /* decisions whose sample was no longer kept (sample-retention): not replayed */
+    json_object_set_new(*summary, "without_sample", json_integer((json_int_t)r.without_sample));
     rc = 0;
 out:
     db_close(r.db);

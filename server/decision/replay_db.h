@@ -59,15 +59,17 @@ typedef void (*replay_db_change_cb)(void *ud, json_t *change);
  *   {"job", "from", "to", "replayed", "warmup", "decisions", "changed", "identical",
  *    "figures_only", "errors", "scalings_recorded", "scalings_candidate", "scalings_added",
  *    "scalings_removed", "subtask_minutes_recorded", "subtask_minutes_candidate",
- *    "subtask_minutes_delta"}
+ *    "subtask_minutes_delta", "without_sample"}
  * "changed" counts compared decisions whose outcome (action, execute, reason, a target, a
  * vertex's reason) differs, errors included; "identical" those whose whole response (every
  * vertex's figures, constraints, messages, events) equals the stored one, policy revision and
  * config hash aside; "figures_only" the rest: the same outcome from other figures (another
  * utilization target moves the thresholds and the messages that quote them), so that
- * decisions = changed + identical + figures_only. Subtask-minutes integrate, between
- * consecutive compared decisions, the sum of the parallelism the job runs at after each
- * decision (the decision's targets when it executes, the current parallelism otherwise).
+ * decisions = changed + identical + figures_only. "without_sample" counts the decisions whose
+ * sample is no longer kept (sample-retention): they are not replayed, and the replay starts
+ * over after them. Subtask-minutes integrate, between consecutive compared decisions, the sum
+ * of the parallelism the job runs at after each decision (the decision's targets when it
+ * executes, the current parallelism otherwise).
  * Returns 0, or -1 with *errp (new): the database cannot be opened or read.
  */
 int replay_db_run(const struct replay_db_opts *o, replay_db_change_cb cb, void *ud,

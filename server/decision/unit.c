@@ -278,6 +278,7 @@ int unit_decide(struct decision_buf *b, struct jobs_entry *e, const struct unit_
                              .revision = u->revision,
                              .warnings = sample,
                              .strict = sample && u->strict,
+                             .parsed = sample && u->parsed,
                              .text_only = sample,
                              .has_last = sample && e->last_at != INT64_MIN,
                              .last_at = e->last_at,
@@ -299,6 +300,11 @@ int unit_decide(struct decision_buf *b, struct jobs_entry *e, const struct unit_
         if (e->last_at == INT64_MIN)
             e->last_at = b->js.s.at;
         gauges_of(e, &b->d, res->write, g);
+        /* The sample kept as history in the job's chunks of samples, unless the request
+         * carries more than the sample (its own options: the request is then stored as it
+         * came). */
+        if (!b->js.s.batch_mode && json_object_size(json_object_get(u->body, "config")) == 0)
+            jobs_samples_add(e, &b->js.s, res->write);
     }
     unit_state(res->write, e, sample);
     return 0;

@@ -36,7 +36,8 @@ struct pol_outcome;
 struct unit_req {
     enum decision_kind kind;
     const char *job;
-    json_t *body;     /* the body, parsed (a JSON object) */
+    json_t *body;     /* the body, parsed (a JSON object); NULL with parsed */
+    bool parsed;      /* the sample is in the buffer's js, read without a tree (sample_text.h) */
     const char *text; /* the body as sent (len bytes): the unit's input_json */
     size_t len;
     int64_t now_ms;

@@ -15,8 +15,9 @@
  * carries the state as it is (a decision unit always writes the job's row), and no window
  * sample.
  *
- * A retry (the same `at`, the same JSON value) changes nothing and stores nothing: it reads
- * the decision stored then (db_decision_find) and answers it again with "repeat": true. When
+ * A retry (the same `at`, the same JSON value; for a sample the store keeps in its job's chunks
+ * of samples, the same sample as the server reads it) changes nothing and stores nothing: it
+ * reads the decision stored then (db_decision_find) and answers it again with "repeat": true. When
  * a unit of the job is still in flight, the decision may not be committed yet: the retry then
  * queues a DB_W_REPEAT unit, which writes nothing and comes back after every unit queued
  * before it, and is answered from the store then (api_committed).
@@ -25,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/codec.h"
 #include "decision/jobs.h"
 #include "plugin/policies.h"
 #include "http/api.h"
@@ -37,13 +39,49 @@
 #include "store/writer.h"
 #include "base/xmem.h"
 
+/* Whether two request bodies hold the same streaming sample, read as the server reads it (the
+ * same numbers bit for bit, the same layout), and neither has options of its own. */
+static bool same_sample(json_t *sent, json_t *then)
+{
+    struct jsn_sample x, y;
+    struct jsn_err e;
+    bool same = false;
+    jsn_sample_init(&x);
+    jsn_sample_init(&y);
+    if (json_object_size(json_object_get(sent, "config")) == 0 &&
+        json_object_size(json_object_get(then, "config")) == 0 &&
+        jsn_parse_sample(sent, 0, &x, NULL, &e) == 0 &&
+        jsn_parse_sample(then, 0, &y, NULL, &e) == 0 && !x.s.batch_mode && !y.s.batch_mode &&
+        x.s.at == y.s.at && x.s.n_vertices == y.s.n_vertices) {
+        unsigned char *lx, *ly, *cx, *cy;
+        size_t nx, ny;
+        int k = core_codec_sample_k(x.s.n_vertices);
+        double *rx = xcalloc((size_t)k, sizeof *rx), *ry = xcalloc((size_t)k, sizeof *ry);
+        core_codec_sample_layout(&x.s, &lx, &nx, &cx);
+        core_codec_sample_layout(&y.s, &ly, &ny, &cy);
+        core_codec_sample_row(&x.s, rx);
+        core_codec_sample_row(&y.s, ry);
+        same = nx == ny && memcmp(lx, ly, nx) == 0 && memcmp(rx, ry, (size_t)k * sizeof *rx) == 0;
+        free(lx);
+        free(ly);
+        free(cx);
+        free(cy);
+        free(rx);
+        free(ry);
+    }
+    jsn_sample_deinit(&x);
+    jsn_sample_deinit(&y);
+    return same;
+}
+
 void api_decide_repeat(struct api *a, const char *job, int64_t at, const char *body, size_t len,
                        int64_t last_at, struct resp *r)
 {
     char *input = NULL, *stored = NULL, *err = NULL;
     json_t *sent = NULL, *then = NULL;
     int64_t id = 0;
-    int found = db_decision_find(a->db, job, at, &id, &input, &stored, &err);
+    bool from_samples = false;
+    int found = db_decision_find(a->db, job, at, &id, &input, &from_samples, &stored, &err);
     if (found < 0) {
         log_msg(LOG_ERROR, "api", "cannot read a stored decision", "job=%s error=\"%s\"", job, err);
         api_error(r, 503, NULL, NULL, "cannot read the job's stored decisions (%s); retry", err);
@@ -57,10 +95,12 @@ void api_decide_repeat(struct api *a, const char *job, int64_t at, const char *b
                   (long long)at, (long long)last_at);
         goto out;
     }
-    /* The same sample: the same JSON value (member order and spacing aside). */
+    /* The same sample: the same JSON value (member order and spacing aside); or, where the
+     * store kept the sample as the server read it (its chunks of samples), the same sample. */
     sent = json_loadb(body ? body : "", len, JSON_REJECT_DUPLICATES, NULL);
     then = json_loads(input, JSON_REJECT_DUPLICATES, NULL);
-    if (!sent || !then || !json_equal(sent, then) || stored[0] != '{') {
+    if (!sent || !then || !(from_samples ? same_sample(sent, then) : json_equal(sent, then)) ||
+        stored[0] != '{') {
         api_error(r, 409, NULL, "at",
                   "at %lld was already decided (decision %lld) from another sample; a retry must "
                   "send the same body, and a new sample a later at",
@@ -82,9 +122,10 @@ out:
 
 /*
  * The job of a request that makes a decision (decide, rebalance): the job id checked, a failed
- * earlier write recovered, the body parsed as an object (new in *body), and the job's entry in
- * *e (api_job_find; a new one when *created: forgotten again unless a decision is made). 0, or -1
- * with r filled (*body may be set: the caller releases it).
+ * earlier write recovered, the body parsed as an object (new in *body; body NULL: the caller
+ * has read it otherwise), and the job's entry in *e (api_job_find; a new one when *created:
+ * forgotten again unless a decision is made). 0, or -1 with r filled (*body may be set: the
+ * caller releases it).
  */
 static int api_decision_job(const struct req *q, struct resp *r, json_t **body,
                             struct jobs_entry **e, bool *created)
@@ -94,7 +135,7 @@ static int api_decision_job(const struct req *q, struct resp *r, json_t **body,
         return api_error(r, 400, NULL, "job", "job id must match [A-Za-z0-9._:-]{1,128}"), -1;
     if (api_job_recover(a, q->job, r) < 0)
         return -1;
-    if (!(*body = api_json_body(q, r, NULL)))
+    if (body && !(*body = api_json_body(q, r, NULL)))
         return -1;
     int found = api_job_find(a, q->job, e, r);
     if (found < 0)
@@ -124,7 +165,13 @@ static void run(const struct req *q, struct resp *r, enum decision_kind kind)
     int retry = 1;
 
     memset(&res, 0, sizeof res);
-    if (api_decision_job(q, r, &body, &e, &created) < 0)
+    /* A plain sample's body read straight into the sample; any other parsed as a tree. */
+    bool parsed = false;
+    if (kind == DECISION_SAMPLE) {
+        a->dec.js.limits = a->srv ? &a->srv->limits : NULL;
+        parsed = sample_text_read(q->body, q->body_len, q->now_ms, &a->dec.js, &a->dec.st) == 0;
+    }
+    if (api_decision_job(q, r, parsed ? NULL : &body, &e, &created) < 0)
         goto out;
     /* A sample runs on the revision active now, whatever a reload swaps in meanwhile. */
     if (kind == DECISION_SAMPLE)
@@ -132,6 +179,7 @@ static void run(const struct req *q, struct resp *r, enum decision_kind kind)
     struct unit_req u = {.kind = kind,
                          .job = q->job,
                          .body = body,
+                         .parsed = parsed,
                          .text = q->body,
                          .len = q->body_len,
                          .now_ms = q->now_ms,

@@ -159,6 +159,7 @@ struct opt_server {
     int64_t sql_max_bytes;       /* POST /v1/sql body, 8 MiB */
     int64_t sql_max_value;       /* one string or blob in a query, 4 MiB */
     int64_t audit_retention_ms;  /* 90 d; 0 = keep forever */
+    int64_t sample_retention_ms; /* 0: as long as the decisions */
     int64_t plugin_instructions; /* Lua instruction budget per call */
     int64_t plugin_timeout_ms;   /* Lua wall-clock deadline per call */
     /* all the plugin calls of one decision together: instructions and wall clock */

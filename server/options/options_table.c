@@ -540,6 +540,12 @@ const struct opt_row opt__rows[] = {
     {SERVER("audit-retention"), .type = T_DURATION, .def = "90 d", MIN(0), MAX(DUR_MAX),
      .land = L_I64, SV(audit_retention_ms),
      .help = "Age after which audit history is deleted; 0 = keep."},
+    {SERVER("sample-retention"), .type = T_DURATION, .def = "0", MIN(0), MAX(DUR_MAX),
+     .land = L_I64, SV(sample_retention_ms),
+     .help = "Age after which the samples decisions were made from are deleted (the jobs' "
+             "chunks of samples), while the decisions stay for audit-retention: e.g. a year "
+             "of decisions and a week of samples. 0 = as long as the decisions. A decision "
+             "whose sample is gone reads back without it (input null) and replay skips it."},
     {SERVER("plugin-instructions"), .type = T_INT, .def = "1000000", MIN(1000), .land = L_I64,
      SV(plugin_instructions), .help = "Lua instruction budget of one plugin call."},
     {SERVER("plugin-timeout"), .type = T_DURATION, .def = "100 ms", MIN(1), MAX(MS_M),

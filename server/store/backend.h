@@ -100,6 +100,9 @@ struct store_backend {
     /* Schema versions below this one hold decisions in their form before the compact history
      * (SQLite's migration 009); 0: none. */
     int compact_since;
+    /* ... and below this one in the tables of 009 to 011, before the history in two parts
+     * (SQLite's migration 012); 0: none. */
+    int outcomes_since;
 
     /* new: a connection to target; read_only: no migration, no write. NULL + *errp. */
     void *(*open)(const char *target, bool read_only, const char *synchronous, char **errp);

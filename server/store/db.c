@@ -1,10 +1,12 @@
 /*
  * db.c - the store above its backends (see db.h, backend.h): the connection and its
  * transactions, each write statement's SQL, written once; the rows of each kind of write unit
- * and the one transaction of a group; fault injection; retention's deletes; the write-ahead
- * log's bound, where the backend's log is the store's own (SQLite's). The reads are
- * read.c's. Which backend runs a statement, and in which dialect, is the struct
- * store_backend's business: nothing here tests for one.
+ * (a decision's: its outcome with its events' texts, its options and its plugin calls' names
+ * each stored once and found again, its sample's chunk with the job's state) and the one
+ * transaction of a group; fault injection; retention's deletes; the write-ahead log's bound, where
+ * the backend's log is the store's own (SQLite's). The reads are read.c's. Which backend runs a
+ * statement, and in which dialect, is the struct store_backend's business: nothing here tests for
+ * one.
  */
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -18,33 +20,90 @@
 /* Units sent between two flushes of a pipeline: bounds what the server answers before its
  * answers are read. */
 #define DB_PIPE_UNITS 32
-/* Effective-option sets a write transaction remembers having stored (config_id). */
-#define DB_TX_CONFIGS 8
+/* Rows of each kind a write transaction remembers having stored. */
+#define DB_TX_ROWS 8
+
+/* A row stored once and found again (an option set, an outcome): its key
+ * (every column that makes it that row, joined) and hash, and its id when it is known (0 in a
+ * pipeline: the statement that uses it looks it up). */
+struct tx_row {
+    uint64_t hash;
+    char *key;
+    int64_t id;
+    int64_t seq; /* which entry: a number of the connection's, never reused */
+};
+struct tx_rows {
+    struct tx_row v[DB_TX_ROWS];
+    int n;
+};
 
 struct db {
     const struct store_backend *be;
     void *c;      /* the backend's connection */
     int err_code; /* an injected failure's code (0: the backend's own, errcode) */
     bool pipe;    /* a pipelining transaction is open: results come at flush and commit */
-    /* the decision_configs rows (hash, text) the open write transaction found or added, with
-     * their id when it is known (0 in a pipeline): its later decisions of the same options
-     * (a group's units mostly share one set) neither add nor look for theirs; forgotten when
-     * the transaction ends, so that nothing another connection deletes is assumed */
-    struct {
-        char *hash, *text;
+    /* the rows the open write transaction found or added: its later decisions of the same
+     * options or outcome (a group's units mostly share them) neither add nor look for
+     * theirs; forgotten when the transaction ends, so that nothing another connection deletes
+     * is assumed */
+    struct tx_rows configs, outcomes;
+    int64_t row_seq; /* the last tx_row.seq given */
+    /* plugin_names rows (never deleted): kept for the connection's life once the transaction
+     * that found or added them committed */
+    struct db_name {
+        char *key; /* plugin \x1f hook \x1f outcome */
         int64_t id;
-    } configs[DB_TX_CONFIGS];
-    int n_configs;
+        bool committed;
+    } * names;
+    int n_names, cap_names;
 };
 
-/* Forgets the decision_configs rows the transaction stored. */
-static void configs_forget(struct db *db)
+static void rows_forget(struct tx_rows *r)
 {
-    for (int i = 0; i < db->n_configs; i++) {
-        free(db->configs[i].hash);
-        free(db->configs[i].text);
+    for (int i = 0; i < r->n; i++)
+        free(r->v[i].key);
+    r->n = 0;
+}
+
+/* The id of the row of key (hash h) the transaction stored: 1 with *id (0: not known yet, in
+ * a pipeline), or 0 when it stored none. */
+static int rows_find(const struct tx_rows *r, uint64_t h, const char *key, int64_t *id,
+                     int64_t *seq)
+{
+    for (int i = 0; i < r->n; i++)
+        if (r->v[i].hash == h && strcmp(r->v[i].key, key) == 0) {
+            *id = r->v[i].id;
+            *seq = r->v[i].seq;
+            return 1;
+        }
+    return 0;
+}
+
+static void rows_add(struct tx_rows *r, uint64_t h, const char *key, int64_t id, int64_t seq)
+{
+    if (r->n == DB_TX_ROWS) { /* the oldest goes */
+        free(r->v[0].key);
+        memmove(&r->v[0], &r->v[1], (DB_TX_ROWS - 1) * sizeof r->v[0]);
+        r->n--;
     }
-    db->n_configs = 0;
+    r->v[r->n++] = (struct tx_row){h, xstrdup(key), id, seq};
+}
+
+/* Forgets the rows the transaction stored; committed: its plugin names are kept. */
+static void tx_end(struct db *db, bool committed)
+{
+    rows_forget(&db->configs);
+    rows_forget(&db->outcomes);
+    int k = 0;
+    for (int i = 0; i < db->n_names; i++) {
+        if (committed)
+            db->names[i].committed = true;
+        if (db->names[i].committed)
+            db->names[k++] = db->names[i];
+        else
+            free(db->names[i].key);
+    }
+    db->n_names = k;
 }
 
 /* Fault injection (tests only): set by a test's thread, read by the writer's. */
@@ -70,7 +129,10 @@ void db_close(struct db *db)
 {
     if (!db)
         return;
-    configs_forget(db);
+    tx_end(db, false);
+    for (int i = 0; i < db->n_names; i++)
+        free(db->names[i].key);
+    free(db->names);
     db->be->close(db->c);
     free(db);
 }
@@ -83,6 +145,11 @@ int db_user_version(struct db *db)
 bool db_precompact(struct db *db)
 {
     return db->be->compact_since > 0 && db_user_version(db) < db->be->compact_since;
+}
+
+bool db_pre012(struct db *db)
+{
+    return db->be->outcomes_since > 0 && db_user_version(db) < db->be->outcomes_since;
 }
 
 int db_script(struct db *db, const char *sql, char **errp)
@@ -106,7 +173,7 @@ int db_query(struct db *db, const struct db_sql *s, const struct db_param *p, in
 
 static int begin(struct db *db, enum db_tx tx, char **errp)
 {
-    configs_forget(db);
+    tx_end(db, false);
     db->err_code = 0;
     db->pipe = tx == DB_TX_PIPE && db->be->pipelines;
     return db->be->begin(db->c, tx, errp);
@@ -119,14 +186,15 @@ int db_begin(struct db *db, char **errp)
 
 int db_commit(struct db *db, char **errp)
 {
-    configs_forget(db);
     db->pipe = false;
-    return db->be->commit(db->c, errp);
+    int rc = db->be->commit(db->c, errp);
+    tx_end(db, rc == 0);
+    return rc;
 }
 
 void db_rollback(struct db *db)
 {
-    configs_forget(db);
+    tx_end(db, false);
     db->pipe = false;
     db->be->rollback(db->c);
 }
@@ -224,6 +292,7 @@ struct db_write *db_write_new(enum db_write_kind kind, const char *job)
     w->job = xstrdup(job);
     w->last_at = INT64_MIN;
     w->expect_version = -1;
+    w->sample_cutoff = INT64_MIN;
     return w;
 }
 
@@ -258,6 +327,8 @@ void db_write_free(struct db_write *w)
     free(w->job);
     free(w->job_config_json);
     free(w->state_bin);
+    free(w->samples);
+    free(w->samples_closed);
     for (int i = 0; i < w->n_ws; i++)
         free(w->ws[i].blob);
     free(w->ws);
@@ -285,15 +356,17 @@ void db_write_free(struct db_write *w)
  * returned is a fence that did not hold (on PostgreSQL an error, backend.h DB_SQL_FENCED).
  */
 #define JOB_STATE_UPSERT                                                                           \
-    "INSERT INTO jobs (job, created_at, state_bin, last_at, version, generation) "                 \
-    "VALUES (?1, ?2, ?3, ?4, 1, ?6) ON CONFLICT (job) DO UPDATE SET state_bin = "                  \
-    "excluded.state_bin, last_at = excluded.last_at, version = jobs.version + 1"
+    "INSERT INTO jobs (job, created_at, state_bin, last_at, version, generation, samples) "        \
+    "VALUES (?1, ?2, ?3, ?4, 1, ?6, ?7) ON CONFLICT (job) DO UPDATE SET state_bin = "              \
+    "excluded.state_bin, last_at = excluded.last_at, version = jobs.version + 1, "                 \
+    "samples = coalesce(excluded.samples, jobs.samples)"
 static const struct db_sql SQL_JOB_STATE[3] = {
     {JOB_STATE_UPSERT " RETURNING version", NULL, "update job state", 0},
     {JOB_STATE_UPSERT ", generation = excluded.generation WHERE jobs.version = ?5 "
                       "RETURNING version",
      NULL, "update job state", DB_SQL_FENCED},
-    {"UPDATE jobs SET state_bin = ?3, last_at = ?4, version = version + 1 "
+    {"UPDATE jobs SET state_bin = ?3, last_at = ?4, version = version + 1, "
+     "samples = coalesce(?7, samples) "
      "WHERE job = ?1 AND version = ?5 AND generation = ?6 RETURNING version",
      NULL, "update job state", DB_SQL_FENCED}};
 #define JOB_CONFIG_UPSERT                                                                          \
@@ -319,41 +392,93 @@ static const struct db_sql SQL_JOB_DELETE[2] = {
      "UNION ALL SELECT governor_fenced(?1) WHERE NOT EXISTS (SELECT 1 FROM d) "
      "AND (?2 > 0 OR EXISTS (SELECT 1 FROM jobs WHERE job = ?1))",
      "delete job", 0}};
+/* The chunk of samples a job was filling, kept in sample_chunks before its row goes (?2 < 0:
+ * unchecked; else where the delete's fence holds; ?4 the server clock). */
+static const struct db_sql SQL_SAMPLES_KEEP = {
+    "INSERT INTO sample_chunks (job, first_id, created_at, chunk) "
+    "SELECT job, samples_first_id, ?4, samples FROM jobs WHERE job = ?1 AND samples IS NOT NULL "
+    "AND samples_first_id IS NOT NULL AND (?2 < 0 OR (version = ?2 AND generation = ?3))",
+    NULL, "keep a job's samples", 0};
 static const struct db_sql SQL_CONFIG_CHANGE = {
     "INSERT INTO config_changes (job, at, config_json, after_decision) "
     "VALUES (?1, ?2, ?3, (SELECT max(id) FROM decisions))",
     NULL, "insert config_changes", 0};
-/* The effective options (?1 their hash, ?2 their text) are stored once: a new row unless one
- * of the same hash and text is there (a hash alone could stand for two texts, written by two
- * versions of the options table); the decision takes the first (?15: its id, when the
- * transaction knows it). */
-#define CONFIG_FIRST                                                                               \
-    "SELECT id FROM decision_configs WHERE hash = ?1 AND config_json = ?2 ORDER BY id LIMIT 1"
+/*
+ * Rows stored once and found again (db.h): a new row unless one of the same columns is there (a
+ * hash alone could stand for two, written by two versions of the code); the statements that
+ * use them take the first, by its id when the transaction knows it (SQLite always; a pipeline
+ * does not), else by a lookup of the same columns.
+ *
+ * The effective options: ?1 their hash, ?2 their text.
+ */
+#define CONFIG_MATCH(h, t) "hash = " h " AND config_json = " t
+#define CONFIG_ID(id, h, t)                                                                        \
+    "coalesce(CAST(" id " AS BIGINT), (SELECT id FROM decision_configs WHERE " CONFIG_MATCH(       \
+        h, t) " ORDER BY id LIMIT 1))"
 static const struct db_sql SQL_CONFIG_ADD = {
     "INSERT INTO decision_configs (hash, config_json) SELECT ?1, ?2 WHERE NOT EXISTS "
-    "(SELECT 1 FROM decision_configs WHERE hash = ?1 AND config_json = ?2)",
+    "(SELECT 1 FROM decision_configs WHERE " CONFIG_MATCH("?1", "?2") ")",
     NULL, "insert decision_configs", DB_SQL_NEW_ID};
-static const struct db_sql SQL_CONFIG_FIRST = {CONFIG_FIRST, NULL, "read decision_configs", 0};
+static const struct db_sql SQL_CONFIG_FIRST = {
+    "SELECT id FROM decision_configs WHERE " CONFIG_MATCH("?1", "?2") " ORDER BY id LIMIT 1", NULL,
+    "read decision_configs", 0};
+/* An outcome: ?1 hash, ?2 action, ?3 reason, ?4 message, ?5 message_parts, ?6 response,
+ * ?7 policy_revision, ?8 config id (NULL: look it up by ?9 hash, ?10 text), ?11 vertices,
+ * ?12 events. */
+#define SAME(col, v) "(" col " = " v " OR (" col " IS NULL AND " v " IS NULL))"
+#define OUTCOME_MATCH(h, a, r, m, mp, re, rev, cid, v, ev)                                         \
+    "hash = " h " AND action = " a " AND reason = " r " AND " SAME("message", m) " AND " SAME(     \
+        "message_parts", "CAST(" mp " AS BIGINT)") " AND " SAME("response",                        \
+                                                                re) " AND policy_revision = " rev  \
+                                                                    " AND config_id = " cid        \
+                                                                    " AND vertices = " v           \
+                                                                    " AND " SAME("events", ev)
+#define OUTCOME_ARGS                                                                               \
+    OUTCOME_MATCH("?1", "?2", "?3", "?4", "?5", "?6", "?7", CONFIG_ID("?8", "?9", "?10"), "?11",   \
+                  "?12")
+static const struct db_sql SQL_OUTCOME_ADD = {
+    "INSERT INTO decision_outcomes (hash, action, reason, message, message_parts, response, "
+    "policy_revision, config_id, vertices, events) SELECT ?1, ?2, ?3, ?4, CAST(?5 AS BIGINT), ?6, "
+    "?7, " CONFIG_ID("?8", "?9", "?10") ", ?11, ?12 WHERE NOT EXISTS (SELECT 1 FROM "
+                                        "decision_outcomes WHERE " OUTCOME_ARGS ")",
+    NULL, "insert decision_outcomes", DB_SQL_NEW_ID};
+static const struct db_sql SQL_OUTCOME_FIRST = {
+    "SELECT id FROM decision_outcomes WHERE " OUTCOME_ARGS " ORDER BY id LIMIT 1", NULL,
+    "read decision_outcomes", 0};
+/* ?8: the outcome's id, else found by ?9 to ?20 (SQL_OUTCOME_ADD's ?1 to ?12). */
 static const struct db_sql SQL_DECISION = {
-    "INSERT INTO decisions (job, at, action, reason, execute, message, input, config_id, "
-    "response, policy_revision, created_at, message_parts, decision_json) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, coalesce(?15, (SELECT id FROM decision_configs "
-    "WHERE hash = ?8 AND config_json = ?14 ORDER BY id LIMIT 1)), ?9, ?10, ?11, ?12, ?13)",
+    "INSERT INTO decisions (job, at, execute, created_at, calls, input, decision_json, "
+    "outcome_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, coalesce(CAST(?8 AS BIGINT), "
+    "(SELECT id FROM decision_outcomes WHERE " OUTCOME_MATCH(
+        "?9", "?10", "?11", "?12", "?13", "?14", "?15", CONFIG_ID("?16", "?17", "?18"), "?19",
+        "?20") " ORDER BY id LIMIT 1)))",
     NULL, "insert decision", DB_SQL_NEW_ID};
-static const struct db_sql SQL_VERTEX = {
-    "INSERT INTO vertex_decisions (decision_id, ord, vertex, current, raw_target, target, "
-    "reason, constraints, message, flags, figures, evaluated_json) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-    NULL, "insert vertex_decisions", DB_SQL_ID1};
+/* A plugin call's names: ?1 plugin, ?2 hook, ?3 outcome. */
+#define NAME_MATCH "plugin = ?1 AND hook = ?2 AND outcome = ?3"
+static const struct db_sql SQL_NAME_ADD = {
+    "INSERT INTO plugin_names (plugin, hook, outcome) SELECT ?1, ?2, ?3 WHERE NOT EXISTS "
+    "(SELECT 1 FROM plugin_names WHERE " NAME_MATCH ")",
+    NULL, "insert plugin_names", DB_SQL_NEW_ID};
+static const struct db_sql SQL_NAME_FIRST = {"SELECT id FROM plugin_names WHERE " NAME_MATCH
+                                             " ORDER BY id LIMIT 1",
+                                             NULL, "read plugin_names", 0};
+/* The chunk of samples a decision closed (?1 its job, ?2 the server clock, ?3 the chunk), whose
+ * first decision is the job's samples_first_id; and the one it opened, whose first decision is
+ * the one just inserted (?1). */
+static const struct db_sql SQL_SAMPLES_CLOSED = {
+    "INSERT INTO sample_chunks (job, first_id, created_at, chunk) SELECT ?1, samples_first_id, "
+    "?2, ?3 FROM jobs WHERE job = ?1 AND samples_first_id IS NOT NULL",
+    NULL, "insert sample_chunks", 0};
+static const struct db_sql SQL_SAMPLES_OPENED = {
+    "UPDATE jobs SET samples_first_id = ?1 WHERE job = ?2", NULL, "update job samples", DB_SQL_ID1};
+/* An event: of the decision just inserted (?1), its place in its outcome's events (?4), which
+ * hold its texts; or of none, with its texts (?8 to ?10). */
 #define EVENT_INSERT(decision_id)                                                                  \
-    "INSERT INTO events (decision_id, job, at, type, reason, message, count, suppressed) "         \
-    "VALUES (" decision_id ", ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+    "INSERT INTO events (decision_id, job, at, ord, count, suppressed, applied, type, reason, "    \
+    "message) VALUES (" decision_id ", ?2, ?3, CAST(?4 AS BIGINT), ?5, ?6, CAST(?7 AS BIGINT), "   \
+    "?8, ?9, ?10)"
 static const struct db_sql SQL_EVENT = {EVENT_INSERT("?1"), NULL, "insert event", DB_SQL_ID1};
 static const struct db_sql SQL_EVENT_LOOSE = {EVENT_INSERT("NULL"), NULL, "insert event", 0};
-static const struct db_sql SQL_PLUGIN_CALL = {
-    "INSERT INTO plugin_calls (decision_id, plugin, hook, outcome, duration_us, error) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    NULL, "insert plugin call", DB_SQL_ID1};
 static const struct db_sql SQL_REVISION = {
     "INSERT INTO policy_revisions (revision, loaded_at, files_json) VALUES (?1, ?2, ?3) "
     "ON CONFLICT (revision) DO NOTHING",
@@ -406,19 +531,95 @@ int db_window_write(struct db *db, const char *job, int64_t seq0, const struct d
     return 0;
 }
 
-/* The events rows of w: of its decision (the one just inserted), or of none. */
+/*
+ * The id of a row stored once (rows: the transaction's of its kind, key: what tells it from
+ * the others, h: a hash of that), found or added unless the transaction did already: add (its
+ * parameters p, n) inserts it unless it is there, first (the same parameters) finds it. *id is
+ * 0 when it is not known yet (a pipeline's results come later; the statement that uses it looks
+ * it up); *seq names the transaction's entry for it. -1 + *errp.
+ */
+static int stored_once(struct db *db, struct tx_rows *rows, uint64_t h, const char *key,
+                       const struct db_sql *add, const struct db_sql *first,
+                       const struct db_param *p, int n, int64_t *id, int64_t *seq, char **errp)
+{
+    if (rows_find(rows, h, key, id, seq))
+        return 0;
+    *id = 0;
+    int added = db_exec(db, add, p, n, id, errp);
+    if (added < 0)
+        return -1;
+    if (added == 0 && !db->pipe) { /* stored already: which one */
+        struct db_cur c;
+        int rc = db_query(db, first, p, n, &c, errp);
+        if (rc == 0 && db_next(&c))
+            *id = db_int(&c, 0);
+        else if (db_finish(&c, rc, errp) < 0)
+            return -1;
+        db_end(&c);
+    }
+    *seq = ++db->row_seq;
+    rows_add(rows, h, key, *id, *seq);
+    return 0;
+}
+
+/* key (new): the texts joined by \x1f, NULL as \x1e; *h their hash (pack_hash_text). */
+static char *row_key(const char *const *t, int n, uint64_t *h)
+{
+    struct pack_text k = {0};
+    *h = PACK_HASH_INIT;
+    for (int i = 0; i < n; i++) {
+        *h = pack_hash_text(*h, t[i]);
+        if (i)
+            pack_text_put(&k, "\x1f", 1);
+        pack_text_str(&k, t[i] ? t[i] : "\x1e");
+    }
+    if (!k.p)
+        k.p = xstrdup("");
+    return k.p;
+}
+
+/* The events rows of w: of its decision (the one just inserted: their texts are its
+ * outcome's), or of none (with their texts). */
 static int insert_events(struct db *db, struct db_write *w, bool of_decision, char **errp)
 {
     for (int i = 0; i < w->n_e; i++) {
         const struct db_erow *e = &w->e[i];
+        const char *reason = e->reason ? e->reason : "";
+        struct db_param applied = DB_NULL;
+        if (strcmp(reason, "ScalingApplied") == 0 || strcmp(reason, "ScalingNotApplied") == 0)
+            applied = DB_INT(reason[7] == 'A');
         if (db_exec(db, of_decision ? &SQL_EVENT : &SQL_EVENT_LOOSE,
                     DB_ARGS(DB_INT(w->decision_id), DB_TEXT(w->job), DB_INT(w->at),
-                            DB_TEXT(e->type), DB_TEXT(e->reason), DB_TEXT(e->message),
-                            DB_INT(e->count), DB_INT(e->suppressed)),
+                            of_decision ? DB_INT(i) : DB_NULL, DB_INT(e->count),
+                            DB_INT(e->suppressed), applied,
+                            DB_TEXT(of_decision ? NULL
+                                    : e->type   ? e->type
+                                                : ""),
+                            DB_TEXT(of_decision ? NULL : reason),
+                            DB_TEXT(of_decision ? NULL : e->message)),
                     NULL, errp) < 0)
             return -1;
     }
     return 0;
+}
+
+/* new: w's events' texts as decision_outcomes.events, [[type, reason, message], ...]; NULL when
+ * it has none. */
+static char *events_text(const struct db_write *w)
+{
+    struct pack_text t = {0};
+    for (int i = 0; i < w->n_e; i++) {
+        pack_text_str(&t, i ? ",[" : "[[");
+        pack_text_json_str(&t, w->e[i].type ? w->e[i].type : "");
+        pack_text_put(&t, ",", 1);
+        pack_text_json_str(&t, w->e[i].reason ? w->e[i].reason : "");
+        pack_text_put(&t, ",", 1);
+        pack_text_json_str(&t, w->e[i].message);
+        pack_text_put(&t, "]", 1);
+    }
+    if (t.p)
+        pack_text_put(&t, "]", 1);
+    return t.p;
 }
 
 static int apply_policy(struct db *db, struct db_write *w, char **errp)
@@ -455,88 +656,174 @@ static int64_t message_parts(const struct db_write *w, size_t *head_len)
 }
 
 /*
- * The decision_configs row of the options, found or added unless the transaction did already:
- * its id in *id, or 0 when it is not known yet (a pipeline's results come later; the
- * decision's statement then looks for it). -1 + *errp.
+ * The plugin_names id of (plugin, hook, outcome): known to the connection, or found or added
+ * now (not in a pipeline: db_write_group finds them before it opens one). -1 + *errp.
  */
-static int config_id(struct db *db, const char *hash, const char *text, int64_t *id, char **errp)
+static int name_id(struct db *db, const struct db_prow *p, int64_t *id, char **errp)
 {
-    for (int i = 0; i < db->n_configs; i++)
-        if (strcmp(db->configs[i].hash, hash) == 0 && strcmp(db->configs[i].text, text) == 0) {
-            *id = db->configs[i].id;
+    const char *t[3] = {p->plugin ? p->plugin : "", p->hook ? p->hook : "",
+                        p->outcome ? p->outcome : ""};
+    uint64_t h;
+    char *key = row_key(t, 3, &h);
+    for (int i = 0; i < db->n_names; i++)
+        if (strcmp(db->names[i].key, key) == 0) {
+            *id = db->names[i].id;
+            free(key);
             return 0;
         }
-    *id = 0;
-    int rows = db_exec(db, &SQL_CONFIG_ADD, DB_ARGS(DB_TEXT(hash), DB_TEXT(text)), id, errp);
-    if (rows < 0)
+    if (db->pipe) {
+        *errp = xasprintf("plugin name \"%s\" not known before the pipeline", t[0]);
+        free(key);
         return -1;
-    if (rows == 0 && !db->pipe) { /* stored already: which one */
-        struct db_cur c;
-        int rc = db_query(db, &SQL_CONFIG_FIRST, DB_ARGS(DB_TEXT(hash), DB_TEXT(text)), &c, errp);
-        if (rc == 0 && db_next(&c))
+    }
+    struct db_cur c;
+    int rc =
+        db_exec(db, &SQL_NAME_ADD, DB_ARGS(DB_TEXT(t[0]), DB_TEXT(t[1]), DB_TEXT(t[2])), id, errp);
+    if (rc == 0) { /* stored already: which one */
+        rc = db_query(db, &SQL_NAME_FIRST, DB_ARGS(DB_TEXT(t[0]), DB_TEXT(t[1]), DB_TEXT(t[2])), &c,
+                      errp);
+        bool found = rc == 0 && db_next(&c);
+        if (found)
             *id = db_int(&c, 0);
-        else if (db_finish(&c, rc, errp) < 0)
-            return -1;
+        else if ((rc = db_finish(&c, rc, errp)) == 0) {
+            *errp = xstrdup("read plugin_names: no row");
+            rc = -1;
+        }
         db_end(&c);
     }
-    if (db->n_configs < DB_TX_CONFIGS) {
-        db->configs[db->n_configs].hash = xstrdup(hash);
-        db->configs[db->n_configs].text = xstrdup(text);
-        db->configs[db->n_configs++].id = *id;
+    if (rc < 0) {
+        free(key);
+        return -1;
     }
+    if (db->n_names == db->cap_names) {
+        db->cap_names = db->cap_names ? 2 * db->cap_names : 16;
+        db->names = xrealloc(db->names, (size_t)db->cap_names * sizeof *db->names);
+    }
+    db->names[db->n_names++] = (struct db_name){key, *id, false};
     return 0;
 }
 
-/* The decision row, its options' row and its id (w->decision_id; in a pipeline, later). */
+/* new in *out: w's plugin calls as decisions.calls, [[name id, ...], [duration_us, ...]] and,
+ * when any call has one, [error or null, ...]; NULL when it has none. -1 + *errp. */
+static int calls_text(struct db *db, const struct db_write *w, char **out, char **errp)
+{
+    struct pack_text t = {0};
+    bool errors = false;
+    *out = NULL;
+    if (w->n_p == 0)
+        return 0;
+    for (int i = 0; i < w->n_p; i++) {
+        int64_t id;
+        if (name_id(db, &w->p[i], &id, errp) < 0) {
+            free(t.p);
+            return -1;
+        }
+        pack_text_str(&t, i ? "," : "[[");
+        pack_text_int(&t, id);
+        errors |= w->p[i].error != NULL;
+    }
+    for (int i = 0; i < w->n_p; i++) {
+        pack_text_str(&t, i ? "," : "],[");
+        pack_text_int(&t, w->p[i].duration_us);
+    }
+    for (int i = 0; errors && i < w->n_p; i++) {
+        pack_text_str(&t, i ? "," : "],[");
+        pack_text_json_str(&t, w->p[i].error);
+    }
+    pack_text_str(&t, "]]");
+    *out = t.p;
+    return 0;
+}
+
+/* The decision row, its outcome's, options' and calls' rows, and its id (w->decision_id; in a
+ * pipeline, later). */
 static int insert_decision(struct db *db, struct db_write *w, char **errp)
 {
     const char *hash = w->config_hash ? w->config_hash : "";
     const char *cfg = w->config_json ? w->config_json : "{}";
-    const char *in = w->input_json ? w->input_json : "";
-    unsigned char *input;
-    size_t input_len, head;
-    char *msg = NULL;
-    int64_t parts = message_parts(w, &head), cid;
-    if (config_id(db, hash, cfg, &cid, errp) < 0)
-        return -1;
+    unsigned char *input = NULL;
+    size_t input_len = 0, head;
+    char *msg = NULL, *calls = NULL, *vertices = NULL, *events = NULL, *okey = NULL;
+    int64_t parts = message_parts(w, &head), cid, oid, cseq, oseq;
+    int rc = -1;
+    /* An option set is told from another by its text; its hash only sorts them (the text is
+     * some 4 KB: hashed whole for every decision it would cost more than its row). */
+    if (stored_once(db, &db->configs, pack_hash_text(PACK_HASH_INIT, hash), cfg, &SQL_CONFIG_ADD,
+                    &SQL_CONFIG_FIRST, DB_ARGS(DB_TEXT(hash), DB_TEXT(cfg)), &cid, &cseq,
+                    errp) < 0 ||
+        calls_text(db, w, &calls, errp) < 0)
+        goto out;
     if (parts) {
         msg = xmalloc(head + 1);
         memcpy(msg, w->message, head);
         msg[head] = '\0';
     }
-    pack_input(in, strlen(in), &input, &input_len);
-    int rc = db_exec(db, &SQL_DECISION,
-                     DB_ARGS(DB_TEXT(w->job), DB_INT(w->at), DB_TEXT(w->action), DB_TEXT(w->reason),
-                             DB_INT(w->execute), DB_TEXT(parts ? msg : w->message),
-                             DB_BLOB(input, input_len), DB_TEXT(hash), DB_TEXT(w->response_json),
-                             DB_TEXT(w->policy_revision), DB_INT(w->now),
-                             parts ? DB_INT(parts) : DB_NULL,
-                             DB_TEXT(w->keep_response ? w->decision_json : NULL), DB_TEXT(cfg),
-                             cid ? DB_INT(cid) : DB_NULL),
-                     &w->decision_id, errp);
+    const char *message = parts ? msg : w->message;
+    char pbuf[24];
+    snprintf(pbuf, sizeof pbuf, "%lld", (long long)parts);
+    vertices = pack_vertices(w->v, w->n_v);
+    events = events_text(w);
+    /* A unit without its action, reason or revision is refused by the store (NOT NULL). */
+    const char *ot[9] = {
+        w->action, w->reason, message, parts ? pbuf : NULL, w->response_json, w->policy_revision,
+        hash,      vertices,  events};
+    /* the hash as migration 012's gov_hash computes it; the key the same columns and the
+     * transaction's entry of the option set (its text) */
+    uint64_t oh;
+    char *k9 = row_key(ot, 9, &oh);
+    okey = xasprintf("%s\x1f%lld", k9, (long long)cseq);
+    free(k9);
+    int64_t hs = pack_hash_sql(oh);
+    struct db_param mp = parts ? DB_INT(parts) : DB_NULL, cp = cid ? DB_INT(cid) : DB_NULL;
+    if (stored_once(db, &db->outcomes, oh, okey, &SQL_OUTCOME_ADD, &SQL_OUTCOME_FIRST,
+                    DB_ARGS(DB_INT(hs), DB_TEXT(ot[0]), DB_TEXT(ot[1]), DB_TEXT(message), mp,
+                            DB_TEXT(w->response_json), DB_TEXT(ot[5]), cp, DB_TEXT(hash),
+                            DB_TEXT(cfg), DB_TEXT(vertices), DB_TEXT(events)),
+                    &oid, &oseq, errp) < 0)
+        goto out;
+    if (!w->samples) {
+        const char *in = w->input_json ? w->input_json : "";
+        pack_input(in, strlen(in), &input, &input_len);
+    }
+    /* With the outcome's id known, its columns are not sent again. */
+    bool known = oid != 0;
+    rc = db_exec(db, &SQL_DECISION,
+                 DB_ARGS(DB_TEXT(w->job), DB_INT(w->at), DB_INT(w->execute), DB_INT(w->now),
+                         DB_TEXT(calls), input ? DB_BLOB(input, input_len) : DB_NULL,
+                         DB_TEXT(w->keep_response ? w->decision_json : NULL),
+                         known ? DB_INT(oid) : DB_NULL, known ? DB_NULL : DB_INT(hs),
+                         DB_TEXT(known ? NULL : ot[0]), DB_TEXT(known ? NULL : ot[1]),
+                         DB_TEXT(known ? NULL : message), known ? DB_NULL : mp,
+                         DB_TEXT(known ? NULL : w->response_json), DB_TEXT(known ? NULL : ot[5]),
+                         known ? DB_NULL : cp, DB_TEXT(known ? NULL : hash),
+                         DB_TEXT(known ? NULL : cfg), DB_TEXT(known ? NULL : vertices),
+                         DB_TEXT(known ? NULL : events)),
+                 &w->decision_id, errp) < 0
+             ? -1
+             : 0;
+out:
     free(input);
     free(msg);
-    return rc < 0 ? -1 : 0;
+    free(calls);
+    free(vertices);
+    free(events);
+    free(okey);
+    return rc;
 }
 
-static int insert_vertices(struct db *db, struct db_write *w, char **errp)
+/* The chunks of samples of w's decision: the one it closed kept, the one it opened begun at
+ * this decision (the chunk itself is in the jobs row). */
+static int samples_rows(struct db *db, struct db_write *w, char **errp)
 {
-    for (int i = 0; i < w->n_v; i++) {
-        const struct db_vrow *v = &w->v[i];
-        char *figures = pack_figures(v->evaluated_json);
-        /* the text itself only when the array cannot give it back exactly */
-        const char *ev = figures ? NULL : v->evaluated_json ? v->evaluated_json : "{}";
-        int rc = db_exec(db, &SQL_VERTEX,
-                         DB_ARGS(DB_INT(w->decision_id), DB_INT(i), DB_TEXT(v->vertex),
-                                 DB_INT(v->current), DB_INT(v->raw_target), DB_INT(v->target),
-                                 DB_TEXT(v->reason), DB_TEXT(v->constraints), DB_TEXT(v->message),
-                                 DB_INT((v->excluded ? 1 : 0) | (v->outside_bounds ? 2 : 0)),
-                                 DB_TEXT(figures), DB_TEXT(ev)),
-                         NULL, errp);
-        free(figures);
-        if (rc < 0)
-            return -1;
-    }
+    if (w->samples_closed && db_exec(db, &SQL_SAMPLES_CLOSED,
+                                     DB_ARGS(DB_TEXT(w->job), DB_INT(w->now),
+                                             DB_BLOB(w->samples_closed, w->samples_closed_len)),
+                                     NULL, errp) < 0)
+        return -1;
+    if (w->samples && w->samples_new &&
+        db_exec(db, &SQL_SAMPLES_OPENED, DB_ARGS(DB_INT(w->decision_id), DB_TEXT(w->job)), NULL,
+                errp) < 0)
+        return -1;
     return 0;
 }
 
@@ -547,21 +834,14 @@ static int apply_decision(struct db *db, struct db_write *w, char **errp)
         job_row(db, w, SQL_JOB_STATE,
                 DB_ARGS(DB_TEXT(w->job), DB_INT(w->now), DB_BLOB(w->state_bin, w->state_bin_len),
                         w->last_at == INT64_MIN ? DB_NULL : DB_INT(w->last_at),
-                        DB_INT(w->expect_version), DB_INT(w->expect_generation)),
+                        DB_INT(w->expect_version), DB_INT(w->expect_generation),
+                        w->samples ? DB_BLOB(w->samples, w->samples_len) : DB_NULL),
                 errp);
     if (rc != 0)
         return rc < 0 ? -1 : 0;
-    if (insert_decision(db, w, errp) < 0 || insert_vertices(db, w, errp) < 0 ||
-        insert_events(db, w, true, errp) < 0)
+    if (insert_decision(db, w, errp) < 0 || insert_events(db, w, true, errp) < 0 ||
+        samples_rows(db, w, errp) < 0)
         return -1;
-    for (int i = 0; i < w->n_p; i++) {
-        const struct db_prow *p = &w->p[i];
-        if (db_exec(db, &SQL_PLUGIN_CALL,
-                    DB_ARGS(DB_INT(w->decision_id), DB_TEXT(p->plugin), DB_TEXT(p->hook),
-                            DB_TEXT(p->outcome), DB_INT(p->duration_us), DB_TEXT(p->error)),
-                    NULL, errp) < 0)
-            return -1;
-    }
     return db_window_write(db, w->job, w->window_seq0, w->ws, w->n_ws, errp);
 }
 
@@ -577,6 +857,11 @@ static int apply_config(struct db *db, struct db_write *w, const char *layer, ch
             return rc < 0 ? -1 : 0;
     } else {
         bool check = w->expect_version >= 0;
+        if (db_exec(db, &SQL_SAMPLES_KEEP,
+                    DB_ARGS(DB_TEXT(w->job), DB_INT(check ? w->expect_version : -1),
+                            DB_INT(w->expect_generation), DB_INT(w->now)),
+                    NULL, errp) < 0)
+            return -1;
         int rows = db_exec(
             db, &SQL_JOB_DELETE[check],
             DB_ARGS(DB_TEXT(w->job), DB_INT(w->expect_version), DB_INT(w->expect_generation)), NULL,
@@ -601,23 +886,31 @@ static int apply_config(struct db *db, struct db_write *w, const char *layer, ch
  * Retention: ids grow with commit order and created_at is the server clock at the request,
  * so the old rows are a prefix of the table by id. A batch takes the first `batch` rows by
  * id and deletes the leading run of those older than the cutoff: a few hundred index reads,
- * never a scan of the table (a clock step back only delays a deletion).
+ * never a scan of the table (a clock step back only delays a deletion). What only the deleted
+ * decisions used goes with them: their outcomes and the option sets only those outcomes used
+ * (each found through an index on its users).
  */
 #define RET(name, sql) static const struct db_sql name = {sql, NULL, "retention", 0}
 RET(SQL_RET_DECISIONS, "SELECT id, created_at FROM decisions ORDER BY id LIMIT ?1");
-RET(SQL_RET_VERTEX, "DELETE FROM vertex_decisions WHERE decision_id <= ?1");
 RET(SQL_RET_EVENTS, "DELETE FROM events WHERE decision_id <= ?1");
 RET(SQL_RET_EVENTS_LOOSE, "DELETE FROM events WHERE decision_id IS NULL AND at < ?1");
-RET(SQL_RET_PLUGIN, "DELETE FROM plugin_calls WHERE decision_id <= ?1");
-/* The option sets that only the decisions up to ?1 use (decisions_config keeps it to the
- * batch's rows and one index probe per set). */
+/* The option sets that only the outcomes of the decisions up to ?1 use (decisions_outcome and
+ * decision_outcomes_config keep it to one probe an outcome), before those outcomes go. */
 RET(SQL_RET_CONFIGS,
-    "DELETE FROM decision_configs WHERE id IN (SELECT config_id FROM decisions WHERE id <= ?1) "
-    "AND NOT EXISTS (SELECT 1 FROM decisions n WHERE n.config_id = decision_configs.id "
+    "DELETE FROM decision_configs WHERE id IN (SELECT o.config_id FROM decision_outcomes o "
+    "WHERE o.id IN (SELECT outcome_id FROM decisions WHERE id <= ?1)) AND NOT EXISTS "
+    "(SELECT 1 FROM decision_outcomes o JOIN decisions n ON n.outcome_id = o.id "
+    "WHERE o.config_id = decision_configs.id AND n.id > ?1)");
+RET(SQL_RET_OUTCOMES,
+    "DELETE FROM decision_outcomes WHERE id IN (SELECT outcome_id FROM decisions WHERE id <= ?1) "
+    "AND NOT EXISTS (SELECT 1 FROM decisions n WHERE n.outcome_id = decision_outcomes.id "
     "AND n.id > ?1)");
 RET(SQL_RET_DECISION, "DELETE FROM decisions WHERE id <= ?1");
 RET(SQL_RET_CHANGES, "SELECT id, at FROM config_changes ORDER BY id LIMIT ?1");
 RET(SQL_RET_CHANGE, "DELETE FROM config_changes WHERE id <= ?1");
+/* At most ?2 chunks of samples closed before the samples' cutoff ?1 (sample_chunks_created). */
+RET(SQL_RET_SAMPLES, "DELETE FROM sample_chunks WHERE (job, first_id) IN (SELECT job, first_id "
+                     "FROM sample_chunks WHERE created_at < ?1 ORDER BY created_at LIMIT ?2)");
 
 /* The last id of the leading run of rows (id, time) with time < cutoff; *n their count. */
 static int old_prefix(struct db *db, const struct db_sql *s, struct db_write *w, int64_t *last,
@@ -656,10 +949,9 @@ static int apply_retention(struct db *db, struct db_write *w, char **errp)
         return leader;
     if (old_prefix(db, &SQL_RET_DECISIONS, w, &last, &n, errp) < 0)
         return -1;
-    if (n > 0 && (delete_upto(db, &SQL_RET_VERTEX, last, errp) < 0 ||
-                  delete_upto(db, &SQL_RET_EVENTS, last, errp) < 0 ||
-                  delete_upto(db, &SQL_RET_PLUGIN, last, errp) < 0 ||
+    if (n > 0 && (delete_upto(db, &SQL_RET_EVENTS, last, errp) < 0 ||
                   delete_upto(db, &SQL_RET_CONFIGS, last, errp) < 0 ||
+                  delete_upto(db, &SQL_RET_OUTCOMES, last, errp) < 0 ||
                   delete_upto(db, &SQL_RET_DECISION, last, errp) < 0))
         return -1;
     if (delete_upto(db, &SQL_RET_EVENTS_LOOSE, w->cutoff, errp) < 0 ||
@@ -667,8 +959,14 @@ static int apply_retention(struct db *db, struct db_write *w, char **errp)
         return -1;
     if (m > 0 && delete_upto(db, &SQL_RET_CHANGE, last, errp) < 0)
         return -1;
-    w->deleted = n + m;
-    w->more = n == w->batch || m == w->batch;
+    /* Samples go at their own cutoff, and with the decisions at theirs. */
+    int64_t sc = w->sample_cutoff > w->cutoff ? w->sample_cutoff : w->cutoff;
+    int k = 0;
+    if (sc != INT64_MIN &&
+        (k = db_exec(db, &SQL_RET_SAMPLES, DB_ARGS(DB_INT(sc), DB_INT(w->batch)), NULL, errp)) < 0)
+        return -1;
+    w->deleted = n + m + k;
+    w->more = n == w->batch || m == w->batch || k == w->batch;
     return 0;
 }
 
@@ -707,6 +1005,39 @@ static bool after_fenced(struct db_write **ws, int i)
     return false;
 }
 
+/* The plugin_names of ws's calls that the connection does not know yet, found or added in a
+ * transaction of their own before a pipeline (whose statements cannot wait for an id): rare,
+ * the names a server's plugins have are few. -1 + *errp. */
+static int names_before(struct db *db, struct db_write **ws, int n, char **errp)
+{
+    bool unknown = false;
+    for (int i = 0; i < n && !unknown; i++)
+        for (int k = 0; k < ws[i]->n_p && !unknown; k++) {
+            const struct db_prow *p = &ws[i]->p[k];
+            char key[512];
+            snprintf(key, sizeof key, "%s\x1f%s\x1f%s", p->plugin ? p->plugin : "",
+                     p->hook ? p->hook : "", p->outcome ? p->outcome : "");
+            unknown = true;
+            for (int j = 0; j < db->n_names && unknown; j++)
+                unknown = strcmp(db->names[j].key, key) != 0;
+        }
+    if (!unknown)
+        return 0;
+    int64_t id;
+    if (begin(db, DB_TX_WRITE, errp) < 0)
+        goto fail;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < ws[i]->n_p; k++)
+            if (name_id(db, &ws[i]->p[k], &id, errp) < 0)
+                goto fail;
+    if (db_commit(db, errp) < 0)
+        goto fail;
+    return 0;
+fail:
+    db_rollback(db);
+    return -1;
+}
+
 int db_write_group(struct db *db, struct db_write **ws, int n, char **errp)
 {
     enum db_tx tx = DB_TX_PIPE;
@@ -714,6 +1045,8 @@ int db_write_group(struct db *db, struct db_write **ws, int n, char **errp)
     for (int i = 0; i < n; i++)
         if (ws[i]->kind == DB_W_RETENTION)
             tx = DB_TX_WRITE; /* its deletes depend on its reads */
+    if (tx == DB_TX_PIPE && db->be->pipelines && names_before(db, ws, n, errp) < 0)
+        return -1;
     if (begin(db, tx, errp) < 0)
         goto fail;
     for (int i = 0; i < n; i++) {
@@ -730,9 +1063,8 @@ int db_write_group(struct db *db, struct db_write **ws, int n, char **errp)
         if (db->pipe && (i + 1) % DB_PIPE_UNITS == 0 && i + 1 < n && db->be->flush(db->c, errp) < 0)
             goto fail;
     }
-    if (db_commit(db, errp) < 0)
-        goto fail;
-    return 0;
+    if (db_commit(db, errp) == 0)
+        return 0;
 fail:
     db_rollback(db);
     return -1;

@@ -9,8 +9,12 @@
  * migration may have a step in C besides its SQL, run in the same transaction, for what SQL
  * cannot do: 008 rewrites job states stored in older forms in today's binary one; 009 (the
  * compact history) checks that each converted decision's rows give its response back.
- * A decision is stored compactly (store/pack.h): its effective options once per distinct set
- * (decision_configs), its response rebuilt from its rows when read.
+ * A decision's history is in two parts (schema/012_history_two_parts.sql): what it decided, as
+ * rows (its outcome once per distinct one, decision_outcomes; its effective options once per
+ * distinct set, decision_configs; its events' texts once, event_texts; its plugin calls'
+ * names once, plugin_names), its response rebuilt from them when read; and the sample it was
+ * decided from in the job's chunks of samples (the samples' codec, core/codec.h), or, where
+ * those do not hold it, the request packed (store/pack.h).
  *
  * The files: db.c (the connection, the writes) and read.c (the reads) write all of it once
  * above a table of functions per backend (backend.h: sqlite.c, pg.c), each statement's SQL
@@ -56,7 +60,7 @@ bool db_is_pg(const char *db);
 struct db *db_open(const char *path, const char *synchronous, char **errp);
 /*
  * Opens the database at path read-only, without migrations, for a reader of history in
- * another process (replay --db): the reads below answer on the schema of 009 and later, and
+ * another process (replay --db): the reads below answer on the schema of 012 and later, and
  * db_history_each on older ones too. NULL with *errp (new).
  */
 struct db *db_open_read(const char *path, char **errp);
@@ -180,7 +184,16 @@ struct db_write {
     int64_t last_at;
     char *action, *reason, *message;
     bool execute;
-    /* input_json: the request as sent (stored packed); config_json: the effective options
+    /* The job's chunk of samples being filled, as a blob (core_codec_blob), after this
+     * decision's sample was appended: stored whole in jobs.samples. NULL: the sample is not in
+     * the chunks (the request is stored packed, input_json) and jobs.samples stays as it is.
+     * samples_new: this decision's sample opened the chunk (the decision is its first_id);
+     * samples_closed: the chunk it closed (a blob, NULL: none), moved to sample_chunks. */
+    unsigned char *samples, *samples_closed;
+    size_t samples_len, samples_closed_len;
+    bool samples_new;
+    /* input_json: the request as sent (stored packed unless samples holds it); config_json:
+     * the effective options
      * (stored once per distinct text and hash, decision_configs); decision_json: the response
      * as sent, not stored: the store rebuilds it from the decision's rows and response_json,
      * the response's members that no row holds (a JSON object; NULL: none) */
@@ -196,9 +209,11 @@ struct db_write {
      * event is written) */
     char *revision, *files_json;
     int64_t loaded_at;
-    /* DB_W_RETENTION: delete at most `batch` of the oldest decisions (with their vertex rows,
-     * events and plugin calls) and config changes whose server-clock time is < cutoff */
-    int64_t cutoff;
+    /* DB_W_RETENTION: delete at most `batch` of the oldest decisions (with their events, and
+     * the outcomes, option sets and event texts no decision left uses) and config changes whose
+     * server-clock time is < cutoff, and the chunks of samples closed before sample_cutoff
+     * (INT64_MIN: none) or before cutoff */
+    int64_t cutoff, sample_cutoff;
     int batch;
     /* out (RETENTION): rows deleted from decisions + config_changes; more: a full batch was
      * deleted, so older rows may remain */
@@ -283,18 +298,26 @@ int db_probe(struct db *db, int64_t now, int busy_ms, char **errp);
 
 /* ----------------------------------------------------------------- reads -- */
 
+/* A jobs row as db_jobs_each hands it over (everything borrowed for the call). */
+struct db_job_row {
+    const char *job;
+    int64_t created_at;
+    const char *config_json;
+    const void *state_bin; /* NULL: no state */
+    size_t state_bin_len;
+    int64_t last_at;             /* INT64_MIN when NULL */
+    int64_t version, generation; /* the row's fence */
+    const void *samples;         /* the job's chunk of samples being filled (NULL: none) */
+    size_t samples_len;
+};
+
 /*
  * Calls fn for the rows of the jobs table (job = NULL: the `limit` most recently sampled, by
  * last_at or else created_at, newest first) or for the one job named (one read by the primary
- * key); strings and the state blob are borrowed for the call; state_bin may be NULL (no
- * state); last_at is INT64_MIN when NULL; version and generation: the row's fence. Returns
- * the number of rows, or -1 with *errp (fn returning non-zero stops with -1 too).
+ * key). Returns the number of rows, or -1 with *errp (fn returning non-zero stops with -1 too).
  */
 int db_jobs_each(struct db *db, const char *job, int limit,
-                 int (*fn)(void *ud, const char *job, int64_t created_at, const char *config_json,
-                           const void *state_bin, size_t state_bin_len, int64_t last_at,
-                           int64_t version, int64_t generation),
-                 void *ud, char **errp);
+                 int (*fn)(void *ud, const struct db_job_row *row), void *ud, char **errp);
 
 /*
  * new in *out: {"jobs": [{"job", "created_at", "last_at" (null: no sample), "config" (the
@@ -339,19 +362,21 @@ int db_decision_executed(struct db *db, const char *job, json_t **out, char **er
  */
 int db_decision_get(struct db *db, int64_t id, json_t **out, char **errp);
 /*
- * The newest decision of job whose sample's at is `at`: 1 with *id, *input_json (the request
- * as sent, but for its whitespace) and *decision_json (the response's text as it was sent,
- * without its decision_id), both new; 0 when
- * there is none; -1 + *errp.
+ * The newest decision of job whose sample's at is `at`: 1 with *id, *input_json and
+ * *decision_json (the response's text as it was sent, without its decision_id), both new; 0
+ * when there is none; -1 + *errp. *input_json is the request as sent but for its whitespace,
+ * or, when the job's chunks of samples hold it (*from_samples set), the sample as the server
+ * read it (pack_sample_text: the same sample, not the same text); "" when neither is kept.
  */
 int db_decision_find(struct db *db, const char *job, int64_t at, int64_t *id, char **input_json,
-                     char **decision_json, char **errp);
+                     bool *from_samples, char **decision_json, char **errp);
 /*
  * Calls fn for each stored decision of job with at <= to and an id up to max_id (INT64_MAX:
  * all; db_history_last_id read with the deletions gives one snapshot's history), in id order:
- * the request's text (as sent, but for its whitespace), the effective options' text
- * (config_json) and the response as sent (borrowed). fn returning non-zero stops with that
- * value. -1 + *errp.
+ * the request's text (as sent, but for its whitespace; or the sample rebuilt from the job's
+ * chunks of samples, pack_sample_text; "" when the sample is no longer kept: sample
+ * retention), the effective options' text (config_json) and the response as sent (borrowed).
+ * fn returning non-zero stops with that value. -1 + *errp.
  * The decisions are read in pages of DB_HISTORY_PAGE, each in a read transaction of its own,
  * and fn is called outside them: a replay that takes minutes never holds a snapshot longer
  * than one page's read, which would keep the write-ahead log from being checkpointed (see

@@ -137,10 +137,9 @@ static int convert_states(struct db *db, char **errp)
  * GET and replay read), and the same parallelism in the audit view. Elsewhere it stays.
  */
 static const struct db_sql SQL_REBUILT_ROWS = {
-    "SELECT " DB_DEC_COLS ", json_extract(d.decision_json, '$.parallelism') IS "
+    "SELECT " DB_DEC_COLS_011 ", json_extract(d.decision_json, '$.parallelism') IS "
     "(SELECT json_group_object(v.vertex, v.target) FROM vertex_decisions v "
-    "WHERE v.decision_id = d.id) FROM decisions d "
-    "LEFT JOIN decision_configs c ON c.id = d.config_id WHERE d.decision_json IS NOT NULL",
+    "WHERE v.decision_id = d.id)" DB_DEC_FROM_011 "WHERE d.decision_json IS NOT NULL",
     NULL, "read decisions", DB_SQL_ONCE};
 static const struct db_sql SQL_REBUILT_CLEAR = {
     "UPDATE decisions SET decision_json = NULL WHERE id = ?1", NULL, "clear decision_json", 0};
@@ -152,7 +151,7 @@ static int rebuilds_exactly(struct db *db, struct db_cur *c, bool *same, char **
     json_t *was = old ? json_loads(old, JSON_DECODE_ANY, NULL) : NULL, *now = NULL;
     *same = false;
     if (db_int(c, DC__N) && json_is_object(was)) {
-        if (db_response_rebuild(db, c, 0, &now, errp) < 0) {
+        if (db_response_rebuild(db, c, 0, true, &now, errp) < 0) {
             json_decref(was);
             return -1;
         }

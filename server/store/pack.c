@@ -1,7 +1,10 @@
 /*
  * pack.c - compact forms of stored history (see pack.h).
  */
+#include <inttypes.h>
+#include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -290,4 +293,253 @@ char *pack_figures_text(const char *fig)
 fail:
     free(o);
     return NULL;
+}
+
+/* ------------------------------------------------------------------- hash -- */
+
+uint64_t pack_hash_text(uint64_t h, const char *s)
+{
+    if (!s) {
+        h = (h ^ 1u) * 0x100000001b3ULL; /* NULL: a byte no text ends with before the 0 */
+    } else {
+        for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+            h = (h ^ *p) * 0x100000001b3ULL;
+    }
+    return (h ^ 0u) * 0x100000001b3ULL;
+}
+
+uint64_t pack_hash_int(uint64_t h, int64_t v)
+{
+    char buf[24];
+    snprintf(buf, sizeof buf, "%" PRId64, v);
+    return pack_hash_text(h, buf);
+}
+
+/* ---------------------------------------------------------------- samples -- */
+
+void pack_text_put(struct pack_text *t, const char *s, size_t n)
+{
+    if (t->n + n + 1 > t->cap) {
+        size_t cap = t->cap ? t->cap : 1024;
+        while (cap < t->n + n + 1)
+            cap *= 2;
+        t->p = xrealloc(t->p, cap);
+        t->cap = cap;
+    }
+    memcpy(t->p + t->n, s, n);
+    t->n += n;
+    t->p[t->n] = '\0';
+}
+
+void pack_text_str(struct pack_text *t, const char *s)
+{
+    pack_text_put(t, s, strlen(s));
+}
+
+void pack_text_int(struct pack_text *t, int64_t v)
+{
+    char buf[24];
+    pack_text_put(t, buf, (size_t)snprintf(buf, sizeof buf, "%" PRId64, v));
+}
+
+/* Whether s is UTF-8 (what jansson takes as a string). */
+static bool utf8_ok(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        int n = *p < 0x80             ? 0
+                : (*p & 0xe0) == 0xc0 ? 1
+                : (*p & 0xf0) == 0xe0 ? 2
+                : (*p & 0xf8) == 0xf0 ? 3
+                                      : -1;
+        if (n < 0 || (n == 1 && *p < 0xc2))
+            return false;
+        p++;
+        for (int i = 0; i < n; i++, p++)
+            if ((*p & 0xc0) != 0x80)
+                return false;
+    }
+    return true;
+}
+
+void pack_text_json_str(struct pack_text *t, const char *s)
+{
+    if (!s) {
+        pack_text_put(t, "null", 4);
+        return;
+    }
+    bool ok = utf8_ok(s);
+    size_t run = 0;
+    const char *p = s;
+    pack_text_put(t, "\"", 1);
+    for (; p[run]; run++) {
+        unsigned char c = (unsigned char)p[run];
+        char esc[8];
+        if (c >= 0x20 && c != '"' && c != '\\' && (ok || c < 0x80))
+            continue;
+        pack_text_put(t, p, run);
+        if (c == '"' || c == '\\') {
+            esc[0] = '\\';
+            esc[1] = (char)c;
+            pack_text_put(t, esc, 2);
+        } else if (c < 0x20) {
+            snprintf(esc, sizeof esc, "\\u%04x", c);
+            pack_text_put(t, esc, 6);
+        } else {
+            pack_text_put(t, "?", 1);
+        }
+        p += run + 1;
+        run = (size_t)-1;
+    }
+    pack_text_put(t, p, run);
+    pack_text_put(t, "\"", 1);
+}
+
+/* x (finite) in the shortest text that reads back as x: a whole number as an integer. */
+static void pt_num(struct pack_text *t, double x)
+{
+    char buf[40];
+    if (x == 0 && signbit(x)) {
+        snprintf(buf, sizeof buf, "-0.0"); /* read back as the real -0.0, not the integer 0 */
+    } else if (x == floor(x) && fabs(x) < 1e15) {
+        snprintf(buf, sizeof buf, "%" PRId64, (int64_t)x);
+    } else {
+        for (int prec = 15; prec <= 17; prec++) {
+            snprintf(buf, sizeof buf, "%.*g", prec, x);
+            if (strtod(buf, NULL) == x)
+                break;
+        }
+    }
+    pack_text_str(t, buf);
+}
+
+/* ,"name":x when x is a number (NaN: absent); first: no comma before it. */
+static void pt_member(struct pack_text *t, bool *first, const char *name, double x)
+{
+    if (isnan(x))
+        return;
+    if (!*first)
+        pack_text_put(t, ",", 1);
+    *first = false;
+    pack_text_json_str(t, name);
+    pack_text_put(t, ":", 1);
+    pt_num(t, x);
+}
+
+char *pack_sample_text(const struct core_sample *sm)
+{
+    struct pack_text t = {0};
+    char buf[64];
+    snprintf(buf, sizeof buf,
+             "{\"at\":%" PRId64 ",\"running_since\":%" PRId64 ",\"status\":", sm->at,
+             sm->running_since);
+    pack_text_str(&t, buf);
+    pack_text_str(&t, sm->running ? "\"RUNNING\"" : "\"NOT_RUNNING\"");
+    static const char *const jm_names[] = {
+        "heap_used",      "heap_max",         "gc_ms_per_s",         "managed_used",
+        "metaspace_used", "task_slots_total", "task_slots_available"};
+    const double jm[] = {sm->heap_used,           sm->heap_max,       sm->gc_ms_per_s,
+                         sm->managed_used,        sm->metaspace_used, sm->task_slots_total,
+                         sm->task_slots_available};
+    bool any = false;
+    for (size_t i = 0; i < sizeof jm / sizeof jm[0]; i++)
+        any |= !isnan(jm[i]);
+    if (any) {
+        bool first = true;
+        pack_text_str(&t, ",\"job_metrics\":{");
+        for (size_t i = 0; i < sizeof jm / sizeof jm[0]; i++)
+            pt_member(&t, &first, jm_names[i], jm[i]);
+        pack_text_put(&t, "}", 1);
+    }
+    pack_text_str(&t, ",\"vertices\":[");
+    for (int i = 0; i < sm->n_vertices; i++) {
+        const struct core_vertex_in *v = &sm->vertices[i];
+        pack_text_str(&t, i ? ",{\"id\":" : "{\"id\":");
+        pack_text_json_str(&t, v->id);
+        snprintf(buf, sizeof buf, ",\"parallelism\":%d,\"max_parallelism\":%d", v->parallelism,
+                 v->max_parallelism);
+        pack_text_str(&t, buf);
+        if (v->partitions) {
+            snprintf(buf, sizeof buf, ",\"partitions\":%d", v->partitions);
+            pack_text_str(&t, buf);
+        }
+        if (v->slot_sharing_group) {
+            pack_text_str(&t, ",\"slot_sharing_group\":");
+            pack_text_json_str(&t, v->slot_sharing_group);
+        }
+        if (v->finished)
+            pack_text_str(&t, ",\"finished\":true");
+        if (v->n_inputs) {
+            pack_text_str(&t, ",\"inputs\":[");
+            for (int k = 0; k < v->n_inputs; k++) {
+                pack_text_str(&t, k ? ",{\"from\":" : "{\"from\":");
+                pack_text_json_str(&t, v->inputs[k].from);
+                pack_text_str(&t, ",\"ship\":");
+                pack_text_json_str(&t, core_ship_name(v->inputs[k].ship));
+                pack_text_put(&t, "}", 1);
+            }
+            pack_text_put(&t, "]", 1);
+        }
+        pack_text_str(&t, ",\"metrics\":{");
+        bool first = true;
+        if (!isnan(v->busy_avg) && v->busy_min == v->busy_avg && v->busy_max == v->busy_avg) {
+            pt_member(&t, &first, "busy_ms_per_s", v->busy_avg);
+        } else if (!isnan(v->busy_avg)) {
+            bool f2 = true;
+            first = false;
+            pack_text_str(&t, "\"busy_ms_per_s\":{");
+            pt_member(&t, &f2, "min", v->busy_min);
+            pt_member(&t, &f2, "avg", v->busy_avg);
+            pt_member(&t, &f2, "max", v->busy_max);
+            pack_text_put(&t, "}", 1);
+        }
+        pt_member(&t, &first, "backpressured_ms_per_s", v->backpressured);
+        pt_member(&t, &first, "records_in", v->records_in);
+        pt_member(&t, &first, "records_out", v->records_out);
+        pt_member(&t, &first, "accumulated_busy_ms", v->accumulated_busy_ms);
+        pt_member(&t, &first, "records_in_per_s", v->records_in_per_s);
+        pt_member(&t, &first, "records_out_per_s", v->records_out_per_s);
+        pt_member(&t, &first, "pending_records", v->pending_records);
+        pack_text_str(&t, "}}");
+    }
+    pack_text_str(&t, "]}");
+    return t.p;
+}
+
+char *pack_vertices(const struct db_vrow *v, int n)
+{
+    struct pack_text t = {0};
+    pack_text_put(&t, "[", 1);
+    for (int i = 0; i < n; i++) {
+        const struct db_vrow *r = &v[i];
+        char *fig = pack_figures(r->evaluated_json);
+        pack_text_str(&t, i ? ",[" : "[");
+        pack_text_json_str(&t, r->vertex ? r->vertex : "");
+        pack_text_put(&t, ",", 1);
+        pack_text_int(&t, r->current);
+        pack_text_put(&t, ",", 1);
+        pack_text_int(&t, r->raw_target);
+        pack_text_put(&t, ",", 1);
+        pack_text_int(&t, r->target);
+        pack_text_put(&t, ",", 1);
+        pack_text_json_str(&t, r->reason ? r->reason : "");
+        pack_text_put(&t, ",", 1);
+        pack_text_json_str(&t, r->constraints ? r->constraints : "[]");
+        pack_text_put(&t, ",", 1);
+        pack_text_json_str(&t, r->message);
+        pack_text_put(&t, ",", 1);
+        pack_text_int(&t, (r->excluded ? 1 : 0) | (r->outside_bounds ? 2 : 0));
+        pack_text_put(&t, ",", 1);
+        if (fig) {
+            pack_text_str(&t, fig);
+            pack_text_str(&t, ",null]");
+        } else {
+            pack_text_str(&t, "null,");
+            pack_text_json_str(&t, r->evaluated_json ? r->evaluated_json : "{}");
+            pack_text_put(&t, "]", 1);
+        }
+        free(fig);
+    }
+    pack_text_put(&t, "]", 1);
+    return t.p;
 }

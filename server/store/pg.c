@@ -25,7 +25,7 @@
 #include "store/backend.h"
 
 #define PG_CACHE  64
-#define PG_PARAMS 16
+#define PG_PARAMS 24
 /* PostgreSQL's type oids (catalog/pg_type.h, stable). */
 #define PG_INT8OID  20
 #define PG_BYTEAOID 17

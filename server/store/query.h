@@ -91,11 +91,26 @@ static inline const void *db_blob(struct db_cur *c, int i, size_t *n)
 
 /*
  * The decision columns every read of a response takes, first in its SELECT (d: decisions,
- * c: decision_configs), and their positions.
+ * o: decision_outcomes, c: decision_configs, DB_DEC_FROM), and their positions; DC_VERTICES
+ * and DC_EVENTS are the outcome's vertices and events' texts (schema 012's JSON arrays).
+ * DB_DEC_COLS_011 gives the same columns from the tables of migrations 009 to 011 (SQLite: a
+ * migration's step, a reader of an older file), the vertices built from vertex_decisions.
  */
 #define DB_DEC_COLS                                                                                \
+    "d.id, d.job, d.at, o.action, o.reason, d.execute, o.message, o.response, "                    \
+    "o.policy_revision, c.hash, d.decision_json, o.message_parts, o.vertices, o.events"
+#define DB_DEC_FROM                                                                                \
+    " FROM decisions d JOIN decision_outcomes o ON o.id = d.outcome_id "                           \
+    "LEFT JOIN decision_configs c ON c.id = o.config_id "
+#define DB_DEC_COLS_011                                                                            \
     "d.id, d.job, d.at, d.action, d.reason, d.execute, d.message, d.response, "                    \
-    "d.policy_revision, c.hash, d.decision_json, d.message_parts"
+    "d.policy_revision, c.hash, d.decision_json, d.message_parts, "                                \
+    "coalesce((SELECT json_group_array(json(x.v)) FROM (SELECT json_array(v.vertex, v.current, "   \
+    "v.raw_target, v.target, v.reason, v.constraints, v.message, v.flags, json(v.figures), "       \
+    "v.evaluated_json) AS v FROM vertex_decisions v WHERE v.decision_id = d.id ORDER BY v.ord) "   \
+    "x), "                                                                                         \
+    "'[]'), NULL"
+#define DB_DEC_FROM_011 " FROM decisions d LEFT JOIN decision_configs c ON c.id = d.config_id "
 enum {
     DC_ID,
     DC_JOB,
@@ -109,15 +124,21 @@ enum {
     DC_HASH,
     DC_DECISION_JSON,
     DC_PARTS,
+    DC_VERTICES,
+    DC_EVENTS,
     DC__N
 };
 
 /*
- * new in *out: the response of the decision at the cursor's row (DB_DEC_COLS from column
- * col) rebuilt from its rows, without its decision_id, as if decisions.decision_json were
- * NULL. -1 + *errp.
+ * new in *out: the response of the decision at the cursor's row (DB_DEC_COLS, or with old
+ * DB_DEC_COLS_011, from column col) rebuilt from its rows, without its decision_id, as if
+ * decisions.decision_json were NULL. -1 + *errp.
  */
-int db_response_rebuild(struct db *db, struct db_cur *row, int col, json_t **out, char **errp);
+int db_response_rebuild(struct db *db, struct db_cur *row, int col, bool old, json_t **out,
+                        char **errp);
+/* Whether the schema keeps decisions in the tables of migrations 009 to 011 (SQLite's
+ * migration 012: a reader's file may be older). */
+bool db_pre012(struct db *db);
 /* The window rows of job: drops its samples below seq0, adds the n of ws. -1 + *errp. */
 int db_window_write(struct db *db, const char *job, int64_t seq0, const struct db_wsample *ws,
                     int n, char **errp);

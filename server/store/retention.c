@@ -12,7 +12,7 @@
 struct retention {
     struct writer *wr;
     struct event *timer;
-    int64_t retention_ms;
+    int64_t retention_ms, sample_ms;
     int batch;
     bool stopping, in_flight;
 };
@@ -48,7 +48,8 @@ static void submit(struct retention *rt)
         return;
     struct db_write *w = db_write_new(DB_W_RETENTION, "");
     w->now = now_ms();
-    w->cutoff = w->now - rt->retention_ms;
+    w->cutoff = rt->retention_ms > 0 ? w->now - rt->retention_ms : INT64_MIN;
+    w->sample_cutoff = rt->sample_ms > 0 ? w->now - rt->sample_ms : INT64_MIN;
     w->batch = rt->batch;
     rt->in_flight = true;
     writer_submit(rt->wr, w, done_cb, rt);
@@ -62,16 +63,20 @@ static void timer_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 struct retention *retention_new(struct event_base *base, struct writer *wr, int64_t retention_ms,
-                                int64_t interval_ms, int batch)
+                                int64_t sample_ms, int64_t interval_ms, int batch)
 {
-    if (retention_ms <= 0)
+    if (retention_ms <= 0 && sample_ms <= 0)
         return NULL;
     struct retention *rt = xcalloc(1, sizeof *rt);
     rt->wr = wr;
     rt->retention_ms = retention_ms;
+    rt->sample_ms = sample_ms;
     rt->batch = batch > 0 ? batch : 500;
+    int64_t shortest = retention_ms <= 0                            ? sample_ms
+                       : sample_ms <= 0 || retention_ms < sample_ms ? retention_ms
+                                                                    : sample_ms;
     if (interval_ms <= 0)
-        interval_ms = retention_ms < 60000 ? retention_ms : 60000;
+        interval_ms = shortest < 60000 ? shortest : 60000;
     if (interval_ms < 1000)
         interval_ms = 1000;
     struct timeval tv = {(time_t)(interval_ms / 1000), (suseconds_t)(interval_ms % 1000) * 1000};

@@ -3,7 +3,8 @@
  * mode with a busy timeout, its statements prepared once and kept in a small cache keyed by
  * their struct db_sql's address, reset after each use on every path; SQLite's result codes
  * and what they mean for the store; the write-ahead log's bound (journal_size_limit, a hook
- * that counts its frames, the TRUNCATE checkpoint); the SQL functions migration 009 calls.
+ * that counts its frames, the TRUNCATE checkpoint); the SQL functions migrations 009 and 012
+ * call.
  */
 #include <math.h>
 #include <sqlite3.h>
@@ -441,6 +442,17 @@ static void sql_pack_figures(sqlite3_context *cx, int argc, sqlite3_value **argv
         sqlite3_result_null(cx);
 }
 
+/* SQL gov_hash(...): pack_hash of its arguments' texts (NULL as NULL), for migration 012. */
+static void sql_hash(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    uint64_t h = PACK_HASH_INIT;
+    for (int i = 0; i < argc; i++)
+        h = pack_hash_text(h, sqlite3_value_type(argv[i]) == SQLITE_NULL
+                                  ? NULL
+                                  : (const char *)sqlite3_value_text(argv[i]));
+    sqlite3_result_int64(cx, pack_hash_sql(h));
+}
+
 static void lite_close(void *c)
 {
     struct lite *l = c;
@@ -483,6 +495,8 @@ static void *lite_open(const char *path, bool read_only, const char *synchronous
                             sql_pack_input, NULL, NULL);
     sqlite3_create_function(l->h, "gov_pack_figures", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
                             sql_pack_figures, NULL, NULL);
+    sqlite3_create_function(l->h, "gov_hash", -1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                            sql_hash, NULL, NULL);
     if (exec(l, "PRAGMA journal_mode = WAL", &e) < 0 || exec(l, sql, &e) < 0) {
         *errp = xasprintf("%s: %s", path, e);
         free(e);
@@ -498,6 +512,7 @@ const struct store_backend store_sqlite = {
     .name = "sqlite",
     .pipelines = false,
     .compact_since = 9,
+    .outcomes_since = 12,
     .open = lite_open,
     .close = lite_close,
     .version = lite_version,

@@ -159,7 +159,7 @@ if want("lists"):
             deadline = time.time() + 10
             n = 0
             while time.time() < deadline:
-                n = db.execute("SELECT count(*) FROM plugin_calls WHERE decision_id = ?",
+                n = db.execute("SELECT count(*) FROM audit_plugin_calls WHERE decision_id = ?",
                                (body["decision_id"],)).fetchone()[0]
                 if n:
                     break

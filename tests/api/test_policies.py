@@ -102,12 +102,12 @@ c.check(st == 200 and last["reason"] == "VETOED" and "freeze" in last["message"]
         "the freeze executor vetoes: %r" % ({k: last.get(k) for k in ("reason", "message")},))
 c.check(last["policy_revision"] == r3, "the decision names its revision")
 db = connect(s.db)
-calls = db.execute("SELECT plugin, hook, outcome FROM plugin_calls WHERE decision_id = ?",
+calls = db.execute("SELECT plugin, hook, outcome FROM audit_plugin_calls WHERE decision_id = ?",
                    (last["decision_id"],)).fetchall()
 c.check(("freeze", "execute", "veto") in calls, "plugin_calls records the veto: %r" % (calls,))
 revs = {r[0] for r in db.execute("SELECT revision FROM policy_revisions")}
 c.check({r0, r1, r2} <= revs, "every active revision is stored: %r" % (revs,))
-ev = db.execute("SELECT count(*) FROM events WHERE reason = 'PolicyReloadFailed'").fetchone()[0]
+ev = db.execute("SELECT count(*) FROM audit_events WHERE reason = 'PolicyReloadFailed'").fetchone()[0]
 c.check(ev >= 1, "a failed reload is an event")
 db.close()
 
@@ -161,7 +161,7 @@ c.check(all(rev in good for _, rev in seen),
         "each decision names a revision that was active: %r" % (
             {rev for _, rev in seen} - good,))
 db = connect(s.db)
-stored = dict(db.execute("SELECT id, policy_revision FROM decisions"))
+stored = dict(db.execute("SELECT id, policy_revision FROM audit_decisions"))
 db.close()
 c.check(all(stored.get(i) == rev for i, rev in seen), "the stored revision is the answered one")
 c.check(s.stop() == 0, "SIGTERM exits 0")

@@ -2,7 +2,10 @@
 second on the server clock (decisions.created_at, not the sample's `at`) disappears in
 batches, with its vertex rows and events, while decisions keep being answered; the job's
 state is untouched (decisions go on from it). An effective-option set (decision_configs,
-migration 009) goes with the last decision that used it, and stays while one does."""
+migration 009) goes with the last decision that used it, and stays while one does. With
+--sample-retention shorter than --audit-retention, the samples go and the decisions stay: every
+view answers as before, a decision reads back without its sample, and replay starts after the
+samples it no longer has."""
 import os
 import sqlite3
 import sys
@@ -59,15 +62,16 @@ c.check(old == 0, "no decision older than retention + a round is left: %d" % old
 c.check(q("SELECT count(*) FROM decisions WHERE id <= 1200")[0][0] == 0,
         "the first 1,200 decisions are gone")
 c.check(recent > 0, "recent decisions are kept: %d" % recent)
-c.check(q("SELECT count(*) FROM vertex_decisions WHERE decision_id NOT IN "
-          "(SELECT id FROM decisions)")[0][0] == 0, "no orphan vertex rows")
+c.check(q("SELECT count(*) FROM decision_outcomes o WHERE NOT EXISTS "
+          "(SELECT 1 FROM decisions d WHERE d.outcome_id = o.id)")[0][0] == 0,
+        "no outcome that no decision uses")
 c.check(q("SELECT count(*) FROM events WHERE decision_id NOT IN (SELECT id FROM decisions)")[0][0]
         == 0, "no orphan events")
 c.check(q("SELECT count(*) FROM config_changes")[0][0] == 0, "the old config change is gone")
 c.check(q("SELECT count(*) FROM decision_configs WHERE id NOT IN "
-          "(SELECT config_id FROM decisions)")[0][0] == 0,
+          "(SELECT config_id FROM decision_outcomes)")[0][0] == 0,
         "no option set that no decision uses: %r" % q("SELECT id, hash FROM decision_configs"))
-c.check(q("SELECT count(*) FROM decisions WHERE config_id NOT IN "
+c.check(q("SELECT count(*) FROM decision_outcomes WHERE config_id NOT IN "
           "(SELECT id FROM decision_configs)")[0][0] == 0, "every decision's option set is kept")
 c.check(q("SELECT count(*) FROM jobs WHERE job = 'orders' AND state_bin IS NOT NULL")[0][0] == 1,
         "the job's state is kept")
@@ -84,4 +88,62 @@ db = connect(k.db)
 c.check(db.execute("SELECT count(*) FROM decisions").fetchone()[0] == 5, "retention 0 keeps all")
 db.close()
 c.check(k.stop() == 0, "clean stop")
+
+# A year of decisions and a second of samples: the samples' chunks go, the decisions stay.
+y = Server(args=["--audit-retention", "365 d", "--sample-retention", "1s",
+                 "--synchronous", "NORMAL"])
+conn = y.conn()
+N = 400
+for i in range(N):
+    st, body, _ = y.req("POST", "/v1/jobs/orders/metrics", sample(i), conn=conn)
+    assert st == 200, body
+conn.close()
+
+
+def views():
+    db = connect(y.db)
+    try:
+        return [db.execute("SELECT * FROM %s ORDER BY 1, 2, 3" % v).fetchall() for v in
+                ("audit_decisions", "audit_vertex_decisions", "audit_events",
+                 "audit_decision_options")]
+    finally:
+        db.close()
+
+
+def chunks():
+    db = connect(y.db)
+    try:
+        return db.execute("SELECT count(*) FROM sample_chunks").fetchone()[0]
+    finally:
+        db.close()
+
+
+before = views()
+n0 = chunks()
+c.check(n0 > 0, "%d samples were kept in %d closed chunks (and the one being filled)" % (N, n0))
+st, rec0, _ = y.req("GET", "/v1/decisions/1")
+c.check(st == 200 and rec0.get("input", {}).get("at") == sample(0)["at"],
+        "a decision reads back with its sample while it is kept: %r" % (rec0.get("input"),))
+deadline = time.time() + 10
+while chunks() and time.time() < deadline:
+    time.sleep(0.2)
+c.check(chunks() == 0, "the closed chunks of samples are gone: %d left" % chunks())
+c.check(views() == before, "every audit view answers as before")
+db = connect(y.db)
+c.check(db.execute("SELECT count(*) FROM decisions").fetchone()[0] == N, "every decision kept")
+c.check(db.execute("SELECT count(*) FROM jobs WHERE samples IS NOT NULL").fetchone()[0] == 1,
+        "the chunk being filled is kept with the job")
+db.close()
+st, rec, _ = y.req("GET", "/v1/decisions/1")
+rec0.pop("input")
+c.check(st == 200 and rec.pop("input", "absent") is None and rec == rec0,
+        "the decision reads back as before, but without its sample")
+st, rep, _ = y.req("POST", "/v1/replay", {"job": "orders"})
+summ = rep.get("summary", {}) if st == 200 else {}
+c.check(summ.get("without_sample", 0) > 0 and
+        summ.get("without_sample", 0) + summ.get("replayed", 0) == N,
+        "replay skips the decisions whose samples are gone: %r" % summ)
+st, body, _ = y.req("POST", "/v1/jobs/orders/metrics", sample(N))
+c.check(st == 200, "decisions go on: %d" % st)
+c.check(y.stop() == 0, "clean stop")
 c.done()

@@ -42,7 +42,7 @@ for i in range(3):
 conn.close()
 c.check(ids == sorted(ids) and len(set(ids)) == 3, "increasing decision ids %r" % ids)
 c.check(count(s.db, "decisions") == 3, "three decisions stored")
-c.check(count(s.db, "vertex_decisions") == 6, "two vertex rows each")
+c.check(count(s.db, "audit_vertex_decisions") == 6, "two vertex rows each")
 
 # An ignored key is named in warnings.
 st, body, _ = s.req("POST", "/v1/jobs/orders/metrics",

@@ -26,7 +26,7 @@ def sql(srv, q, params=None, timeout=30):
 
 
 # ---- answers keep SQL types ----
-st, r = sql(s, "SELECT id, job, execute, message IS NULL, 0.5, NULL, x'00ff' FROM decisions "
+st, r = sql(s, "SELECT id, job, execute, message IS NULL, 0.5, NULL, x'00ff' FROM audit_decisions "
                "WHERE job = ? ORDER BY id LIMIT 1", ["orders"])
 c.check(st == 200, "select: 200, got %d %r" % (st, r))
 if st == 200:

@@ -230,8 +230,8 @@ class Bench:
 
     def check_steady(self, server, prefix, want_reason, want_calls):
         """The newest decision of the set is what the load means to measure."""
-        rows = self.sql(server, "SELECT d.id, d.reason, (SELECT count(*) FROM plugin_calls p "
-                        "WHERE p.decision_id = d.id) FROM decisions d WHERE d.job = ? "
+        rows = self.sql(server, "SELECT d.id, d.reason, (SELECT count(*) FROM audit_plugin_calls "
+                        "p WHERE p.decision_id = d.id) FROM audit_decisions d WHERE d.job = ? "
                         "ORDER BY d.id DESC LIMIT 1", [f"{prefix}-0"])
         if not rows or rows[0][1] != want_reason or rows[0][2] != want_calls:
             raise SystemExit(f"bench: {prefix}-0 decides {rows}, not {want_reason} with "
@@ -388,15 +388,19 @@ class Bench:
         except sqlite3.Error:
             h["tables"] = {}
         h["plugin_calls"] = {hook: (avg, n) for hook, avg, n in c.execute(
-            "SELECT hook, avg(duration_us), count(*) FROM plugin_calls GROUP BY hook")}
+            "SELECT hook, avg(duration_us), count(*) FROM audit_plugin_calls GROUP BY hook")}
         h["columns"] = {}
         for prefix in ("np", "pl"):
             row = c.execute(
-                "SELECT avg(length(input)), avg(coalesce(length(response), 0)), "
-                "avg(length(message)), count(*) FROM decisions WHERE job LIKE ? AND "
-                "reason != 'COLLECTING_METRICS'", [prefix + "-%"]).fetchone()
-            h["columns"][prefix] = dict(zip(("input", "response", "message",
+                "SELECT avg(coalesce(length(d.calls), 0)), count(DISTINCT d.outcome_id), "
+                "avg(length(o.vertices) + coalesce(length(o.events), 0)), count(*) "
+                "FROM decisions d JOIN decision_outcomes o ON o.id = d.outcome_id "
+                "WHERE d.job LIKE ? AND o.reason != 'COLLECTING_METRICS'",
+                [prefix + "-%"]).fetchone()
+            h["columns"][prefix] = dict(zip(("calls", "outcomes", "outcome_bytes",
                                              "decisions"), row))
+        h["samples"] = c.execute("SELECT count(*), coalesce(sum(length(chunk)), 0) "
+                                 "FROM sample_chunks").fetchone()
         c.close()
         return h
 
@@ -579,6 +583,52 @@ class Bench:
                 runs[label].append(ns[0])
         return runs
 
+    def history_day(self):
+        """A day of one 4-vertex job sampled every 10 s (8,640 decisions), once without plugins
+        and once with two, each on a fresh database of this build (and of --baseline's): the
+        bytes a decision, over the whole day and past its first 1,000 decisions (the server is
+        stopped there and the file checkpointed: what a decision adds once the job's window,
+        state and first outcomes are stored), and 90 days extrapolated from them."""
+        a = self.a
+        n = 300 if a.smoke else SAMPLES_PER_DAY
+        first = n // 8 if a.smoke else 1000
+        builds = ([("baseline", a.baseline)] if a.baseline else []) + [("this build", self.build)]
+        out = {}
+        for label, build in builds:
+            out[label] = {}
+            for prefix in ("np", "pl"):
+                db = os.path.join(self.tmp, f"day-{prefix}-{len(out)}.db")
+                sizes = []
+                for k, (start, rounds) in enumerate(((0, first), (first, n - first))):
+                    gov = self.start_governor(f"day-{prefix}-{label.split()[0]}", db, sync="OFF",
+                                              build=build)
+                    if prefix == "pl" and k == 0:
+                        self.put_configs(gov, "dpl", 1, PLUGIN_CONFIG)
+                    argv = [os.path.join(self.build, "bench_load"), "--port", str(gov.port),
+                            "--conns", "1", "--jobs", "1", "--prefix", "d" + prefix,
+                            "--first", str(start), "--rounds", str(rounds)]
+                    r = subprocess.run(argv, capture_output=True, text=True)
+                    self.stop(gov)
+                    if r.returncode != 0:
+                        raise SystemExit(f"bench: bench_load (a day) failed: {r.stderr}")
+                    c = sqlite3.connect(db)
+                    c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                    d = c.execute("SELECT count(*) FROM decisions").fetchone()[0]
+                    try:
+                        tables = {name: b for name, b in c.execute(
+                            "SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC")}
+                    except sqlite3.Error:
+                        tables = {}
+                    c.close()
+                    sizes.append((d, os.path.getsize(db), tables))
+                (d1, b1, _), (d2, b2, t2) = sizes
+                out[label][prefix] = {"decisions": d2, "bytes": b2, "per_decision": b2 / max(1, d2),
+                                      "marginal": (b2 - b1) / max(1, d2 - d1), "tables": t2}
+                log(f"  a day of one job ({prefix}, {label}): {d2} decisions, {b2} bytes, "
+                    f"{b2 / max(1, d2):.0f} B a decision, {(b2 - b1) / max(1, d2 - d1):.0f} B "
+                    "past the first 1,000")
+        return out
+
     def cleanup(self):
         for s in list(self.servers):
             s.stop()
@@ -710,10 +760,13 @@ def report(b):
                 f"{k} {v / tot * 100:.0f}%" for k, v in list(h["tables"].items())[:6]))
         for prefix, c in h["columns"].items():
             if c["decisions"]:
-                p(f"  {'without' if prefix == 'np' else 'with'} plugins, a row of decisions "
-                  f"holds the packed request {c['input'] or 0:.0f} B, the response's rest "
-                  f"{c['response'] or 0:.0f} B, the message {c['message'] or 0:.0f} B (the "
-                  f"options are stored once per distinct set)")
+                p(f"  {'without' if prefix == 'np' else 'with'} plugins: {c['decisions']} "
+                  f"decisions share {c['outcomes']} outcomes (their vertices and events' texts, "
+                  f"{c['outcome_bytes'] or 0:.0f} B each), a row's plugin calls "
+                  f"{c['calls'] or 0:.0f} B")
+        if h.get("samples") and h["samples"][0]:
+            p(f"  the samples: {h['samples'][0]} closed chunks, {h['samples'][1] / 2**20:.1f} MiB "
+              f"(and each job's chunk being filled, with its state)")
         if h.get("plugin_calls") and res.get("lua"):
             pc = h["plugin_calls"]
             lua = res["lua"]
@@ -736,6 +789,32 @@ def report(b):
             p(f"the load generator against the bare 1 KB server: busy {spread(busy, '{:.0f}')}% "
               f"of one core, {spread(rel, '{:.2f}')} of the server's CPU time a request (it "
               "waits for the server, not the other way round)")
+    if res.get("history_day"):
+        hd = res["history_day"]
+        p("")
+        p("history of one 4-vertex job sampled every 10 s (the load's job; a day is 8,640 "
+          "decisions; 90 days extrapolated from the day's run: the bytes a decision past the "
+          "first 1,000, times 777,600, plus the first 1,000's); target <= 150 MB for 90 days "
+          "(the issue's 1.2 GB before)")
+        for prefix, name in (("np", "no plugins"), ("pl", "two plugins")):
+            for label in ("baseline", "this build"):
+                h = hd.get(label, {}).get(prefix)
+                if not h:
+                    continue
+                first = h["bytes"] - h["marginal"] * (h["decisions"] - 1000) \
+                    if h["decisions"] > 1000 else h["bytes"]
+                d90 = first + h["marginal"] * (SAMPLES_PER_DAY * RETENTION_DAYS - 1000)
+                line = (f"  {name:11s} {label:10s} {h['per_decision']:6.0f} B a decision over the "
+                        f"day ({h['bytes'] / 1e6:.1f} MB), {h['marginal']:.0f} B past the first "
+                        f"1,000: {d90 / 1e6:.0f} MB for 90 days")
+                if label == "this build":
+                    line += f"; target <= 150 MB: {verdict(d90 / 1e6, 150, fmt='{:.0f}')}"
+                p(line)
+            h = hd.get("this build", {}).get(prefix)
+            if h and h["tables"]:
+                tot = sum(h["tables"].values())
+                p(f"    by table and index ({name}): " + ", ".join(
+                    f"{k} {v / h['decisions']:.0f} B" for k, v in list(h["tables"].items())[:8]))
     if res.get("codec"):
         p("")
         p("samples' codec (server/core/codec.h): bytes a sample in chunks of up to 360 samples or "
@@ -842,6 +921,8 @@ def main():
     ap.add_argument("--no-main", action="store_true", help="skip the main figures")
     ap.add_argument("--no-codec", action="store_true",
                     help="skip the samples' codec figures (a few seconds)")
+    ap.add_argument("--no-history-day", action="store_true",
+                    help="skip the day of one job's history (8,640 decisions, each set)")
     ap.add_argument("--scale", action="store_true",
                     help="also the scale figures (--scale-jobs jobs with full windows; long)")
     ap.add_argument("--scale-jobs", type=int, default=100000)
@@ -877,6 +958,8 @@ def main():
             b.lua_calls()
         if not a.no_codec:
             b.codec()
+        if not a.no_history_day:
+            b.results["history_day"] = b.history_day()
         if a.scale:
             b.scale()
         if a.baseline:

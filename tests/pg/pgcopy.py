@@ -1,13 +1,13 @@
 """pgcopy.py - copies governor's tables from a SQLite database into a PostgreSQL one that has
-schema/pg/001_tables.sql, row for row (the same ids), through psql's COPY: the tests that
+schema/pg/ (every migration), row for row (the same ids), through psql's COPY: the tests that
 compare what the two stores answer for the same history fill PostgreSQL with it this way.
 Python 3 stdlib only."""
 import os
 import sqlite3
 import subprocess
 
-TABLES = ["decision_configs", "decisions", "vertex_decisions", "events", "plugin_calls",
-          "policy_revisions", "config_changes", "jobs", "job_window"]
+TABLES = ["decision_configs", "decision_outcomes", "plugin_names", "decisions", "events",
+          "policy_revisions", "config_changes", "jobs", "job_window", "sample_chunks"]
 
 
 def csv_value(v):
@@ -36,6 +36,6 @@ def copy(sqlite_path, pg, url):
     # the identity columns go on after the copied ids
     pg.psql(url, "".join(
         "SELECT setval(pg_get_serial_sequence('%s', 'id'), coalesce(max(id), 0) + 1, false) "
-        "FROM %s;" % (t, t) for t in ("decision_configs", "decisions", "events",
-                                      "config_changes")))
+        "FROM %s;" % (t, t) for t in ("decision_configs", "decision_outcomes", "plugin_names",
+                                      "decisions", "events", "config_changes")))
     db.close()

@@ -168,15 +168,14 @@ static int hist_cb(void *ud, int64_t id, int64_t at, const char *input, const ch
     return 0;
 }
 
-static int jobs_cb(void *ud, const char *job, int64_t created_at, const char *config_json,
-                   const void *state_bin, size_t len, int64_t last_at, int64_t version,
-                   int64_t generation)
+static int jobs_cb(void *ud, const struct db_job_row *r)
 {
-    (void)generation; /* drawn at random by the registry, 0 in these units */
+    /* generation: drawn at random by the registry, 0 in these units */
     json_t *o =
-        json_pack("{s:s,s:I,s:s,s:o,s:I,s:I}", "job", job, "created_at", (json_int_t)created_at,
-                  "config", config_json, "state", hex(state_bin, len), "last_at",
-                  (json_int_t)last_at, "version", (json_int_t)version);
+        json_pack("{s:s,s:I,s:s,s:o,s:I,s:I,s:o}", "job", r->job, "created_at",
+                  (json_int_t)r->created_at, "config", r->config_json, "state",
+                  hex(r->state_bin, r->state_bin_len), "last_at", (json_int_t)r->last_at, "version",
+                  (json_int_t)r->version, "samples", hex(r->samples, r->samples_len));
     put(ud, "job", o);
     json_decref(o);
     return 0;
@@ -207,7 +206,8 @@ static char *everything(struct db *db)
             put(&acc, "get", j);
         json_decref(j);
     }
-    if (db_decision_find(db, "j1", 2000, &id, &in, &dj, &err) == 1) {
+    bool from_samples = false;
+    if (db_decision_find(db, "j1", 2000, &id, &in, &from_samples, &dj, &err) == 1) {
         json_t *o = json_pack("{s:I,s:s,s:s}", "id", (json_int_t)id, "input", in, "decision", dj);
         put(&acc, "find", o);
         json_decref(o);
