@@ -985,3 +985,26 @@ int core_codec_sample_from(const unsigned char *layout, size_t len, int64_t at, 
     *mem = block;
     return 0;
 }
+
+bool core_codec_sample_same(const struct core_sample *a, const struct core_sample *b)
+{
+    if (a->at != b->at || a->running_since != b->running_since || a->running != b->running ||
+        a->batch_mode || b->batch_mode || a->n_vertices != b->n_vertices)
+        return false;
+    unsigned char *la, *lb, *ca, *cb;
+    size_t na, nb;
+    int k = core_codec_sample_k(a->n_vertices);
+    double *ra = core__xcalloc((size_t)k, sizeof *ra), *rb = core__xcalloc((size_t)k, sizeof *rb);
+    core_codec_sample_layout(a, &la, &na, &ca);
+    core_codec_sample_layout(b, &lb, &nb, &cb);
+    core_codec_sample_row(a, ra);
+    core_codec_sample_row(b, rb);
+    bool eq = na == nb && memcmp(la, lb, na) == 0 && memcmp(ra, rb, (size_t)k * sizeof *ra) == 0;
+    free(la);
+    free(lb);
+    free(ca);
+    free(cb);
+    free(ra);
+    free(rb);
+    return eq;
+}

@@ -156,6 +156,9 @@ void core_codec_sample_layout(const struct core_sample *sm, unsigned char **out,
                               unsigned char **counter);
 /* sm's numbers into row[core_codec_sample_k(sm->n_vertices)]. */
 void core_codec_sample_row(const struct core_sample *sm, double *row);
+/* Whether a and b are the same streaming sample as the codec keeps it: the same layout, the
+ * same numbers bit for bit, the same at, running_since and status (a batch sample is never). */
+bool core_codec_sample_same(const struct core_sample *a, const struct core_sample *b);
 /*
  * The sample a layout and a row describe, into *sm, its vertices, inputs and strings in one
  * new block (*mem, free() it once sm is no longer used). at is the row's time. -1 with a

@@ -51,24 +51,8 @@ static bool same_sample(json_t *sent, json_t *then)
     if (json_object_size(json_object_get(sent, "config")) == 0 &&
         json_object_size(json_object_get(then, "config")) == 0 &&
         jsn_parse_sample(sent, 0, &x, NULL, &e) == 0 &&
-        jsn_parse_sample(then, 0, &y, NULL, &e) == 0 && !x.s.batch_mode && !y.s.batch_mode &&
-        x.s.at == y.s.at && x.s.n_vertices == y.s.n_vertices) {
-        unsigned char *lx, *ly, *cx, *cy;
-        size_t nx, ny;
-        int k = core_codec_sample_k(x.s.n_vertices);
-        double *rx = xcalloc((size_t)k, sizeof *rx), *ry = xcalloc((size_t)k, sizeof *ry);
-        core_codec_sample_layout(&x.s, &lx, &nx, &cx);
-        core_codec_sample_layout(&y.s, &ly, &ny, &cy);
-        core_codec_sample_row(&x.s, rx);
-        core_codec_sample_row(&y.s, ry);
-        same = nx == ny && memcmp(lx, ly, nx) == 0 && memcmp(rx, ry, (size_t)k * sizeof *rx) == 0;
-        free(lx);
-        free(ly);
-        free(cx);
-        free(cy);
-        free(rx);
-        free(ry);
-    }
+        jsn_parse_sample(then, 0, &y, NULL, &e) == 0)
+        same = core_codec_sample_same(&x.s, &y.s);
     jsn_sample_deinit(&x);
     jsn_sample_deinit(&y);
     return same;

@@ -4,16 +4,19 @@
  * the write unit), then the state's round trip through its binary form. A body with `items`
  * or a `workers` array goes in as a rebalance request too. A crash, a sanitizer report or a
  * leak is a bug; refusing the input is fine. One job state lives across inputs, so sequences
- * are explored.
+ * are explored. The server's reader without a tree (sample_text.h) reads each input too: a
+ * body it takes must be one the tree takes, read to the same sample, or the target aborts.
  */
 #include <jansson.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/codec.h"
 #include "core/core.h"
 #include "decision/decision.h"
 #include "decision/jsn.h"
+#include "decision/sample_text.h"
 #include "options/options.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -21,15 +24,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static struct core_state *st;
     static struct decision_buf buf;
     static struct opt_job *defaults;
+    static struct jsn_sample fast, tree;
+    static struct sample_text text;
     if (!st) {
+        jsn_sample_init(&fast);
+        jsn_sample_init(&tree);
         st = core_state_new();
         decision_buf_init(&buf);
         defaults = opt_job_new();
     }
     json_error_t je;
     json_t *body = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, &je);
-    if (!body)
+    int read = sample_text_read((const char *)data, size, 1764410400000, &fast, &text);
+    if (!body) {
+        if (read == 0) /* the fast reader took what is not JSON */
+            abort();
         return 0;
+    }
+    if (read == 0) {
+        struct jsn_err e;
+        if (!json_is_object(body) || jsn_parse_sample(body, 1764410400000, &tree, NULL, &e) < 0 ||
+            !core_codec_sample_same(&fast.s, &tree.s))
+            abort();
+    }
     bool advice = json_object_get(body, "items") || json_is_array(json_object_get(body, "workers"));
     struct decision_req q = {.kind = advice ? DECISION_REBALANCE : DECISION_SAMPLE,
                              .job = "fuzz",

@@ -36,30 +36,6 @@ static int tree_read(const char *body, struct jsn_sample *js)
     return rc;
 }
 
-/* Whether two samples are the same: their codec layouts and rows, and the rest. */
-static bool same(const struct core_sample *a, const struct core_sample *b)
-{
-    if (a->at != b->at || a->running_since != b->running_since || a->running != b->running ||
-        a->batch_mode || b->batch_mode || a->n_vertices != b->n_vertices)
-        return false;
-    unsigned char *la, *lb, *ca, *cb;
-    size_t na, nb;
-    int k = core_codec_sample_k(a->n_vertices);
-    double *ra = calloc((size_t)k, sizeof *ra), *rb = calloc((size_t)k, sizeof *rb);
-    core_codec_sample_layout(a, &la, &na, &ca);
-    core_codec_sample_layout(b, &lb, &nb, &cb);
-    core_codec_sample_row(a, ra);
-    core_codec_sample_row(b, rb);
-    bool eq = na == nb && memcmp(la, lb, na) == 0 && memcmp(ra, rb, (size_t)k * sizeof *ra) == 0;
-    free(la);
-    free(lb);
-    free(ca);
-    free(cb);
-    free(ra);
-    free(rb);
-    return eq;
-}
-
 /* Bodies the fast reader read otherwise than the tree. */
 static int g_wrong;
 
@@ -74,7 +50,7 @@ static bool both(const char *body)
     fast.limits = &LIMITS;
     int f = sample_text_read(body, strlen(body), 5, &fast, &st);
     int t = tree_read(body, &tree);
-    if (f == 0 && (t != 0 || !same(&fast.s, &tree.s))) {
+    if (f == 0 && (t != 0 || !core_codec_sample_same(&fast.s, &tree.s))) {
         fprintf(stderr, "  %s: %s\n", t ? "the tree refuses" : "different samples from", body);
         g_wrong++;
     }
