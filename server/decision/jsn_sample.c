@@ -361,7 +361,7 @@ int jsn_parse_sample(json_t *body, int64_t now_ms, struct jsn_sample *js, struct
     json_array_foreach(verts, i, jv)
     {
         struct path vp = {&vsp, NULL, (int)i};
-        if (parse_vertex(&k, jv, &vp, &b->v[i], b->in + at_in) < 0)
+        if (parse_vertex(&k, jv, &vp, &b->v[i], b->in ? b->in + at_in : NULL) < 0)
             return -1;
         at_in += (size_t)b->v[i].n_inputs;
     }
