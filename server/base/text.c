@@ -88,3 +88,54 @@ json_t *text_json_string(const char *s)
     free(c);
     return v;
 }
+
+void text_json_str(struct text *t, const char *s)
+{
+    if (!s) {
+        text_add(t, "null", 4);
+        return;
+    }
+    bool ascii_only = !text_utf8_valid(s);
+    size_t len = strlen(s);
+    char *p = text_room(t, 2 + 6 * len), *p0 = p;
+    *p++ = '"';
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        unsigned char ch = *c;
+        if (ch >= 0x80 && ascii_only) {
+            *p++ = '?';
+        } else if (ch == '"' || ch == '\\') {
+            *p++ = '\\';
+            *p++ = (char)ch;
+        } else if (ch < 0x20) {
+            static const char hex[] = "0123456789ABCDEF";
+            *p++ = '\\';
+            switch (ch) {
+            case '\b':
+                *p++ = 'b';
+                break;
+            case '\f':
+                *p++ = 'f';
+                break;
+            case '\n':
+                *p++ = 'n';
+                break;
+            case '\r':
+                *p++ = 'r';
+                break;
+            case '\t':
+                *p++ = 't';
+                break;
+            default:
+                memcpy(p, "u00", 3);
+                p[3] = hex[ch >> 4];
+                p[4] = hex[ch & 15];
+                p += 5;
+            }
+        } else {
+            *p++ = (char)ch;
+        }
+    }
+    *p++ = '"';
+    t->n += (size_t)(p - p0);
+    *p = '\0';
+}

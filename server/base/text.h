@@ -44,5 +44,9 @@ bool text_utf8_valid(const char *s);
 /* new: s as a JSON string, NULL as null; text that is not UTF-8 has its non-ASCII bytes as
  * '?' (json_string would refuse it). */
 json_t *text_json_string(const char *s);
+/* Appends s as JSON text, as jansson's compact dump writes text_json_string(s): NULL is null,
+ * text that is not UTF-8 has its non-ASCII bytes as '?', and '"', '\\' and control characters
+ * escaped. */
+void text_json_str(struct text *t, const char *s);
 
 #endif

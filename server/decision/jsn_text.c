@@ -51,56 +51,10 @@ static void tx_int(struct jsn_text *t, long long v)
     t->b.n += jsn__int_text(tx_room(t, 24), v);
 }
 
-/* A string as text_json_string and jansson's compact dump write it: NULL is null, text that is not
- * UTF-8 has its non-ASCII bytes as '?', and '"', '\\' and control characters escaped. */
+/* A string as jansson's compact dump writes it (text_json_str). */
 static void tx_str(struct jsn_text *t, const char *s)
 {
-    if (!s) {
-        TX_LIT(t, "null");
-        return;
-    }
-    bool ascii_only = !text_utf8_valid(s);
-    size_t len = strlen(s);
-    char *p = tx_room(t, 2 + 6 * len), *p0 = p;
-    *p++ = '"';
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        unsigned char ch = *c;
-        if (ch >= 0x80 && ascii_only) {
-            *p++ = '?';
-        } else if (ch == '"' || ch == '\\') {
-            *p++ = '\\';
-            *p++ = (char)ch;
-        } else if (ch < 0x20) {
-            static const char hex[] = "0123456789ABCDEF";
-            *p++ = '\\';
-            switch (ch) {
-            case '\b':
-                *p++ = 'b';
-                break;
-            case '\f':
-                *p++ = 'f';
-                break;
-            case '\n':
-                *p++ = 'n';
-                break;
-            case '\r':
-                *p++ = 'r';
-                break;
-            case '\t':
-                *p++ = 't';
-                break;
-            default:
-                memcpy(p, "u00", 3);
-                p[3] = hex[ch >> 4];
-                p[4] = hex[ch & 15];
-                p += 5;
-            }
-        } else {
-            *p++ = (char)ch;
-        }
-    }
-    *p++ = '"';
-    t->b.n += (size_t)(p - p0);
+    text_json_str(&t->b, s);
 }
 
 /* "key": (key is plain ASCII: the core's and the options' names). */

@@ -565,12 +565,12 @@ static int stored_once(struct db *db, struct tx_rows *rows, uint64_t h, const ch
 /* key (new): the texts joined by \x1f, NULL as \x1e; *h their hash (pack_hash_text). */
 static char *row_key(const char *const *t, int n, uint64_t *h)
 {
-    struct pack_text k = {0};
+    struct text k = {0};
     *h = PACK_HASH_INIT;
     for (int i = 0; i < n; i++) {
         *h = pack_hash_text(*h, t[i]);
         if (i)
-            pack_text_put(&k, "\x1f", 1);
+            text_add(&k, "\x1f", 1);
         pack_text_str(&k, t[i] ? t[i] : "\x1e");
     }
     if (!k.p)
@@ -607,18 +607,18 @@ static int insert_events(struct db *db, struct db_write *w, bool of_decision, ch
  * it has none. */
 static char *events_text(const struct db_write *w)
 {
-    struct pack_text t = {0};
+    struct text t = {0};
     for (int i = 0; i < w->n_e; i++) {
         pack_text_str(&t, i ? ",[" : "[[");
-        pack_text_json_str(&t, w->e[i].type ? w->e[i].type : "");
-        pack_text_put(&t, ",", 1);
-        pack_text_json_str(&t, w->e[i].reason ? w->e[i].reason : "");
-        pack_text_put(&t, ",", 1);
-        pack_text_json_str(&t, w->e[i].message);
-        pack_text_put(&t, "]", 1);
+        text_json_str(&t, w->e[i].type ? w->e[i].type : "");
+        text_add(&t, ",", 1);
+        text_json_str(&t, w->e[i].reason ? w->e[i].reason : "");
+        text_add(&t, ",", 1);
+        text_json_str(&t, w->e[i].message);
+        text_add(&t, "]", 1);
     }
     if (t.p)
-        pack_text_put(&t, "]", 1);
+        text_add(&t, "]", 1);
     return t.p;
 }
 
@@ -707,7 +707,7 @@ static int name_id(struct db *db, const struct db_prow *p, int64_t *id, char **e
  * when any call has one, [error or null, ...]; NULL when it has none. -1 + *errp. */
 static int calls_text(struct db *db, const struct db_write *w, char **out, char **errp)
 {
-    struct pack_text t = {0};
+    struct text t = {0};
     bool errors = false;
     *out = NULL;
     if (w->n_p == 0)
@@ -728,7 +728,7 @@ static int calls_text(struct db *db, const struct db_write *w, char **out, char 
     }
     for (int i = 0; errors && i < w->n_p; i++) {
         pack_text_str(&t, i ? "," : "],[");
-        pack_text_json_str(&t, w->p[i].error);
+        text_json_str(&t, w->p[i].error);
     }
     pack_text_str(&t, "]]");
     *out = t.p;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/text.h"
 #include "base/xmem.h"
 #include "store/pack.h"
 
@@ -317,86 +318,19 @@ uint64_t pack_hash_int(uint64_t h, int64_t v)
 
 /* ---------------------------------------------------------------- samples -- */
 
-void pack_text_put(struct pack_text *t, const char *s, size_t n)
+void pack_text_str(struct text *t, const char *s)
 {
-    if (t->n + n + 1 > t->cap) {
-        size_t cap = t->cap ? t->cap : 1024;
-        while (cap < t->n + n + 1)
-            cap *= 2;
-        t->p = xrealloc(t->p, cap);
-        t->cap = cap;
-    }
-    memcpy(t->p + t->n, s, n);
-    t->n += n;
-    t->p[t->n] = '\0';
+    text_add(t, s, strlen(s));
 }
 
-void pack_text_str(struct pack_text *t, const char *s)
-{
-    pack_text_put(t, s, strlen(s));
-}
-
-void pack_text_int(struct pack_text *t, int64_t v)
+void pack_text_int(struct text *t, int64_t v)
 {
     char buf[24];
-    pack_text_put(t, buf, (size_t)snprintf(buf, sizeof buf, "%" PRId64, v));
-}
-
-/* Whether s is UTF-8 (what jansson takes as a string). */
-static bool utf8_ok(const char *s)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        int n = *p < 0x80             ? 0
-                : (*p & 0xe0) == 0xc0 ? 1
-                : (*p & 0xf0) == 0xe0 ? 2
-                : (*p & 0xf8) == 0xf0 ? 3
-                                      : -1;
-        if (n < 0 || (n == 1 && *p < 0xc2))
-            return false;
-        p++;
-        for (int i = 0; i < n; i++, p++)
-            if ((*p & 0xc0) != 0x80)
-                return false;
-    }
-    return true;
-}
-
-void pack_text_json_str(struct pack_text *t, const char *s)
-{
-    if (!s) {
-        pack_text_put(t, "null", 4);
-        return;
-    }
-    bool ok = utf8_ok(s);
-    size_t run = 0;
-    const char *p = s;
-    pack_text_put(t, "\"", 1);
-    for (; p[run]; run++) {
-        unsigned char c = (unsigned char)p[run];
-        char esc[8];
-        if (c >= 0x20 && c != '"' && c != '\\' && (ok || c < 0x80))
-            continue;
-        pack_text_put(t, p, run);
-        if (c == '"' || c == '\\') {
-            esc[0] = '\\';
-            esc[1] = (char)c;
-            pack_text_put(t, esc, 2);
-        } else if (c < 0x20) {
-            snprintf(esc, sizeof esc, "\\u%04x", c);
-            pack_text_put(t, esc, 6);
-        } else {
-            pack_text_put(t, "?", 1);
-        }
-        p += run + 1;
-        run = (size_t)-1;
-    }
-    pack_text_put(t, p, run);
-    pack_text_put(t, "\"", 1);
+    text_add(t, buf, (size_t)snprintf(buf, sizeof buf, "%" PRId64, v));
 }
 
 /* x (finite) in the shortest text that reads back as x: a whole number as an integer. */
-static void pt_num(struct pack_text *t, double x)
+static void pt_num(struct text *t, double x)
 {
     char buf[40];
     if (x == 0 && signbit(x)) {
@@ -414,21 +348,21 @@ static void pt_num(struct pack_text *t, double x)
 }
 
 /* ,"name":x when x is a number (NaN: absent); first: no comma before it. */
-static void pt_member(struct pack_text *t, bool *first, const char *name, double x)
+static void pt_member(struct text *t, bool *first, const char *name, double x)
 {
     if (isnan(x))
         return;
     if (!*first)
-        pack_text_put(t, ",", 1);
+        text_add(t, ",", 1);
     *first = false;
-    pack_text_json_str(t, name);
-    pack_text_put(t, ":", 1);
+    text_json_str(t, name);
+    text_add(t, ":", 1);
     pt_num(t, x);
 }
 
 char *pack_sample_text(const struct core_sample *sm)
 {
-    struct pack_text t = {0};
+    struct text t = {0};
     char buf[64];
     snprintf(buf, sizeof buf,
              "{\"at\":%" PRId64 ",\"running_since\":%" PRId64 ",\"status\":", sm->at,
@@ -449,13 +383,13 @@ char *pack_sample_text(const struct core_sample *sm)
         pack_text_str(&t, ",\"job_metrics\":{");
         for (size_t i = 0; i < sizeof jm / sizeof jm[0]; i++)
             pt_member(&t, &first, jm_names[i], jm[i]);
-        pack_text_put(&t, "}", 1);
+        text_add(&t, "}", 1);
     }
     pack_text_str(&t, ",\"vertices\":[");
     for (int i = 0; i < sm->n_vertices; i++) {
         const struct core_vertex_in *v = &sm->vertices[i];
         pack_text_str(&t, i ? ",{\"id\":" : "{\"id\":");
-        pack_text_json_str(&t, v->id);
+        text_json_str(&t, v->id);
         snprintf(buf, sizeof buf, ",\"parallelism\":%d,\"max_parallelism\":%d", v->parallelism,
                  v->max_parallelism);
         pack_text_str(&t, buf);
@@ -465,7 +399,7 @@ char *pack_sample_text(const struct core_sample *sm)
         }
         if (v->slot_sharing_group) {
             pack_text_str(&t, ",\"slot_sharing_group\":");
-            pack_text_json_str(&t, v->slot_sharing_group);
+            text_json_str(&t, v->slot_sharing_group);
         }
         if (v->finished)
             pack_text_str(&t, ",\"finished\":true");
@@ -473,12 +407,12 @@ char *pack_sample_text(const struct core_sample *sm)
             pack_text_str(&t, ",\"inputs\":[");
             for (int k = 0; k < v->n_inputs; k++) {
                 pack_text_str(&t, k ? ",{\"from\":" : "{\"from\":");
-                pack_text_json_str(&t, v->inputs[k].from);
+                text_json_str(&t, v->inputs[k].from);
                 pack_text_str(&t, ",\"ship\":");
-                pack_text_json_str(&t, core_ship_name(v->inputs[k].ship));
-                pack_text_put(&t, "}", 1);
+                text_json_str(&t, core_ship_name(v->inputs[k].ship));
+                text_add(&t, "}", 1);
             }
-            pack_text_put(&t, "]", 1);
+            text_add(&t, "]", 1);
         }
         pack_text_str(&t, ",\"metrics\":{");
         bool first = true;
@@ -491,7 +425,7 @@ char *pack_sample_text(const struct core_sample *sm)
             pt_member(&t, &f2, "min", v->busy_min);
             pt_member(&t, &f2, "avg", v->busy_avg);
             pt_member(&t, &f2, "max", v->busy_max);
-            pack_text_put(&t, "}", 1);
+            text_add(&t, "}", 1);
         }
         pt_member(&t, &first, "backpressured_ms_per_s", v->backpressured);
         pt_member(&t, &first, "records_in", v->records_in);
@@ -508,38 +442,38 @@ char *pack_sample_text(const struct core_sample *sm)
 
 char *pack_vertices(const struct db_vrow *v, int n)
 {
-    struct pack_text t = {0};
-    pack_text_put(&t, "[", 1);
+    struct text t = {0};
+    text_add(&t, "[", 1);
     for (int i = 0; i < n; i++) {
         const struct db_vrow *r = &v[i];
         char *fig = pack_figures(r->evaluated_json);
         pack_text_str(&t, i ? ",[" : "[");
-        pack_text_json_str(&t, r->vertex ? r->vertex : "");
-        pack_text_put(&t, ",", 1);
+        text_json_str(&t, r->vertex ? r->vertex : "");
+        text_add(&t, ",", 1);
         pack_text_int(&t, r->current);
-        pack_text_put(&t, ",", 1);
+        text_add(&t, ",", 1);
         pack_text_int(&t, r->raw_target);
-        pack_text_put(&t, ",", 1);
+        text_add(&t, ",", 1);
         pack_text_int(&t, r->target);
-        pack_text_put(&t, ",", 1);
-        pack_text_json_str(&t, r->reason ? r->reason : "");
-        pack_text_put(&t, ",", 1);
-        pack_text_json_str(&t, r->constraints ? r->constraints : "[]");
-        pack_text_put(&t, ",", 1);
-        pack_text_json_str(&t, r->message);
-        pack_text_put(&t, ",", 1);
+        text_add(&t, ",", 1);
+        text_json_str(&t, r->reason ? r->reason : "");
+        text_add(&t, ",", 1);
+        text_json_str(&t, r->constraints ? r->constraints : "[]");
+        text_add(&t, ",", 1);
+        text_json_str(&t, r->message);
+        text_add(&t, ",", 1);
         pack_text_int(&t, (r->excluded ? 1 : 0) | (r->outside_bounds ? 2 : 0));
-        pack_text_put(&t, ",", 1);
+        text_add(&t, ",", 1);
         if (fig) {
             pack_text_str(&t, fig);
             pack_text_str(&t, ",null]");
         } else {
             pack_text_str(&t, "null,");
-            pack_text_json_str(&t, r->evaluated_json ? r->evaluated_json : "{}");
-            pack_text_put(&t, "]", 1);
+            text_json_str(&t, r->evaluated_json ? r->evaluated_json : "{}");
+            text_add(&t, "]", 1);
         }
         free(fig);
     }
-    pack_text_put(&t, "]", 1);
+    text_add(&t, "]", 1);
     return t.p;
 }

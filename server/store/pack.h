@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/text.h"
 #include "core/core.h"
 #include "store/db.h"
 
@@ -79,16 +80,8 @@ char *pack_sample_text(const struct core_sample *sm);
  */
 char *pack_vertices(const struct db_vrow *v, int n);
 
-/* A growing text (p NUL-terminated once anything is put; free(p) when done). */
-struct pack_text {
-    char *p;
-    size_t n, cap;
-};
-void pack_text_put(struct pack_text *t, const char *s, size_t n);
-void pack_text_str(struct pack_text *t, const char *s);
-void pack_text_int(struct pack_text *t, int64_t v);
-/* s as a JSON string (NULL: null): quotes, backslashes and control bytes escaped, and a text
- * that is not UTF-8 with each byte above 0x7f as '?' (as text_json_string renders it). */
-void pack_text_json_str(struct pack_text *t, const char *s);
+/* s, and v in decimal, appended to t (base/text.h). */
+void pack_text_str(struct text *t, const char *s);
+void pack_text_int(struct text *t, int64_t v);
 
 #endif
