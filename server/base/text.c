@@ -95,47 +95,52 @@ void text_json_str(struct text *t, const char *s)
         text_add(t, "null", 4);
         return;
     }
-    bool ascii_only = !text_utf8_valid(s);
     size_t len = strlen(s);
-    char *p = text_room(t, 2 + 6 * len), *p0 = p;
-    *p++ = '"';
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        unsigned char ch = *c;
-        if (ch >= 0x80 && ascii_only) {
-            *p++ = '?';
-        } else if (ch == '"' || ch == '\\') {
-            *p++ = '\\';
-            *p++ = (char)ch;
-        } else if (ch < 0x20) {
-            static const char hex[] = "0123456789ABCDEF";
-            *p++ = '\\';
-            switch (ch) {
-            case '\b':
-                *p++ = 'b';
-                break;
-            case '\f':
-                *p++ = 'f';
-                break;
-            case '\n':
-                *p++ = 'n';
-                break;
-            case '\r':
-                *p++ = 'r';
-                break;
-            case '\t':
-                *p++ = 't';
-                break;
-            default:
-                memcpy(p, "u00", 3);
-                p[3] = hex[ch >> 4];
-                p[4] = hex[ch & 15];
-                p += 5;
+    /* One pass that checks the UTF-8 as it copies; a text that turns out not to be UTF-8 is
+     * printed again with its non-ASCII bytes as '?' (t->n moves only at the end). */
+    for (int ascii_only = 0; ascii_only < 2; ascii_only++) {
+        char *p = text_room(t, 2 + 6 * len), *p0 = p;
+        const unsigned char *c = (const unsigned char *)s, *end = c + len;
+        *p++ = '"';
+        while (c < end) {
+            unsigned char ch = *c;
+            if (ch >= 0x20 && ch < 0x80 && ch != '"' && ch != '\\') {
+                *p++ = (char)ch;
+                c++;
+            } else if (ch >= 0x80) {
+                size_t k = ascii_only ? 1 : text_utf8_len(c, (size_t)(end - c));
+                if (!k)
+                    break;
+                if (ascii_only)
+                    *p++ = '?';
+                else
+                    memcpy(p, c, k), p += k;
+                c += k;
+            } else if (ch == '"' || ch == '\\') {
+                *p++ = '\\';
+                *p++ = (char)ch;
+                c++;
+            } else {
+                static const char hex[] = "0123456789ABCDEF";
+                static const char short_esc[32] = {
+                    ['\b'] = 'b', ['\f'] = 'f', ['\n'] = 'n', ['\r'] = 'r', ['\t'] = 't'};
+                *p++ = '\\';
+                if (short_esc[ch]) {
+                    *p++ = short_esc[ch];
+                } else {
+                    memcpy(p, "u00", 3);
+                    p[3] = hex[ch >> 4];
+                    p[4] = hex[ch & 15];
+                    p += 5;
+                }
+                c++;
             }
-        } else {
-            *p++ = (char)ch;
         }
+        if (c < end) /* not UTF-8 */
+            continue;
+        *p++ = '"';
+        t->n += (size_t)(p - p0);
+        *p = '\0';
+        return;
     }
-    *p++ = '"';
-    t->n += (size_t)(p - p0);
-    *p = '\0';
 }

@@ -2,15 +2,20 @@
  * fuzz_text.c - libFuzzer target for the text parsers users write by hand: the first byte
  * picks one, the rest is the text: an excluded-periods list (validated, then matched at a
  * few instants in a few zones), a duration, a memory size, an option value set by key, a
- * binary state blob, and a state in the old JSON form (read by migration 008). Refusing is
- * fine; crashing, leaking or a sanitizer report is not.
+ * binary state blob, and a state in the old JSON form (read by migration 008); and any bytes
+ * printed as a JSON string by the answer's printer (text_json_str), which must be jansson's
+ * dump of the same string byte for byte. Refusing is fine; crashing, leaking or a sanitizer
+ * report is not.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "core/core.h"
 #include "time/cron.h"
+#include "base/text.h"
 #include "options/options.h"
 #include "store/statejson.h"
 
@@ -22,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(s, data + 1, size - 1);
     s[size - 1] = '\0';
     char *err = NULL;
-    switch (data[0] % 6) {
+    switch (data[0] % 7) {
     case 0: {
         if (cron_validate(s, &err) == 0) {
             static const char *const zones[] = {"UTC", "America/New_York", "Europe/Berlin"};
@@ -75,6 +80,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char e[128];
         statejson_read(s, st, e, sizeof e);
         core_state_free(st);
+        break;
+    }
+    case 6: {
+        struct text t = {0};
+        json_t *j = text_json_string(s);
+        char *want = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
+        text_json_str(&t, s);
+        if (!want || !t.p || strcmp(want, t.p) != 0)
+            abort();
+        free(want);
+        json_decref(j);
+        text_free(&t);
         break;
     }
     }
