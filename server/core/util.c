@@ -212,9 +212,24 @@ char *core__astrdup(struct core_decision *d, const char *s)
     return p;
 }
 
+/* fmt printed into d's arena. One pass when the text fits in the free room of the arena's
+ * current block (most messages do: the block is 16 KB), where it then stays; else measured,
+ * then printed into room of its own. */
 static char *avprintf(struct core_decision *d, const char *fmt, va_list ap)
 {
     va_list aq;
+    struct core_arena_block *b = d->arena;
+    if (b && b->size > b->used) {
+        size_t room = b->size - b->used; /* a multiple of 16, as size and used are */
+        char *p = (char *)b->data + b->used;
+        va_copy(aq, ap);
+        int n = vsnprintf(p, room, fmt, aq);
+        va_end(aq);
+        if (n >= 0 && (size_t)n < room) {
+            b->used += ((size_t)n + 1 + 15) & ~(size_t)15;
+            return p;
+        }
+    }
     va_copy(aq, ap);
     int n = vsnprintf(NULL, 0, fmt, aq);
     va_end(aq);
