@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_job.h"
 #include "core/codec.h"
 #include "decision/jsn.h"
 #include "options/options.h"
@@ -161,36 +162,6 @@ static void finish(struct job *jobs, int n_jobs, struct totals *t, const char *l
            t->window_raw / wr);
 }
 
-/* tests/bench/load.c's body of sample k (job time 10 s a sample). */
-static int bench_body(char *buf, size_t n, long long k)
-{
-    long long at0 = 1764410400000LL, at = at0 + k * 10000, t = k * 10;
-    return snprintf(
-        buf, n,
-        "{\"at\":%lld,\"running_since\":%lld,\"status\":\"RUNNING\",\"vertices\":["
-        "{\"id\":\"source\",\"parallelism\":4,\"max_parallelism\":128,\"partitions\":32,"
-        "\"inputs\":[],\"metrics\":{\"busy_ms_per_s\":{\"min\":380,\"avg\":420,\"max\":470},"
-        "\"backpressured_ms_per_s\":0,\"pending_records\":900000,\"records_in\":%lld,"
-        "\"records_out\":%lld,\"records_in_per_s\":1000}},"
-        "{\"id\":\"map\",\"parallelism\":4,\"max_parallelism\":128,"
-        "\"inputs\":[{\"from\":\"source\",\"ship\":\"FORWARD\"}],"
-        "\"metrics\":{\"busy_ms_per_s\":{\"min\":250,\"avg\":300,\"max\":340},"
-        "\"backpressured_ms_per_s\":0,\"records_in\":%lld,\"records_out\":%lld,"
-        "\"records_in_per_s\":1000}},"
-        "{\"id\":\"agg\",\"parallelism\":2,\"max_parallelism\":128,"
-        "\"inputs\":[{\"from\":\"map\",\"ship\":\"HASH\"}],"
-        "\"metrics\":{\"busy_ms_per_s\":{\"min\":840,\"avg\":880,\"max\":920},"
-        "\"backpressured_ms_per_s\":0,\"records_in\":%lld,\"records_out\":%lld,"
-        "\"records_in_per_s\":1000}},"
-        "{\"id\":\"sink\",\"parallelism\":2,\"max_parallelism\":128,"
-        "\"inputs\":[{\"from\":\"agg\",\"ship\":\"FORWARD\"}],"
-        "\"metrics\":{\"busy_ms_per_s\":{\"min\":150,\"avg\":200,\"max\":260},"
-        "\"backpressured_ms_per_s\":0,\"records_in\":%lld,\"records_out\":%lld,"
-        "\"records_in_per_s\":100}}]}",
-        at, at0 - 3600000LL, 1000 * t, 1000 * t, 1000 * t, 1000 * t, 1000 * t, 100 * t, 100 * t,
-        100 * t);
-}
-
 int main(int argc, char **argv)
 {
     struct jsn_sample js;
@@ -211,7 +182,7 @@ int main(int argc, char **argv)
             long long n = atoll(argv[++a]);
             char body[4096];
             for (long long k = 0; k < n; k++) {
-                int len = bench_body(body, sizeof body, k);
+                int len = bench_job_body(body, sizeof body, k);
                 add_text(&jobs, &n_jobs, "bench", body, (size_t)len, &t, &js);
             }
             finish(jobs, n_jobs, &t, "bench job");

@@ -37,9 +37,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define AT0     1764410400000LL /* 2025-11-29T10:00:00Z: the first sample of every job */
-#define STEP_MS 10000LL         /* job time between two samples of one job */
-#define BUF     8192
+#include "bench_job.h"
+
+#define BUF 8192
 
 struct conn {
     int fd;
@@ -82,36 +82,6 @@ static void die(const char *what)
 {
     fprintf(stderr, "bench_load: %s: %s\n", what, strerror(errno));
     exit(1);
-}
-
-/* The body of job j's sample k into buf; returns its length. */
-static int body_of(char *buf, size_t n, int64_t k)
-{
-    long long at = AT0 + k * STEP_MS, t = k * 10; /* seconds of job time since AT0 */
-    return snprintf(
-        buf, n,
-        "{\"at\":%lld,\"running_since\":%lld,\"status\":\"RUNNING\",\"vertices\":["
-        "{\"id\":\"source\",\"parallelism\":4,\"max_parallelism\":128,\"partitions\":32,"
-        "\"inputs\":[],\"metrics\":{\"busy_ms_per_s\":{\"min\":380,\"avg\":420,\"max\":470},"
-        "\"backpressured_ms_per_s\":0,\"pending_records\":900000,\"records_in\":%lld,"
-        "\"records_out\":%lld,\"records_in_per_s\":1000}},"
-        "{\"id\":\"map\",\"parallelism\":4,\"max_parallelism\":128,"
-        "\"inputs\":[{\"from\":\"source\",\"ship\":\"FORWARD\"}],"
-        "\"metrics\":{\"busy_ms_per_s\":{\"min\":250,\"avg\":300,\"max\":340},"
-        "\"backpressured_ms_per_s\":0,\"records_in\":%lld,\"records_out\":%lld,"
-        "\"records_in_per_s\":1000}},"
-        "{\"id\":\"agg\",\"parallelism\":2,\"max_parallelism\":128,"
-        "\"inputs\":[{\"from\":\"map\",\"ship\":\"HASH\"}],"
-        "\"metrics\":{\"busy_ms_per_s\":{\"min\":840,\"avg\":880,\"max\":920},"
-        "\"backpressured_ms_per_s\":0,\"records_in\":%lld,\"records_out\":%lld,"
-        "\"records_in_per_s\":1000}},"
-        "{\"id\":\"sink\",\"parallelism\":2,\"max_parallelism\":128,"
-        "\"inputs\":[{\"from\":\"agg\",\"ship\":\"FORWARD\"}],"
-        "\"metrics\":{\"busy_ms_per_s\":{\"min\":150,\"avg\":200,\"max\":260},"
-        "\"backpressured_ms_per_s\":0,\"records_in\":%lld,\"records_out\":%lld,"
-        "\"records_in_per_s\":100}}]}",
-        at, AT0 - 3600000LL, 1000 * t, 1000 * t, 1000 * t, 1000 * t, 1000 * t, 100 * t, 100 * t,
-        100 * t);
 }
 
 static void conn_open(struct gen *g, struct conn *c, int ep)
@@ -176,7 +146,7 @@ static int send_next(struct gen *g, struct conn *c, int ep)
     int64_t j = n % g->jobs, k = g->first + n / g->jobs;
     g->busy[j] = 1;
     char body[BUF / 2];
-    int bl = body_of(body, sizeof body, k);
+    int bl = bench_job_body(body, sizeof body, k);
     int hl = snprintf(c->out, sizeof c->out,
                       "POST /v1/jobs/%s-%lld/metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                       "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n",
