@@ -17,7 +17,6 @@ Run against the previous version, it fails: no migration 009, so the bytes stay.
 import json
 import lzma
 import os
-import re
 import sqlite3
 import subprocess
 import sys
@@ -26,6 +25,7 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 import audit_sim  # noqa: E402
 from gov import BINARY, Server, Checks  # noqa: E402
+from history_check import VIEWS, compare, questions, vacuumed_size, without_start  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # The fixture's version decided without the governor profile's mechanisms of issue 23 (each on
@@ -35,17 +35,7 @@ ISSUE23_OFF = ["governor.rates.level-shift=0", "governor.bounds.confidence=0",
                "governor.scale-down.in-one-step=false", "governor.scalability.curve=false",
                "governor.window.refill-after-gap=false", "governor.not-applied.max=1000"]
 FIXTURE = os.path.join(HERE, "data", "history_v8.json.xz")
-README = os.path.join(HERE, "..", "..", "docs", "audit.md")
 POLICIES = os.path.join(HERE, "..", "..", "policies")
-VIEWS = ["audit_decisions", "audit_vertex_decisions", "audit_scalings", "audit_events",
-         "audit_plugin_calls", "audit_policy_revisions", "audit_config_changes",
-         "audit_decision_options"]
-
-
-def questions():
-    text = open(README).read()
-    section = text[re.search(r"(?m)^#+ Ten audit questions", text).start():]
-    return re.findall(r'^sqlite3 -readonly (?:governor|audit)\.db "(.*)"$', section, re.M)
 
 
 def answers(db, qs):
@@ -62,17 +52,6 @@ def answers(db, qs):
         out["question %d" % i] = ([d[0] for d in cur.description], cur.fetchall())
     c.close()
     return out
-
-
-def vacuumed_size(db, tmp, name):
-    path = os.path.join(tmp, name)
-    if os.path.exists(path):
-        os.remove(path)
-    c = sqlite3.connect(db)
-    c.execute("VACUUM INTO ?", (path,))
-    n = c.execute("SELECT count(*) FROM decisions").fetchone()[0]
-    c.close()
-    return os.path.getsize(path), n
 
 
 def get_text(s, path):
@@ -114,26 +93,7 @@ def main():
     ck.check("kept_as_text=0" in logs, "every converted response is rebuilt from its rows: %s" % (
         [ln for ln in logs.splitlines() if "compact form" in ln]))
     after = answers(db, qs)
-    # The server's start logs its policy load as an event: after the history compared.
-    last = max(r[0] for r in before["audit_events"][1])
-    after["audit_events"] = (after["audit_events"][0],
-                             [r for r in after["audit_events"][1] if r[0] <= last])
-    # ... and loads the shipped policies: a revision of its own when they changed since the
-    # fixture was written (loaded_at, the second column, after the fixture's last load).
-    loaded = max(r[1] for r in before["audit_policy_revisions"][1])
-    after["audit_policy_revisions"] = (
-        after["audit_policy_revisions"][0],
-        [r for r in after["audit_policy_revisions"][1] if r[1] <= loaded])
-    for k in before:
-        same = before[k] == after[k]
-        detail = ""
-        if not same:
-            bc, br = before[k]
-            ac, ar = after[k]
-            diff = [(x, y) for x, y in zip(br, ar) if x != y][:1]
-            detail = "columns %s -> %s, rows %d -> %d, first difference %r" % (
-                bc, ac, len(br), len(ar), diff)
-        ck.check(same, "%s answers as before the migration %s" % (k, detail))
+    compare(ck, before, without_start(before, after))
 
     print("%.1f s: %s" % (time.time() - t0, 'for n, (path, want) in enumera'), flush=True)
     for n, (path, want) in enumerate(sorted(fx["get"].items())):

@@ -31,6 +31,7 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 import audit_sim  # noqa: E402
 from gov import BINARY, PG, Server, Checks  # noqa: E402
+from history_check import VIEWS, compare, questions, vacuumed_size, without_start  # noqa: E402
 
 if PG:
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pg"))
@@ -40,9 +41,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
 FIXTURE = os.path.join(HERE, "data", "history_v11.json.xz")
 POLICIES = os.path.join(ROOT, "policies")
-VIEWS = ["audit_decisions", "audit_vertex_decisions", "audit_scalings", "audit_events",
-         "audit_plugin_calls", "audit_policy_revisions", "audit_config_changes",
-         "audit_decision_options"]
 # what replay reads from the store, compared exactly; the candidate's decisions are the binary
 # under test's (compared by count only)
 RECORDED = ("job", "from", "to", "replayed", "warmup", "decisions", "errors",
@@ -57,18 +55,6 @@ def advice_read(text):
         if isinstance(r, dict):
             x["replay_recorded"] = {k: r.get(k) for k in ("decisions", "scalings_recorded")}
     return a
-
-
-def questions():
-    """docs/audit.md's ten questions: the sqlite3 shell's form, or the portable one on PG."""
-    text = open(os.path.join(ROOT, "docs", "audit.md")).read()
-    section = text[text.index("## Ten audit questions"):]
-    end = section.find("\n## ", 1)
-    section = section if end < 0 else section[:end]
-    if PG:
-        return re.findall(r'^q "([^"]*)"\s*$', section, re.M)
-    return [q.replace('\\"', '"') for q in
-            re.findall(r'^sqlite3 -readonly (?:governor|audit)\.db "(.*)"$', section, re.M)]
 
 
 def rows_of(db, sql):
@@ -138,17 +124,6 @@ def old_store(fx, tmp):
     return url
 
 
-def vacuumed_size(db, tmp, name):
-    path = os.path.join(tmp, name)
-    if os.path.exists(path):
-        os.remove(path)
-    c = sqlite3.connect(db)
-    c.execute("VACUUM INTO ?", (path,))
-    n = c.execute("SELECT count(*) FROM decisions").fetchone()[0]
-    c.close()
-    return os.path.getsize(path), n
-
-
 def text_of(s, method, path, body=None):
     c = s.conn(timeout=120)
     c.request(method, path, json.dumps(body) if body is not None else None,
@@ -175,7 +150,7 @@ def main():
     t0 = time.time()
     with lzma.open(FIXTURE, "rt") as f:
         fx = json.load(f)["pg" if PG else "sqlite"]
-    qs = questions()
+    qs = questions(PG)
     ck.check(len(qs) == 10, "the README has ten questions: %d" % len(qs))
 
     s0 = Server()  # only for its temporary directory
@@ -190,24 +165,7 @@ def main():
     ck.check(re.search(r"msg=\"migrated\" migration=(pg/)?(012|004)_", s.logs()) is not None,
              "the migration ran: %s" % [ln for ln in s.logs().splitlines() if "migrat" in ln])
     after = answers(db, qs)
-    # The server's start logs its policy load as an event, and loads the shipped policies: a
-    # revision of its own when they changed since the fixture was written.
-    last = max(r[0] for r in before["audit_events"][1])
-    after["audit_events"] = (after["audit_events"][0],
-                             [r for r in after["audit_events"][1] if r[0] <= last])
-    loaded = max(r[1] for r in before["audit_policy_revisions"][1])
-    after["audit_policy_revisions"] = (
-        after["audit_policy_revisions"][0],
-        [r for r in after["audit_policy_revisions"][1] if r[1] <= loaded])
-    for k in before:
-        same = before[k] == after[k]
-        detail = ""
-        if not same:
-            b, a = before[k], after[k]
-            br, ar = (b[1], a[1]) if isinstance(b, tuple) else (b, a)
-            diff = [(x, y) for x, y in zip(br, ar) if x != y][:1]
-            detail = "rows %d -> %d, first difference %r" % (len(br), len(ar), diff)
-        ck.check(same, "%s answers as before the migration %s" % (k, detail))
+    compare(ck, before, without_start(before, after))
 
     print("%.1f s: every GET" % (time.time() - t0), flush=True)
     for n, (path, want) in enumerate(sorted(fx["get"].items())):
